@@ -1,0 +1,32 @@
+# Two entry points for a fresh machine with Python 3.11+ and make:
+#   make run   set up .venv and start the service under gunicorn (port from $PORT, default 8000)
+#   make test  set up .venv and run every test (lint, unit, property, API, fuzz)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.PHONY: setup run test lint spec bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(BIN)/.installed
+
+run: setup
+	$(BIN)/gunicorn --bind 0.0.0.0:$(PORT) 'service.app:create_app()'
+
+lint: setup
+	$(BIN)/ruff check .
+
+test: setup lint
+	$(BIN)/python -m pytest -n 2 -q
+
+spec: setup
+	$(BIN)/python -m service.api.spec > openapi/openapi.json
+
+clean:
+	rm -rf $(VENV)
