@@ -1,0 +1,337 @@
+"""Numba kernels of the solver: one turn of play, for a block of states side by side.
+
+A block holds up to ``LANES`` states with the same number of filled boxes; every work array
+is ``[item, lane]`` so the inner loops run over lanes and compile to SIMD. For each state:
+
+1. score pass: ``S[h]`` = best over legal boxes of (score + bonuses + value of the next
+   state), for later throws and, where scores differ, for the first throw;
+2. keep passes, from the last throw back to the first: ``E[k]`` (expected value of keeping
+   the multiset k and rethrowing the rest) is the mean over one more die of ``E[k + f]``,
+   down from the hands; the best keep of a hand is a running maximum over "the keep minus
+   one die" (``M[k] = max(E[k], M[k - f])``);
+3. the state's value is the exact-probability weighted sum of the first-throw values
+   (float64 accumulation).
+
+The five-of-a-kind hands on a sheet whose five-of-a-kind box is filled (Joker, YAHTZEE bonus,
+extra Kniffel) are rescored lane by lane by `placement`, the scalar mirror of
+`service.scoring.score_hand` that the tests check against it.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba as nb
+import numpy as np
+
+from .model import KIND_TRACKED, KIND_UPPER, Model
+
+LANES = 32
+NEG = np.float32(-1e30)
+
+KernelData = namedtuple("KernelData", [
+    "nb", "nd", "throws", "nh", "nk", "n_small", "prob", "reward", "cls", "kind", "face",
+    "trk_bit", "trk_val", "req_bit", "is_lower", "threshold", "amount", "maxrem", "order",
+    "joker", "five_box", "five_hand", "up_box", "joker_value", "bonus_amount", "bonus_bit",
+    "bonus_matching", "first_differs", "add", "sub", "hand_keep", "em_baixo", "mirror",
+])
+
+
+def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
+    """Pack a Model for the kernels (plain ints, bools and contiguous arrays)."""
+    k = m.keeps
+    n_small = int(np.sum(k.size < m.nd))
+    mirror = np.arange(k.nk, dtype=np.int64)
+    if em_baixo:
+        for t, i in k.index.items():
+            mirror[i] = k.index[tuple(sorted(7 - d for d in t))]
+    return KernelData(
+        int(m.nb), int(m.nd), int(m.throws), len(m.prob), int(k.nk), n_small,
+        np.ascontiguousarray(m.prob), np.ascontiguousarray(m.reward),
+        np.ascontiguousarray(m.cls), m.kind, m.face, m.trk_bit, m.trk_val, m.req_bit,
+        m.is_lower, int(m.threshold), int(m.amount), m.maxrem, int(m.order), int(m.joker),
+        int(m.five_box), m.five_hand, m.up_box, np.ascontiguousarray(m.joker_value),
+        int(m.bonus_amount), int(m.bonus_bit), bool(m.bonus_matching),
+        bool(m.first_differs), np.ascontiguousarray(k.add), np.ascontiguousarray(k.sub),
+        k.hand_keep, bool(em_baixo), mirror)
+
+
+@nb.njit(cache=True)
+def canon(kd, total, mask):
+    """Upper code of an upper total (see `service.advisor.model`)."""
+    t = kd.threshold
+    if t == 0:
+        return 0
+    if total >= t or total + kd.maxrem[mask] < t:
+        return t
+    return total
+
+
+@nb.njit(cache=True)
+def order_ok(kd, mask, b, first):
+    """Whether box b may be filled on this sheet by the order rule (open included)."""
+    if mask >> b & 1:
+        return False
+    if kd.order == 0:
+        return True
+    if kd.order == 1:
+        for i in range(b):
+            if not mask >> i & 1:
+                return False
+        return True
+    if kd.order == 2:
+        for i in range(b + 1, kd.nb):
+            if not mask >> i & 1:
+                return False
+        return True
+    return first
+
+
+@nb.njit(cache=True)
+def placement(kd, mask, u, fl, h, first, b):
+    """Filling box b with hand h: (legal, score, bonuses, next mask, next ucode, next flags).
+
+    `score` is what the box receives (Joker and `requires` applied); bonuses are the
+    five-of-a-kind bonus plus the upper bonus when this placement crosses the threshold.
+    """
+    fi = 1 if first else 0
+    legal = order_ok(kd, mask, b, first)
+    score = kd.reward[fi, b, h]
+    rb = kd.req_bit[b]
+    if rb >= 0 and not (fl >> rb & 1):
+        score = np.float32(0.0)
+    bonus = 0.0
+    f5 = 0
+    if kd.five_box >= 0 and (mask >> kd.five_box & 1):
+        for f in range(1, 7):
+            if kd.five_hand[f] == h:
+                f5 = f
+    if f5 > 0:
+        mu = kd.up_box[f5]
+        any_lower = False
+        for i in range(kd.nb):
+            if kd.is_lower[i] and order_ok(kd, mask, i, first):
+                any_lower = True
+        joker_box = False
+        if kd.joker == 1:
+            if mu >= 0 and order_ok(kd, mask, mu, first):
+                legal = legal and b == mu
+            elif any_lower:
+                legal = legal and kd.is_lower[b]
+                joker_box = legal
+        elif kd.joker == 2 and (mu < 0 or (mask >> mu & 1)):
+            joker_box = legal and kd.is_lower[b]
+        if joker_box:
+            score = kd.joker_value[b, f5]
+        if kd.bonus_amount > 0 and legal and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
+            if (not kd.bonus_matching) or b == mu:
+                bonus += kd.bonus_amount
+    nmask = mask | (1 << b)
+    nu = u
+    nfl = fl
+    if kd.kind[b] == KIND_UPPER:
+        if kd.threshold > 0 and u < kd.threshold:
+            tot = u + int(score)
+            if tot >= kd.threshold:
+                bonus += kd.amount
+            nu = canon(kd, tot, nmask)
+    elif kd.kind[b] == KIND_TRACKED:
+        bit = kd.trk_bit[b]
+        if score == kd.trk_val[b]:
+            nfl = fl | (1 << bit)
+        else:
+            nfl = fl & ~(1 << bit)
+    return legal, score, bonus, nmask, nu, nfl
+
+
+@nb.njit(cache=True)
+def score_pass(kd, V, bm, bu, bf, first, S):
+    """S[h, l] = best value of scoring hand h now, for the states of the block's lanes."""
+    L = bm.shape[0]
+    nd = kd.nd
+    fi = 1 if first else 0
+    S[:, :] = NEG
+    W = np.empty((nd + 2, L), np.float32)
+    rm = np.empty(L, np.float32)
+    for b in range(kd.nb):
+        any_legal = False
+        for lane in range(L):
+            if order_ok(kd, bm[lane], b, first):
+                any_legal = True
+        if not any_legal:
+            continue
+        kb = kd.kind[b]
+        for lane in range(L):
+            mask = bm[lane]
+            u = bu[lane]
+            fl = bf[lane]
+            nmask = mask | (1 << b)
+            if not order_ok(kd, mask, b, first):
+                for c in range(nd + 2):
+                    W[c, lane] = NEG
+                rm[lane] = 0.0
+                continue
+            rb = kd.req_bit[b]
+            rm[lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
+            if kb == KIND_UPPER:
+                fc = kd.face[b]
+                for c in range(nd + 1):
+                    if kd.threshold > 0 and u < kd.threshold:
+                        tot = u + fc * c
+                        extra = kd.amount if tot >= kd.threshold else 0
+                        W[c, lane] = V[nmask, canon(kd, tot, nmask), fl] + extra
+                    else:
+                        W[c, lane] = V[nmask, u, fl]
+            elif kb == KIND_TRACKED:
+                bit = kd.trk_bit[b]
+                W[0, lane] = V[nmask, u, fl & ~(1 << bit)]
+                W[1, lane] = V[nmask, u, fl | (1 << bit)]
+            else:
+                W[0, lane] = V[nmask, u, fl]
+        R = kd.reward[fi, b]
+        C = kd.cls[fi, b]
+        for h in range(kd.nh):
+            r = R[h]
+            c = C[h]
+            for lane in range(L):
+                v = r * rm[lane] + W[c, lane]
+                if v > S[h, lane]:
+                    S[h, lane] = v
+    if kd.five_box >= 0:
+        for lane in range(L):
+            mask = bm[lane]
+            if not (mask >> kd.five_box & 1):
+                continue
+            for f in range(1, 7):
+                h = kd.five_hand[f]
+                best = NEG
+                for b in range(kd.nb):
+                    legal, score, bonus, nmask, nu, nfl = placement(
+                        kd, mask, bu[lane], bf[lane], h, first, b)
+                    if legal:
+                        v = score + bonus + V[nmask, nu, nfl]
+                        if v > best:
+                            best = v
+                S[h, lane] = best
+
+
+@nb.njit(cache=True)
+def keep_pass(kd, cur, E, M, store, t):
+    """From hand values `cur` at throw t+1: E[k] (keep k, rethrow) and M[k] (best sub-keep).
+
+    When `store` has rows, store[t] receives E before the "em baixo" mirroring.
+    """
+    L = cur.shape[1]
+    six = np.float32(6.0)
+    for h in range(kd.nh):
+        k = kd.hand_keep[h]
+        for lane in range(L):
+            E[k, lane] = cur[h, lane]
+    for k in range(kd.n_small - 1, -1, -1):
+        a1 = kd.add[k, 1]
+        a2 = kd.add[k, 2]
+        a3 = kd.add[k, 3]
+        a4 = kd.add[k, 4]
+        a5 = kd.add[k, 5]
+        a6 = kd.add[k, 6]
+        for lane in range(L):
+            E[k, lane] = (E[a1, lane] + E[a2, lane] + E[a3, lane] + E[a4, lane]
+                          + E[a5, lane] + E[a6, lane]) / six
+    if store.shape[0] > 0:
+        store[t, :, :] = E
+    if kd.em_baixo:
+        # "em baixo": announced before a throw, the kept dice count by their bottom faces,
+        # so keeping k (and rethrowing the rest) is worth as much as keeping 7 - k.
+        for k in range(kd.n_small):
+            mk = kd.mirror[k]
+            if mk > k:
+                for lane in range(L):
+                    if E[mk, lane] > E[k, lane]:
+                        E[k, lane] = E[mk, lane]
+                    else:
+                        E[mk, lane] = E[k, lane]
+    for k in range(kd.nk):
+        for lane in range(L):
+            M[k, lane] = E[k, lane]
+        for f in range(1, 7):
+            s = kd.sub[k, f]
+            if s >= 0:
+                for lane in range(L):
+                    if M[s, lane] > M[k, lane]:
+                        M[k, lane] = M[s, lane]
+
+
+@nb.njit(cache=True)
+def turn_pass(kd, Sf, Sl, E, M, cur, store):
+    """Values of every hand at throw 1 of the turn (in `cur`); keep values per throw in store.
+
+    store[t] (when store has rows) receives E for a keep made after throw t (t = 1..throws-1).
+    """
+    L = cur.shape[1]
+    for h in range(kd.nh):
+        for lane in range(L):
+            cur[h, lane] = Sl[h, lane]
+    for t in range(kd.throws - 1, 0, -1):
+        keep_pass(kd, cur, E, M, store, t)
+        for h in range(kd.nh):
+            k = kd.hand_keep[h]
+            for lane in range(L):
+                cur[h, lane] = M[k, lane]
+    for h in range(kd.nh):
+        for lane in range(L):
+            if Sf[h, lane] > cur[h, lane]:
+                cur[h, lane] = Sf[h, lane]
+
+
+@nb.njit(cache=True, parallel=True)
+def solve_level(kd, V, states):
+    """Fill V for every state of one level (same number of filled boxes), in lane blocks."""
+    n = states.shape[0]
+    L = LANES
+    nblocks = (n + L - 1) // L
+    for bi in nb.prange(nblocks):
+        bm = np.empty(L, np.int64)
+        bu = np.empty(L, np.int64)
+        bf = np.empty(L, np.int64)
+        for lane in range(L):
+            i = min(bi * L + lane, n - 1)
+            bm[lane] = states[i, 0]
+            bu[lane] = states[i, 1]
+            bf[lane] = states[i, 2]
+        Sl = np.empty((kd.nh, L), np.float32)
+        score_pass(kd, V, bm, bu, bf, False, Sl)
+        if kd.first_differs or kd.five_box >= 0 or kd.order == 3:
+            Sf = np.empty((kd.nh, L), np.float32)
+            score_pass(kd, V, bm, bu, bf, True, Sf)
+        else:
+            Sf = Sl
+        E = np.empty((kd.nk, L), np.float32)
+        M = np.empty((kd.nk, L), np.float32)
+        cur = np.empty((kd.nh, L), np.float32)
+        store = np.empty((0, 0, 0), np.float32)
+        turn_pass(kd, Sf, Sl, E, M, cur, store)
+        for lane in range(L):
+            i = bi * L + lane
+            if i < n:
+                acc = 0.0
+                for h in range(kd.nh):
+                    acc += kd.prob[h] * np.float64(cur[h, lane])
+                V[bm[lane], bu[lane], bf[lane]] = np.float32(acc)
+
+
+@nb.njit(cache=True)
+def state_turn(kd, V, mask, u, fl):
+    """One state's turn in detail: (S first, S later, keep values per throw, throw-1 values)."""
+    bm = np.full(1, mask, np.int64)
+    bu = np.full(1, u, np.int64)
+    bf = np.full(1, fl, np.int64)
+    Sl = np.empty((kd.nh, 1), np.float32)
+    Sf = np.empty((kd.nh, 1), np.float32)
+    score_pass(kd, V, bm, bu, bf, False, Sl)
+    score_pass(kd, V, bm, bu, bf, True, Sf)
+    E = np.empty((kd.nk, 1), np.float32)
+    M = np.empty((kd.nk, 1), np.float32)
+    cur = np.empty((kd.nh, 1), np.float32)
+    store = np.zeros((kd.throws, kd.nk, 1), np.float32)
+    turn_pass(kd, Sf, Sl, E, M, cur, store)
+    return Sf[:, 0].copy(), Sl[:, 0].copy(), store[:, :, 0].copy(), cur[:, 0].copy()

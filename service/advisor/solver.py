@@ -1,0 +1,56 @@
+"""Backward induction over the reachable states of one sheet (one column's rules)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..rules import RuleSet
+from . import kernel
+from .model import Model, build_model, reachable_states
+
+
+@dataclass
+class Solution:
+    """A solved sheet: the model, its kernel data and the dense value table.
+
+    ``values[mask, ucode, flags]`` is the expected score still to come from a state at the
+    start of a turn under optimal play (NaN for unreachable states).
+    """
+
+    model: Model
+    kd: kernel.KernelData
+    values: np.ndarray
+
+    @property
+    def start_value(self) -> float:
+        """Expected final score of a fresh sheet."""
+        return float(self.values[0, 0, 0])
+
+
+def prepare(rs: RuleSet, order: str | None = None) -> tuple[Model, kernel.KernelData]:
+    """Model and kernel data of a RuleSet (optionally one column's order rule)."""
+    m = build_model(rs, order)
+    return m, kernel.kernel_data(m, em_baixo=rs.variant.em_baixo)
+
+
+def solve(rs: RuleSet, order: str | None = None) -> Solution:
+    """Solve a sheet exactly: every reachable state's value, level by level."""
+    m, kd = prepare(rs, order)
+    values = np.full(m.table_shape, np.nan, np.float32)
+    values[(1 << m.nb) - 1] = 0.0
+    levels = reachable_states(m)
+    for level in range(m.nb - 1, -1, -1):
+        states = levels[level]
+        if len(states):
+            kernel.solve_level(kd, values, states)
+    return Solution(m, kd, values)
+
+
+def attach(rs: RuleSet, values: np.ndarray, order: str | None = None) -> Solution:
+    """A Solution from a value table loaded from disk."""
+    m, kd = prepare(rs, order)
+    if values.shape != m.table_shape:
+        raise ValueError(f"table shape {values.shape} does not fit {m.table_shape}")
+    return Solution(m, kd, values)
