@@ -56,31 +56,30 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
         k.hand_keep, bool(em_baixo), mirror)
 
 
-@nb.njit(cache=True)
-def canon(kd, total, mask):
-    """Upper code of an upper total (see `service.advisor.model`)."""
-    t = kd.threshold
+@nb.njit(cache=True, inline="always")
+def canon(t, maxrem, total, mask):
+    """Upper code of an upper total for threshold t (see `service.advisor.model`)."""
     if t == 0:
         return 0
-    if total >= t or total + kd.maxrem[mask] < t:
+    if total >= t or total + maxrem[mask] < t:
         return t
     return total
 
 
-@nb.njit(cache=True)
-def order_ok(kd, mask, b, first):
+@nb.njit(cache=True, inline="always")
+def order_ok(order, nbox, mask, b, first):
     """Whether box b may be filled on this sheet by the order rule (open included)."""
     if mask >> b & 1:
         return False
-    if kd.order == 0:
+    if order == 0:
         return True
-    if kd.order == 1:
+    if order == 1:
         for i in range(b):
             if not mask >> i & 1:
                 return False
         return True
-    if kd.order == 2:
-        for i in range(b + 1, kd.nb):
+    if order == 2:
+        for i in range(b + 1, nbox):
             if not mask >> i & 1:
                 return False
         return True
@@ -95,7 +94,7 @@ def placement(kd, mask, u, fl, h, first, b):
     five-of-a-kind bonus plus the upper bonus when this placement crosses the threshold.
     """
     fi = 1 if first else 0
-    legal = order_ok(kd, mask, b, first)
+    legal = order_ok(kd.order, kd.nb, mask, b, first)
     score = kd.reward[fi, b, h]
     rb = kd.req_bit[b]
     if rb >= 0 and not (fl >> rb & 1):
@@ -110,11 +109,11 @@ def placement(kd, mask, u, fl, h, first, b):
         mu = kd.up_box[f5]
         any_lower = False
         for i in range(kd.nb):
-            if kd.is_lower[i] and order_ok(kd, mask, i, first):
+            if kd.is_lower[i] and order_ok(kd.order, kd.nb, mask, i, first):
                 any_lower = True
         joker_box = False
         if kd.joker == 1:
-            if mu >= 0 and order_ok(kd, mask, mu, first):
+            if mu >= 0 and order_ok(kd.order, kd.nb, mask, mu, first):
                 legal = legal and b == mu
             elif any_lower:
                 legal = legal and kd.is_lower[b]
@@ -134,7 +133,7 @@ def placement(kd, mask, u, fl, h, first, b):
             tot = u + int(score)
             if tot >= kd.threshold:
                 bonus += kd.amount
-            nu = canon(kd, tot, nmask)
+            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
     elif kd.kind[b] == KIND_TRACKED:
         bit = kd.trk_bit[b]
         if score == kd.trk_val[b]:
@@ -156,7 +155,7 @@ def score_pass(kd, V, bm, bu, bf, first, S):
     for b in range(kd.nb):
         any_legal = False
         for lane in range(L):
-            if order_ok(kd, bm[lane], b, first):
+            if order_ok(kd.order, kd.nb, bm[lane], b, first):
                 any_legal = True
         if not any_legal:
             continue
@@ -166,7 +165,7 @@ def score_pass(kd, V, bm, bu, bf, first, S):
             u = bu[lane]
             fl = bf[lane]
             nmask = mask | (1 << b)
-            if not order_ok(kd, mask, b, first):
+            if not order_ok(kd.order, kd.nb, mask, b, first):
                 for c in range(nd + 2):
                     W[c, lane] = NEG
                 rm[lane] = 0.0
@@ -179,7 +178,8 @@ def score_pass(kd, V, bm, bu, bf, first, S):
                     if kd.threshold > 0 and u < kd.threshold:
                         tot = u + fc * c
                         extra = kd.amount if tot >= kd.threshold else 0
-                        W[c, lane] = V[nmask, canon(kd, tot, nmask), fl] + extra
+                        code = canon(kd.threshold, kd.maxrem, tot, nmask)
+                        W[c, lane] = V[nmask, code, fl] + extra
                     else:
                         W[c, lane] = V[nmask, u, fl]
             elif kb == KIND_TRACKED:
@@ -192,26 +192,77 @@ def score_pass(kd, V, bm, bu, bf, first, S):
         C = kd.cls[fi, b]
         for h in range(kd.nh):
             r = R[h]
-            c = C[h]
+            w = W[C[h]]
+            s = S[h]
             for lane in range(L):
-                v = r * rm[lane] + W[c, lane]
-                if v > S[h, lane]:
-                    S[h, lane] = v
+                v = r * rm[lane] + w[lane]
+                o = s[lane]
+                s[lane] = v if v > o else o
     if kd.five_box >= 0:
+        # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
+        # (the same logic as `placement`, unrolled here to keep the block loop call-free).
+        order = kd.order
+        nbox = kd.nb
         for lane in range(L):
             mask = bm[lane]
             if not (mask >> kd.five_box & 1):
                 continue
+            u = bu[lane]
+            fl = bf[lane]
+            any_lower = False
+            for i in range(nbox):
+                if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
+                    any_lower = True
+            bonus5 = 0.0
+            if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
+                bonus5 = kd.bonus_amount
             for f in range(1, 7):
                 h = kd.five_hand[f]
+                mu = kd.up_box[f]
+                mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
+                mu_filled = mu < 0 or (mask >> mu & 1)
                 best = NEG
-                for b in range(kd.nb):
-                    legal, score, bonus, nmask, nu, nfl = placement(
-                        kd, mask, bu[lane], bf[lane], h, first, b)
-                    if legal:
-                        v = score + bonus + V[nmask, nu, nfl]
-                        if v > best:
-                            best = v
+                for b in range(nbox):
+                    if not order_ok(order, nbox, mask, b, first):
+                        continue
+                    joker_box = False
+                    if kd.joker == 1:
+                        if mu_ok:
+                            if b != mu:
+                                continue
+                        elif any_lower:
+                            if not kd.is_lower[b]:
+                                continue
+                            joker_box = True
+                    elif kd.joker == 2 and mu_filled:
+                        joker_box = kd.is_lower[b]
+                    score = kd.reward[fi, b, h]
+                    rb = kd.req_bit[b]
+                    if rb >= 0 and not (fl >> rb & 1):
+                        score = np.float32(0.0)
+                    if joker_box:
+                        score = kd.joker_value[b, f]
+                    gain = np.float64(score)
+                    if (not kd.bonus_matching) or b == mu:
+                        gain += bonus5
+                    nmask = mask | (1 << b)
+                    nu = u
+                    nfl = fl
+                    if kd.kind[b] == KIND_UPPER:
+                        if kd.threshold > 0 and u < kd.threshold:
+                            tot = u + int(score)
+                            if tot >= kd.threshold:
+                                gain += kd.amount
+                            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
+                    elif kd.kind[b] == KIND_TRACKED:
+                        bit = kd.trk_bit[b]
+                        if score == kd.trk_val[b]:
+                            nfl = fl | (1 << bit)
+                        else:
+                            nfl = fl & ~(1 << bit)
+                    v = gain + V[nmask, nu, nfl]
+                    if v > best:
+                        best = v
                 S[h, lane] = best
 
 
@@ -224,19 +275,20 @@ def keep_pass(kd, cur, E, M, store, t):
     L = cur.shape[1]
     six = np.float32(6.0)
     for h in range(kd.nh):
-        k = kd.hand_keep[h]
+        eh = E[kd.hand_keep[h]]
+        ch = cur[h]
         for lane in range(L):
-            E[k, lane] = cur[h, lane]
+            eh[lane] = ch[lane]
     for k in range(kd.n_small - 1, -1, -1):
-        a1 = kd.add[k, 1]
-        a2 = kd.add[k, 2]
-        a3 = kd.add[k, 3]
-        a4 = kd.add[k, 4]
-        a5 = kd.add[k, 5]
-        a6 = kd.add[k, 6]
+        e1 = E[kd.add[k, 1]]
+        e2 = E[kd.add[k, 2]]
+        e3 = E[kd.add[k, 3]]
+        e4 = E[kd.add[k, 4]]
+        e5 = E[kd.add[k, 5]]
+        e6 = E[kd.add[k, 6]]
+        ek = E[k]
         for lane in range(L):
-            E[k, lane] = (E[a1, lane] + E[a2, lane] + E[a3, lane] + E[a4, lane]
-                          + E[a5, lane] + E[a6, lane]) / six
+            ek[lane] = (e1[lane] + e2[lane] + e3[lane] + e4[lane] + e5[lane] + e6[lane]) / six
     if store.shape[0] > 0:
         store[t, :, :] = E
     if kd.em_baixo:
@@ -251,14 +303,18 @@ def keep_pass(kd, cur, E, M, store, t):
                     else:
                         E[mk, lane] = E[k, lane]
     for k in range(kd.nk):
+        mk = M[k]
+        ek = E[k]
         for lane in range(L):
-            M[k, lane] = E[k, lane]
+            mk[lane] = ek[lane]
         for f in range(1, 7):
             s = kd.sub[k, f]
             if s >= 0:
+                ms = M[s]
                 for lane in range(L):
-                    if M[s, lane] > M[k, lane]:
-                        M[k, lane] = M[s, lane]
+                    a = ms[lane]
+                    b = mk[lane]
+                    mk[lane] = a if a > b else b
 
 
 @nb.njit(cache=True)
@@ -274,13 +330,17 @@ def turn_pass(kd, Sf, Sl, E, M, cur, store):
     for t in range(kd.throws - 1, 0, -1):
         keep_pass(kd, cur, E, M, store, t)
         for h in range(kd.nh):
-            k = kd.hand_keep[h]
+            mh = M[kd.hand_keep[h]]
+            ch = cur[h]
             for lane in range(L):
-                cur[h, lane] = M[k, lane]
+                ch[lane] = mh[lane]
     for h in range(kd.nh):
+        c = cur[h]
+        sf = Sf[h]
         for lane in range(L):
-            if Sf[h, lane] > cur[h, lane]:
-                cur[h, lane] = Sf[h, lane]
+            a = sf[lane]
+            b = c[lane]
+            c[lane] = a if a > b else b
 
 
 @nb.njit(cache=True, parallel=True)
@@ -300,7 +360,7 @@ def solve_level(kd, V, states):
             bf[lane] = states[i, 2]
         Sl = np.empty((kd.nh, L), np.float32)
         score_pass(kd, V, bm, bu, bf, False, Sl)
-        if kd.first_differs or kd.five_box >= 0 or kd.order == 3:
+        if kd.first_differs or kd.order == 3:
             Sf = np.empty((kd.nh, L), np.float32)
             score_pass(kd, V, bm, bu, bf, True, Sf)
         else:
