@@ -395,3 +395,42 @@ def state_turn(kd, V, mask, u, fl):
     store = np.zeros((kd.throws, kd.nk, 1), np.float32)
     turn_pass(kd, Sf, Sl, E, M, cur, store)
     return Sf[:, 0].copy(), Sl[:, 0].copy(), store[:, :, 0].copy(), cur[:, 0].copy()
+
+
+@nb.njit(cache=True)
+def turn_keeps(kd, term_first, term_later, throw, last, throw_value):
+    """Keep values (float64, before "em baixo" mirroring) after throw `throw` of a turn.
+
+    term_*: value of scoring each hand now; stopping at throw t saves last - t throws, each
+    worth `throw_value`. Returns (E after `throw`, hand values at `throw`).
+    """
+    nk = kd.nk
+    v = term_later + throw_value * 0.0
+    e = np.zeros(nk)
+    m = np.zeros(nk)
+    raw = np.zeros(nk)
+    for t in range(last - 1, throw - 1, -1):
+        for h in range(kd.nh):
+            e[kd.hand_keep[h]] = v[h]
+        for k in range(kd.n_small - 1, -1, -1):
+            acc = 0.0
+            for f in range(1, 7):
+                acc += e[kd.add[k, f]]
+            e[k] = acc / 6.0
+        raw[:] = e
+        if kd.em_baixo:
+            for k in range(kd.n_small):
+                mk = kd.mirror[k]
+                if raw[mk] > e[k]:
+                    e[k] = raw[mk]
+        for k in range(nk):
+            best = e[k]
+            for f in range(1, 7):
+                s = kd.sub[k, f]
+                if s >= 0 and m[s] > best:
+                    best = m[s]
+            m[k] = best
+        for h in range(kd.nh):
+            now = (term_first[h] if t == 1 else term_later[h]) + throw_value * (last - t)
+            v[h] = max(m[kd.hand_keep[h]], now)
+    return raw, v

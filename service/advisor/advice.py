@@ -1,0 +1,232 @@
+"""Suggestions: the value of every keep and every legal box for one position.
+
+Legality and scores of placements come from `service.scoring.score_hand` (the oracle); the
+values of the states they lead to come from the strategy's tables. Within the turn the keep
+values are computed by the same recursion as the kernel (mean over one more die, best
+sub-keep by running maximum), in float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from ..dice import normalise
+from ..errors import InvalidInput, Problem
+from ..rules import RuleSet
+from ..scoring import HandScore, Sheet, empty_sheet, max_throw, score_hand, score_sheet
+from . import kernel
+from .model import KIND_UPPER, canon
+from .tables import Part, Strategy, strategy
+
+TIE = 1e-6
+
+
+@dataclass
+class Action:
+    """One thing the player can do now, with its expected final score."""
+
+    action: str  # "keep" | "score"
+    expected_final_score: float
+    dice: list[int] | None = None  # the dice to keep (keep)
+    box: str | None = None  # the box to fill (score)
+    column: int | None = None  # column number on a column sheet (score)
+    score: int | None = None  # points the box receives (score)
+    bonus: int = 0  # five-of-a-kind and upper bonus earned by the placement
+    joker: bool = False
+    wins_game: bool = False
+    em_baixo: bool = False  # keep, then announce "em baixo" for the next throw (Bozó)
+    regret: float = 0.0
+    rank: int = 1
+    tie: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for the API."""
+        d: dict[str, Any] = {"action": self.action,
+                             "expected_final_score": round(self.expected_final_score, 6),
+                             "regret": round(self.regret, 6), "rank": self.rank,
+                             "tie": self.tie}
+        if self.action == "keep":
+            d["dice"] = self.dice
+            d["em_baixo"] = self.em_baixo
+        else:
+            d.update(box=self.box, column=self.column, score=self.score, bonus=self.bonus,
+                     joker=self.joker, wins_game=self.wins_game)
+        return d
+
+
+@dataclass
+class Suggestion:
+    """The best action of a position and every alternative, ranked."""
+
+    best: Action
+    expected_final_score: float
+    exact: bool
+    method: str
+    current_total: int
+    throw: int
+    throws_left: int
+    alternatives: list[Action] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for the API."""
+        return {"best": self.best.as_dict(),
+                "expected_final_score": round(self.expected_final_score, 6),
+                "exact": self.exact, "method": self.method,
+                "current_total": self.current_total, "throw": self.throw,
+                "throws_left": self.throws_left,
+                "alternatives": [a.as_dict() for a in self.alternatives]}
+
+
+# --------------------------------------------------------------------------- states
+
+
+def part_state(part: Part, sheet: Sheet) -> tuple[int, int, int, int]:
+    """(mask, upper code, flags, actual upper total) of a part's sub-sheet."""
+    m = part.solution.model
+    column = sheet.columns[part.column]
+    mask = 0
+    upper = 0
+    flags = 0
+    for i, bid in enumerate(m.box_ids):
+        val = column.boxes.get(bid)
+        if val is None:
+            continue
+        mask |= 1 << i
+        if m.kind[i] == KIND_UPPER:
+            upper += val
+        if m.trk_bit[i] >= 0 and val == m.trk_val[i]:
+            flags |= 1 << int(m.trk_bit[i])
+    return mask, canon(m, upper, mask), flags, upper
+
+
+def part_value(part: Part, mask: int, code: int, flags: int) -> float:
+    """Table value of a part's state (raises when the state is unreachable)."""
+    v = float(part.solution.values[mask, code, flags])
+    if np.isnan(v):
+        raise InvalidInput([Problem("/scorecard", "this scorecard cannot occur in a game "
+                                                  "(some box holds a value no hand gives)")])
+    return v
+
+
+def _terminals(st: Strategy, states: list[tuple[int, int, int, int]],
+               base: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Best value of scoring each hand now (first throw, later throws), relative to now."""
+    out = []
+    for first in (True, False):
+        best = None
+        for part, (mask, code, flags, _), b in zip(st.parts, states, base, strict=True):
+            sol = part.solution
+            s = np.empty((sol.kd.nh, 1), np.float32)
+            kernel.score_pass(sol.kd, sol.values, np.array([mask], np.int64),
+                              np.array([code], np.int64), np.array([flags], np.int64),
+                              first, s)
+            rel = s[:, 0].astype(np.float64) - b
+            best = rel if best is None else np.maximum(best, rel)
+        out.append(best)
+    return out[0], out[1]
+
+
+def turn_tables(kd: kernel.KernelData, term_first: np.ndarray, term_later: np.ndarray,
+                throw: int, last: int, throw_value: float = 0.0
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Keep values after throw `throw` and hand values at it (see `kernel.turn_keeps`)."""
+    return kernel.turn_keeps(kd, term_first, term_later, throw, last, float(throw_value))
+
+
+def saved_throw_value(st: Strategy) -> float:
+    """Gain of a fourth throw on the first turn: the value given to one saved throw."""
+    sheet = empty_sheet(st.rs)
+    states = [part_state(p, sheet) for p in st.parts]
+    base = [part_value(p, *s[:3]) for p, s in zip(st.parts, states, strict=True)]
+    tf, tl = _terminals(st, states, base)
+    kd = st.parts[0].solution.kd
+    prob = np.asarray(kd.prob)
+    three = st.rs.variant.throws
+    v3 = float(prob @ turn_tables(kd, tf, tl, 1, three)[1])
+    v4 = float(prob @ turn_tables(kd, tf, tl, 1, three + 1)[1])
+    return max(0.0, v4 - v3)
+
+
+# --------------------------------------------------------------------------- suggestions
+
+
+def _sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
+    out = set()
+    for r in range(len(hand)):
+        out.update(combinations(hand, r))
+    return sorted(out, key=lambda t: (len(t), t))
+
+
+def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None) -> Suggestion:
+    """The best action for `dice` after throw number `throw` of this turn, and every other.
+
+    Values are expected final totals of the whole sheet (points already on it included).
+    """
+    sheet = sheet or empty_sheet(rs)
+    if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
+        raise InvalidInput.one("/throw", "must be a positive integer (1 = first throw)")
+    totals = score_sheet(rs, sheet)
+    if sheet.won or totals["complete"]:
+        raise InvalidInput.one("/scorecard", "the game is over: there is nothing to suggest")
+    hs: HandScore = score_hand(rs, dice, throw, sheet)  # validates dice, throw and sheet
+    st = strategy(rs)
+    last = max_throw(rs, sheet)
+    current = int(totals["total"])
+    states = [part_state(p, sheet) for p in st.parts]
+    base = [part_value(p, *s[:3]) for p, s in zip(st.parts, states, strict=True)]
+    now = current + sum(base)
+    saved_bonus = st.throw_value * (last - throw)
+
+    actions: list[Action] = []
+    for p in hs.categories:
+        if not p.legal:
+            continue
+        col = (p.column or 1) - 1
+        pi, bi = st.box_part[(col, p.box)]
+        part = st.parts[pi]
+        m = part.solution.model
+        mask, _, flags, upper = states[pi]
+        nmask = mask | 1 << bi
+        ncode = canon(m, upper + p.score, nmask) if m.kind[bi] == KIND_UPPER else \
+            states[pi][1]
+        if m.trk_bit[bi] >= 0:
+            bit = 1 << int(m.trk_bit[bi])
+            flags = flags | bit if p.score == m.trk_val[bi] else flags & ~bit
+        gain = p.score + p.bonus + p.upper_bonus
+        value = now + gain + float(part.solution.values[nmask, ncode, flags]) - base[pi]
+        actions.append(Action("score", value + saved_bonus, box=p.box, column=p.column,
+                              score=p.score, bonus=p.bonus + p.upper_bonus, joker=p.joker,
+                              wins_game=p.wins_game))
+    if throw < last:
+        kd = st.parts[0].solution.kd
+        tf, tl = _terminals(st, states, base)
+        e_raw, _ = turn_tables(kd, tf, tl, throw, last, st.throw_value)
+        index = st.parts[0].solution.model.keeps.index
+        for keep in _sub_multisets(normalise(dice)):
+            k = index[keep]
+            value, mirrored = e_raw[k], False
+            if kd.em_baixo and e_raw[kd.mirror[k]] > value + TIE:
+                value, mirrored = e_raw[kd.mirror[k]], True
+            actions.append(Action("keep", now + float(value), dice=list(keep),
+                                  em_baixo=mirrored))
+    return _ranked(st, actions, current, throw, last)
+
+
+def _ranked(st: Strategy, actions: list[Action], current: int, throw: int,
+            last: int) -> Suggestion:
+    actions.sort(key=lambda a: (-a.expected_final_score, a.action != "score",
+                                a.box or "", len(a.dice or ()), a.dice or []))
+    best = actions[0].expected_final_score
+    values = [a.expected_final_score for a in actions]
+    for a in actions:
+        v = a.expected_final_score
+        a.regret = max(0.0, best - v)
+        a.rank = 1 + sum(1 for x in values if x > v + TIE)
+        a.tie = sum(1 for x in values if abs(x - v) <= TIE) > 1
+    return Suggestion(best=actions[0], expected_final_score=best, exact=st.exact,
+                      method=st.method, current_total=current, throw=throw,
+                      throws_left=last - throw, alternatives=actions)
