@@ -56,7 +56,7 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
         k.hand_keep, bool(em_baixo), mirror)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, error_model="numpy", inline="always")
 def canon(t, maxrem, total, mask):
     """Upper code of an upper total for threshold t (see `service.advisor.model`)."""
     if t == 0:
@@ -66,7 +66,7 @@ def canon(t, maxrem, total, mask):
     return total
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, error_model="numpy", inline="always")
 def order_ok(order, nbox, mask, b, first):
     """Whether box b may be filled on this sheet by the order rule (open included)."""
     if mask >> b & 1:
@@ -86,7 +86,7 @@ def order_ok(order, nbox, mask, b, first):
     return first
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def placement(kd, mask, u, fl, h, first, b):
     """Filling box b with hand h: (legal, score, bonuses, next mask, next ucode, next flags).
 
@@ -143,7 +143,7 @@ def placement(kd, mask, u, fl, h, first, b):
     return legal, score, bonus, nmask, nu, nfl
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def score_pass(kd, V, bm, bu, bf, first, S):
     """S[h, l] = best value of scoring hand h now, for the states of the block's lanes."""
     L = bm.shape[0]
@@ -266,7 +266,7 @@ def score_pass(kd, V, bm, bu, bf, first, S):
                 S[h, lane] = best
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def keep_pass(kd, cur, E, M, store, t):
     """From hand values `cur` at throw t+1: E[k] (keep k, rethrow) and M[k] (best sub-keep).
 
@@ -317,7 +317,7 @@ def keep_pass(kd, cur, E, M, store, t):
                     mk[lane] = a if a > b else b
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def turn_pass(kd, Sf, Sl, E, M, cur, store):
     """Values of every hand at throw 1 of the turn (in `cur`); keep values per throw in store.
 
@@ -343,13 +343,13 @@ def turn_pass(kd, Sf, Sl, E, M, cur, store):
             c[lane] = a if a > b else b
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, error_model="numpy", nogil=True)
 def solve_level(kd, V, states):
     """Fill V for every state of one level (same number of filled boxes), in lane blocks."""
     n = states.shape[0]
     L = LANES
     nblocks = (n + L - 1) // L
-    for bi in nb.prange(nblocks):
+    for bi in range(nblocks):
         bm = np.empty(L, np.int64)
         bu = np.empty(L, np.int64)
         bf = np.empty(L, np.int64)
@@ -358,11 +358,12 @@ def solve_level(kd, V, states):
             bm[lane] = states[i, 0]
             bu[lane] = states[i, 1]
             bf[lane] = states[i, 2]
+        later = bm[0] < 0  # False, typed as a plain bool (no literal specialisation)
         Sl = np.empty((kd.nh, L), np.float32)
-        score_pass(kd, V, bm, bu, bf, False, Sl)
+        score_pass(kd, V, bm, bu, bf, later, Sl)
         if kd.first_differs or kd.order == 3:
             Sf = np.empty((kd.nh, L), np.float32)
-            score_pass(kd, V, bm, bu, bf, True, Sf)
+            score_pass(kd, V, bm, bu, bf, not later, Sf)
         else:
             Sf = Sl
         E = np.empty((kd.nk, L), np.float32)
@@ -379,25 +380,7 @@ def solve_level(kd, V, states):
                 V[bm[lane], bu[lane], bf[lane]] = np.float32(acc)
 
 
-@nb.njit(cache=True)
-def state_turn(kd, V, mask, u, fl):
-    """One state's turn in detail: (S first, S later, keep values per throw, throw-1 values)."""
-    bm = np.full(1, mask, np.int64)
-    bu = np.full(1, u, np.int64)
-    bf = np.full(1, fl, np.int64)
-    Sl = np.empty((kd.nh, 1), np.float32)
-    Sf = np.empty((kd.nh, 1), np.float32)
-    score_pass(kd, V, bm, bu, bf, False, Sl)
-    score_pass(kd, V, bm, bu, bf, True, Sf)
-    E = np.empty((kd.nk, 1), np.float32)
-    M = np.empty((kd.nk, 1), np.float32)
-    cur = np.empty((kd.nh, 1), np.float32)
-    store = np.zeros((kd.throws, kd.nk, 1), np.float32)
-    turn_pass(kd, Sf, Sl, E, M, cur, store)
-    return Sf[:, 0].copy(), Sl[:, 0].copy(), store[:, :, 0].copy(), cur[:, 0].copy()
-
-
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def turn_keeps(kd, term_first, term_later, throw, last, throw_value):
     """Keep values (float64, before "em baixo" mirroring) after throw `throw` of a turn.
 

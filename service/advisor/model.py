@@ -247,20 +247,38 @@ def reachable_states(m: Model) -> list[np.ndarray]:
         prev = sums[sub & (sub - 1)]
         f = m.face[upper_boxes[j]]
         sums[sub] = {min(cap, s + f * c) if cap else 0 for s in prev for c in range(nd + 1)}
-    levels: list[list[tuple[int, int, int]]] = [[] for _ in range(nb + 1)]
-    for mask in range(1 << nb):
-        usub = sum(1 << j for j, i in enumerate(upper_boxes) if mask >> i & 1)
-        codes = sorted({canon(m, s, mask) for s in sums[usub]})
-        flag_opts = [0]
-        for bit in range(nbits):
-            box = int(np.nonzero(m.trk_bit == bit)[0][0])
-            if mask >> box & 1 and can_set[bit]:
-                flag_opts = flag_opts + [f | 1 << bit for f in flag_opts]
-        lvl = levels[bin(mask).count("1")]
-        for u in codes:
-            for fl in flag_opts:
-                lvl.append((mask, u, fl))
-    return [np.array(lv, np.int64).reshape(-1, 3) for lv in levels]
+    masks = np.arange(1 << nb, dtype=np.int64)
+    usub_of = np.zeros(1 << nb, np.int64)
+    for j, i in enumerate(upper_boxes):
+        usub_of |= ((masks >> i) & 1) << j
+    rows = []
+    for usub, totals in sums.items():
+        ms = masks[usub_of == usub]
+        tot = np.array(sorted(totals), np.int64)
+        mm = np.repeat(ms, len(tot))
+        tt = np.tile(tot, len(ms))
+        if m.threshold:
+            dead = (tt >= m.threshold) | (tt + m.maxrem[mm] < m.threshold)
+            tt = np.where(dead, m.threshold, tt)
+        else:
+            tt = np.zeros_like(tt)
+        rows.append(np.unique(mm * (m.nu + 1) + tt))
+    keys = np.sort(np.concatenate(rows))
+    mu = np.stack([keys // (m.nu + 1), keys % (m.nu + 1)], axis=1)
+    # flags: a bit may be set once its box is filled (and some hand gives the value)
+    states = mu[:, None, :]
+    flag_sets = np.zeros((len(mu), 1), np.int64)
+    for bit in range(nbits):
+        box = int(np.nonzero(m.trk_bit == bit)[0][0])
+        ok = ((mu[:, 0] >> box) & 1).astype(bool) & bool(can_set[bit])
+        with_bit = np.where(ok[:, None], flag_sets | (1 << bit), -1)
+        flag_sets = np.concatenate([flag_sets, with_bit], axis=1)
+    del states
+    out = np.concatenate([np.repeat(mu, flag_sets.shape[1], axis=0),
+                          flag_sets.reshape(-1, 1)], axis=1)
+    out = out[out[:, 2] >= 0]
+    pop = np.array([bin(x).count("1") for x in range(1 << nb)])[out[:, 0]]
+    return [out[pop == lv] for lv in range(nb + 1)]
 
 
 def canon(m: Model, total: int, mask: int) -> int:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..rules import RuleSet
 from . import kernel
-from .model import Model, build_model, reachable_states
+from .model import Model, build_model, canon, reachable_states
+
+THREADS = int(os.environ.get("ADVISOR_THREADS", "0") or 0) or (os.cpu_count() or 1)
 
 
 @dataclass
@@ -26,7 +30,7 @@ class Solution:
     @property
     def start_value(self) -> float:
         """Expected final score of a fresh sheet."""
-        return float(self.values[0, 0, 0])
+        return float(self.values[0, canon(self.model, 0, 0), 0])
 
 
 def prepare(rs: RuleSet, order: str | None = None) -> tuple[Model, kernel.KernelData]:
@@ -41,10 +45,14 @@ def solve(rs: RuleSet, order: str | None = None) -> Solution:
     values = np.full(m.table_shape, np.nan, np.float32)
     values[(1 << m.nb) - 1] = 0.0
     levels = reachable_states(m)
-    for level in range(m.nb - 1, -1, -1):
-        states = levels[level]
-        if len(states):
-            kernel.solve_level(kd, values, states)
+    workers = max(1, min(THREADS, os.cpu_count() or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        for level in range(m.nb - 1, -1, -1):
+            states = levels[level]
+            # the kernel releases the GIL: split a level between threads, in whole blocks
+            per = -(-len(states) // (workers * kernel.LANES)) * kernel.LANES
+            chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
+            list(pool.map(lambda c: kernel.solve_level(kd, values, c), chunks))
     return Solution(m, kd, values)
 
 
