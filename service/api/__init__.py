@@ -8,7 +8,7 @@ from flask_smorest import Api
 from .. import __version__
 from . import hands, schemas, scorecards, variants
 from .common import VariantConverter, variant_converter_doc
-from .problems import ProblemSchema, register_error_handlers
+from .problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
 
 BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp)
 
@@ -45,12 +45,27 @@ API_CONFIG = {
 }
 
 
+class ProblemApi(Api):
+    """flask-smorest's Api with RFC 9457 problem documents as the error format."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_error_handlers(self) -> None:
+        """Errors are handled by `problems.register_error_handlers`, not smorest's JSON."""
+
+    def _register_responses(self) -> None:
+        """Document the default error response as problem+json."""
+        self.spec.components.response("DEFAULT_ERROR", {
+            "description": "Error: RFC 9457 problem details",
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": "Problem"}}}, lazy=True)
+
+
 def register_api(app: Flask) -> Api:
     """Create the smorest Api on the app and register every resource."""
     for key, value in API_CONFIG.items():
         app.config.setdefault(key, value)
     app.url_map.converters["variant"] = VariantConverter
-    api = Api(app)
+    api = ProblemApi(app)
     api.register_converter(VariantConverter, variant_converter_doc)
     registered = api.spec.components.schemas
     for name, schema in COMPONENTS.items():
