@@ -234,7 +234,8 @@ def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int 
             bonus = bonus_amount
         upper_bonus = 0
         ub = v.upper_bonus
-        if legal and ub and box.section == "upper" and upper_now < ub.threshold <= upper_now + score:
+        if (legal and ub and box.section == "upper"
+                and upper_now < ub.threshold <= upper_now + score):
             upper_bonus = ub.amount
         out.append(Placement(
             box=box.id, score=score, open=is_open, legal=legal, joker=joker, bonus=bonus,
