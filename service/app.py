@@ -6,10 +6,12 @@ from flask import Flask
 
 from .api import register_api
 from .config import Settings
+from .ops import init_ops
 
 
 def create_app(settings: Settings | None = None) -> Flask:
-    """Build the Flask app: settings from the environment unless given, the API, errors."""
+    """Build the Flask app: settings from the environment unless given, the API, errors,
+    and the ops layer (/healthz, /readyz, /metrics, request ids, JSON logs, CORS)."""
     settings = settings or Settings.from_env()
     app = Flask(__name__)
     app.config["SETTINGS"] = settings
@@ -17,4 +19,5 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_BATCH_ITEMS"] = settings.max_batch_items
     app.json.sort_keys = False  # type: ignore[attr-defined]
     register_api(app)
+    init_ops(app, settings)
     return app

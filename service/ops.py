@@ -22,7 +22,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
+from flask import Blueprint, Flask, Response, abort, current_app, g, jsonify, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -110,7 +110,7 @@ def readyz() -> tuple[Response, int]:
 def metrics() -> Response:
     """Prometheus exposition; in multiprocess mode, the sum over every worker's files."""
     if not current_app.extensions["ops"]["settings"].metrics_enabled:
-        return jsonify(status=404, title="Not Found"), 404
+        abort(404)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
