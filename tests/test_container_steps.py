@@ -279,7 +279,10 @@ def test_runtime_cmd_serves_health_metrics_and_logs(image):
         pids_with_files = {p.stem.rsplit("_", 1)[1] for p in metric_dir.glob("*.db")}
         assert pids_with_files & {str(w) for w in _workers(proc.pid)}
 
-        victim = _workers(proc.pid)[0]
+        # Kill a worker that has served requests (it has live-gauge files to clean up).
+        served = [w for w in _workers(proc.pid) if str(w) in pids_with_files]
+        victim = served[0]
+        assert list(metric_dir.glob(f"gauge_livesum_{victim}.db"))
         os.kill(victim, signal.SIGKILL)
         deadline = time.monotonic() + 20
         while victim in _workers(proc.pid) or len(_workers(proc.pid)) < 2:
