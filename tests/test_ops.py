@@ -69,6 +69,13 @@ def test_readyz_503_until_every_table_is_loaded(client, monkeypatch):
     assert client.get("/readyz").status_code == 200
 
 
+def test_readyz_with_advisor_lacking_status(client, monkeypatch):
+    monkeypatch.setitem(sys.modules, "service.advisor", types.ModuleType("service.advisor"))
+    r = client.get("/readyz")
+    assert r.status_code == 200
+    assert r.get_json()["advisor"] == "no status() in service.advisor"
+
+
 def test_readyz_503_when_advisor_status_raises(client, monkeypatch):
     def broken():
         raise OSError("tables missing")
