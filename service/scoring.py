@@ -42,7 +42,7 @@ class Sheet:
     won: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Placement:
     """What filling one box with the hand would give."""
 
@@ -55,6 +55,12 @@ class Placement:
     upper_bonus: int = 0
     wins_game: bool = False
     column: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for a response (much faster than dataclasses.asdict)."""
+        return {"box": self.box, "score": self.score, "open": self.open, "legal": self.legal,
+                "joker": self.joker, "bonus": self.bonus, "upper_bonus": self.upper_bonus,
+                "wins_game": self.wins_game, "column": self.column}
 
 
 @dataclass
