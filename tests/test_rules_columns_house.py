@@ -107,6 +107,13 @@ def test_house_rule_box_value():
     assert placement(joker, "full_house").score == 30, "Joker: full value of the box"
 
 
+@pytest.mark.parametrize(("throw", "expected"), [(1, 30), (2, 25)])
+def test_house_rule_first_throw_bonus(throw, expected):
+    o = {"boxes": {"full_house": {"first_throw_bonus": 5}}}
+    result = hand("yahtzee", [2, 2, 2, 6, 6], throw=throw, overrides=o)
+    assert placement(result, "full_house").score == expected
+
+
 def test_house_rule_remove_box():
     o = {"remove_boxes": ["chance"]}
     assert "chance" not in box_ids("yahtzee", overrides=o)
@@ -184,6 +191,9 @@ SAME = [
      ("general", None, {"boxes": {"three_of_a_kind": {"scoring": "fixed", "value": 20},
                                   "four_of_a_kind": {"scoring": "fixed", "value": 30}}})),
     (("generala", None, None), ("generala", {"escalera_wraps": True, "obligada": False}, None)),
+    (("yahtzee", None, None), ("yahtzee", None, {"remove_boxes": [], "boxes": {}})),
+    (("yahtzee", None, {"remove_boxes": ["five_of_a_kind"]}),
+     ("yahtzee", {"joker": "none"}, {"remove_boxes": ["five_of_a_kind"]})),
 ]
 DIFFERENT = [
     (("yahtzee", None, None), ("yahtzee", {"joker": "free"}, None)),
@@ -259,6 +269,24 @@ def test_labels_use_the_local_games_words(client, variant, box, lang, word):
     doc = client.get(f"/v1/variants/{variant}").get_json()
     labels = {b["id"]: b["labels"] for b in doc["boxes"]}
     assert word in labels[box][lang]
+
+
+@pytest.mark.parametrize(("variant", "turns"), [
+    ("yahtzee", 13), ("yahtzee_basic", 13), ("kniffel", 13), ("yams", 13), ("yatzy", 15),
+    ("maxi_yatzy", 20), ("general", 13), ("general_11", 11), ("generala", 11),
+    ("bozo", 10), ("yacht", 12),
+])
+def test_one_box_per_turn(client, variant, turns):
+    """Shared mechanics: as many turns as boxes (§5 15, §6 20, §8 11, §9 11, §13 12)."""
+    doc = client.get(f"/v1/variants/{variant}").get_json()
+    assert doc["turns"] == turns
+    assert len(doc["boxes"]) == turns
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_published_fingerprint_is_the_default_rules_fingerprint(client, variant):
+    doc = client.get(f"/v1/variants/{variant}").get_json()
+    assert doc["fingerprint"] == effective_rules(variant).fingerprint
 
 
 def test_upper_ids_are_stable():

@@ -266,3 +266,37 @@ def test_http_free_joker_option(client):
     cats = {c["box"]: c for c in r.get_json()["categories"]}
     assert cats["full_house"]["score"] == 0
     assert cats["chance"]["legal"]
+
+
+# --------------------------------------------------------------------------- more sheet rules
+
+
+def test_yahtzee_bonus_is_unlimited():
+    """§1: Unlimited: the sixth further Yahtzee still scores +100."""
+    result = hand(Y, FIVE_FOURS, boxes={"five_of_a_kind": 50}, chips=5)
+    assert placement(result, "fours").bonus == 100
+
+
+@pytest.mark.parametrize(("variant", "options", "held"), [
+    pytest.param(Y, None, None, id="yahtzee-box_open"),
+    pytest.param(Y, None, 0, id="yahtzee-box_0"),
+    pytest.param("kniffel", None, None, id="kniffel-box_open"),
+    pytest.param("kniffel", None, 0, id="kniffel-box_0"),
+    pytest.param("kniffel", {"extra_kniffel_needs_50": False}, None,
+                 id="kniffel[extra_kniffel_needs_50=False]-box_open"),
+])
+def test_bonus_chips_without_50_in_the_box_are_not_scored_silently(variant, options, held):
+    """§1: +100 "only if the YAHTZEE box holds 50 (not 0)"; §3 likewise (+50; with the option
+    off, only once the Kniffel box "has an entry"). A sheet claiming bonuses while the box is
+    empty or scratched cannot have earned them: either no bonus, or the claim is flagged."""
+    boxes = {} if held is None else {"five_of_a_kind": held}
+    t = totals(variant, boxes, options=options, chips=1)
+    assert t["bonus"] == 0 or not t["bonus_five_of_a_kind"]["achievable"]
+
+
+def test_upper_and_lower_sections():
+    """Shared mechanics: upper = the six number boxes, lower = the rest."""
+    t = totals(Y, {"ones": 3, "sixes": 18, "chance": 20, "full_house": 25})
+    assert t["upper_subtotal"] == 21
+    assert t["lower_total"] == 45
+    assert t["total"] == 66
