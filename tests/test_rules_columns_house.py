@@ -96,6 +96,22 @@ def test_column_sheet_http(client):
     assert r.get_json()["upper_bonus"] == 35
 
 
+def test_column_order_http(client):
+    body = {"dice": [2, 2, 2, 6, 6], "throw": 2, "options": COLS,
+            "scorecard": {"columns": [{"boxes": {"ones": 0}}, {"boxes": {}}, {"boxes": {}},
+                                      {"boxes": {}}]}}
+    r = client.post("/v1/variants/yahtzee/hands/score", json=body)
+    assert r.status_code == 200
+    by_col: dict[int, set[str]] = {1: set(), 2: set(), 3: set(), 4: set()}
+    for c in r.get_json()["categories"]:
+        if c["legal"]:
+            by_col[c["column"]].add(c["box"])
+    assert by_col[1] == {"twos"}
+    assert by_col[2] == {"chance"}
+    assert len(by_col[3]) == 13
+    assert by_col[4] == set()
+
+
 # --------------------------------------------------------------------------- house rules
 
 def test_house_rule_box_value():

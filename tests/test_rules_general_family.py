@@ -83,6 +83,7 @@ GA_ROWS = [
     row(GA, None, [1, 5, 5, 5, 5], 2, None, "four_of_a_kind", 40, "seed002 poker armado"),
     row(GA, None, [1, 5, 5, 5, 5], 1, None, "four_of_a_kind", 45, "seed002 poker servido"),
     row(GA, None, [3, 3, 3, 3, 3], 2, None, "five_of_a_kind", 50, "seed002 generala 50"),
+    row(GA, None, [3, 3, 3, 3, 3], 3, None, "five_of_a_kind", 50, "seed002 generala 50"),
     row(GA, None, [3, 3, 3, 3, 3], 2, {"five_of_a_kind": 50}, "double_five_of_a_kind", 100,
         "§9 doble when generala holds 50"),
     row(GA, None, [3, 3, 3, 3, 3], 2, {"five_of_a_kind": 0}, "double_five_of_a_kind", 0,
@@ -261,3 +262,12 @@ def test_generala_spanish_poker_de_ases_http():
         "/v1/variants/generala_spanish/hands/score", json={"dice": [1, 1, 1, 1, 4], "throw": 2})
     cats = {c["box"]: c["score"] for c in r.get_json()["categories"]}
     assert cats["four_of_a_kind"] == 80
+
+
+def test_obligada_http():
+    r = create_app().test_client().post(
+        "/v1/variants/generala/hands/score",
+        json={"dice": [2, 2, 2, 6, 6], "throw": 2, "options": {"obligada": True},
+              "scorecard": {"boxes": {"ones": 0, "twos": 6}}})
+    assert r.status_code == 200
+    assert [c["box"] for c in r.get_json()["categories"] if c["legal"]] == ["threes"]

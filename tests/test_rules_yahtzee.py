@@ -49,6 +49,8 @@ BOX_ROWS = [
     row(Y, None, [2, 3, 4, 5, 6], None, None, "small_straight", 30, "§1 SS includes LS"),
     row(Y, None, [1, 2, 4, 5, 6], None, None, "small_straight", 0, "§1 SS needs 4 in a row"),
     row(Y, None, [5, 5, 5, 5, 5], None, None, "small_straight", 0, "§1 5K not SS w/o Joker"),
+    row(Y, None, [1, 2, 3, 4, 5], None, {"large_straight": 40}, "small_straight", 30,
+        "seed004 LS in the SS box"),
     row(Y, None, [1, 2, 3, 4, 5], None, None, "large_straight", 40, "§1 LS 12345"),
     row(Y, None, [6, 5, 4, 3, 2], None, None, "large_straight", 40, "§1 LS 23456"),
     row(Y, None, [1, 2, 3, 4, 6], None, None, "large_straight", 0, "§1 LS needs 5 in a row"),
