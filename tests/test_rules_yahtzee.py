@@ -155,14 +155,16 @@ def test_forced_joker_zero_in_an_upper_box_when_lower_is_full():
     ("full_house", 0, 25), ("small_straight", 0, 30), ("large_straight", 0, 40),
     ("three_of_a_kind", 20, 20), ("four_of_a_kind", 20, 20), ("chance", 20, 20),
 ])
+@pytest.mark.parametrize("held", [50, 0])
 def test_free_joker_fixed_boxes_need_the_matching_upper_box_filled(box, upper_open,
-                                                                   upper_filled):
-    """§1 free: FH/SS/LS score their Joker values only if the matching upper box is filled."""
-    opened = hand(Y, FIVE_FOURS, options={"joker": "free"}, boxes={"five_of_a_kind": 50})
+                                                                   upper_filled, held):
+    """§1 free: FH/SS/LS score their Joker values only if the matching upper box is filled
+    (a Joker whether the YAHTZEE box holds 50 or 0)."""
+    opened = hand(Y, FIVE_FOURS, options={"joker": "free"}, boxes={"five_of_a_kind": held})
     assert placement(opened, box).score == upper_open
     assert placement(opened, box).legal
     closed = hand(Y, FIVE_FOURS, options={"joker": "free"},
-                  boxes={"five_of_a_kind": 50, "fours": 12})
+                  boxes={"five_of_a_kind": held, "fours": 12})
     assert placement(closed, box).score == upper_filled
     assert placement(closed, box).legal
 
