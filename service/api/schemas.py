@@ -320,7 +320,8 @@ class BoxDefinitionSchema(ma.Schema):
     first_throw_bonus = fields.Integer(required=True)
     first_throw_value = fields.Integer(allow_none=True, required=True)
     wins_on_first_throw = fields.Boolean(required=True)
-    requires = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    requires = fields.List(fields.String(), required=True, metadata={
+        "description": "Boxes that must hold their score (not a scratch) first"})
 
 
 class OptionDefinitionSchema(ma.Schema):
