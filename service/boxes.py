@@ -45,7 +45,7 @@ class Box:
     first_throw_bonus: int = 0  # added when made on the first throw (servida, de boca)
     first_throw_value: int | None = None  # replaces the score on the first throw
     wins_on_first_throw: bool = False  # made on the first throw, the game is won at once
-    requires: tuple[tuple[str, int], ...] = ()  # other boxes that must hold these values
+    requires: tuple[str, ...] = ()  # boxes that must hold a made (non-zero) score first
     labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     rule: str = field(default="", compare=False, hash=False)
 
@@ -76,7 +76,7 @@ class Box:
         data["first_throw_bonus"] = self.first_throw_bonus
         data["first_throw_value"] = self.first_throw_value
         data["wins_on_first_throw"] = self.wins_on_first_throw
-        data["requires"] = {b: v for b, v in self.requires}
+        data["requires"] = list(self.requires)
         return data
 
 
@@ -180,7 +180,7 @@ def describe(box: Box) -> str:
             how += "".join(f" ({v} with {f}s)" for f, v in box.value_by_face)
     text = f"{what}; scores {how}."
     if box.requires:
-        text += " Only while " + ", ".join(f"{b} holds {v}" for b, v in box.requires) + "."
+        text += " Only while " + ", ".join(box.requires) + " holds its score (not a scratch)."
     if box.first_throw_value is not None:
         text += f" {box.first_throw_value} on the first throw."
     elif box.first_throw_bonus:

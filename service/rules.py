@@ -160,7 +160,7 @@ def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
     if removed and not remaining:
         problems.append(Problem("/rules/remove_boxes", "a sheet needs at least one box"))
     for b in remaining:
-        for needed, _ in b.requires:
+        for needed in b.requires:
             if needed in removed:
                 problems.append(Problem("/rules/remove_boxes",
                                         f"box {b.id!r} depends on {needed!r}; remove both"))

@@ -67,6 +67,7 @@ def register_api(app: Flask) -> Api:
     app.url_map.converters["variant"] = VariantConverter
     api = ProblemApi(app)
     api.register_converter(VariantConverter, variant_converter_doc)
+    api.ma_plugin.converter.add_attribute_function(schemas.openapi_doc_attribute)
     registered = api.spec.components.schemas
     for name, schema in COMPONENTS.items():
         if name not in registered:  # a nested schema may have registered it already

