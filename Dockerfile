@@ -13,7 +13,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     ADVISOR_TABLE_DIR=/app/tables \
     NUMBA_CACHE_DIR=/tmp/numba-cache
 WORKDIR /src
-COPY pyproject.toml ./
+COPY pyproject.toml README.md ./
 COPY service/ service/
 COPY docker/ docker/
 RUN sh docker/build-venv.sh && sh docker/build-tables.sh

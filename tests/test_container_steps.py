@@ -40,7 +40,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from dockerfile import Stage, parse
+
+from .dockerfile import Stage, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_ADVISOR = importlib.util.find_spec("service.advisor") is not None

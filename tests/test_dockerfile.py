@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from dockerfile import parse
+
+from .dockerfile import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
