@@ -17,7 +17,7 @@ $(BIN)/.installed: pyproject.toml
 setup: $(BIN)/.installed
 
 run: setup
-	$(BIN)/gunicorn --bind 0.0.0.0:$(PORT) 'service.app:create_app()'
+	PORT=$(PORT) $(BIN)/gunicorn --config gunicorn.conf.py 'service.app:create_app()'
 
 lint: setup
 	$(BIN)/ruff check .

@@ -45,7 +45,7 @@ class Box:
     first_throw_bonus: int = 0  # added when made on the first throw (servida, de boca)
     first_throw_value: int | None = None  # replaces the score on the first throw
     wins_on_first_throw: bool = False  # made on the first throw, the game is won at once
-    requires: tuple[tuple[str, int], ...] = ()  # other boxes that must hold these values
+    requires: tuple[str, ...] = ()  # boxes that must hold a made (non-zero) score first
     labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     rule: str = field(default="", compare=False, hash=False)
 
@@ -76,7 +76,7 @@ class Box:
         data["first_throw_bonus"] = self.first_throw_bonus
         data["first_throw_value"] = self.first_throw_value
         data["wins_on_first_throw"] = self.wins_on_first_throw
-        data["requires"] = {b: v for b, v in self.requires}
+        data["requires"] = list(self.requires)
         return data
 
 
@@ -144,3 +144,47 @@ def plain_score(box: Box, counts: Counts, first_throw: bool = False) -> int:
             return box.first_throw_value
         score += box.first_throw_bonus
     return score
+
+
+def _runs_text(runs: tuple[tuple[int, ...], ...]) -> str:
+    def one(run: tuple[int, ...]) -> str:
+        if run == (1, 3, 4, 5, 6):
+            return "3-4-5-6-1"
+        return "-".join(map(str, run))
+
+    return " or ".join(one(r) for r in runs)
+
+
+def describe(box: Box) -> str:
+    """A one-line rule for the box, generated from its data (so it never drifts)."""
+    p = box.pattern
+    if p == "face":
+        return f"Any dice; scores the sum of the {box.face}s."
+    if p == "chance":
+        what = "Any dice"
+    elif p == "n_kind":
+        what = f"At least {box.n} dice of one face"
+    elif p == "pairs":
+        what = ("A pair" if box.n == 1 else f"{box.n} pairs of different faces")
+    elif p == "groups":
+        what = "+".join(map(str, box.groups)) + " of different faces"
+    else:
+        what = _runs_text(box.runs)
+    if box.scoring == "sum":
+        how = "the sum of all dice"
+    elif box.scoring == "matching":
+        how = "the sum of the dice that form it"
+    else:
+        how = f"{box.value}"
+        if box.value_by_face:
+            how += "".join(f" ({v} with {f}s)" for f, v in box.value_by_face)
+    text = f"{what}; scores {how}."
+    if box.requires:
+        text += " Only while " + ", ".join(box.requires) + " holds its score (not a scratch)."
+    if box.first_throw_value is not None:
+        text += f" {box.first_throw_value} on the first throw."
+    elif box.first_throw_bonus:
+        text += f" +{box.first_throw_bonus} on the first throw."
+    if box.wins_on_first_throw:
+        text += " Made on the first throw, it wins the game at once."
+    return text

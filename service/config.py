@@ -1,9 +1,18 @@
-"""Every setting of the service, read from environment variables, with defaults in one place."""
+"""Every setting of the service, read from environment variables, with defaults in one place.
+
+Each field of `Settings` is one environment variable (named in the comment above it and in
+`docs/deploy.md`). `Settings.from_env()` reads them; tests build `Settings(...)` directly.
+gunicorn's own settings (`gunicorn.conf.py`) are read through this class too, so there is one
+list of every variable the service understands.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 def _env_int(name: str, default: int) -> int:
@@ -11,27 +20,114 @@ def _env_int(name: str, default: int) -> int:
     return default if raw in (None, "") else int(raw)
 
 
+def _env_str(name: str, default: str) -> str:
+    raw = os.environ.get(name)
+    return default if raw in (None, "") else raw
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw in (None, ""):
+        return default
+    low = raw.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ValueError(f"{name}={raw!r} is not a boolean (use true/false)")
+
+
 def _env_list(name: str, default: str) -> tuple[str, ...]:
     raw = os.environ.get(name, default)
     return tuple(s.strip() for s in raw.split(",") if s.strip())
+
+
+def default_workers() -> int:
+    """gunicorn workers when WEB_CONCURRENCY is unset: 2 x usable CPUs + 1, at most 8."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return min(2 * cpus + 1, 8)
 
 
 @dataclass(frozen=True)
 class Settings:
     """Service settings. `from_env()` reads them; tests build them directly."""
 
-    # Largest request body accepted, in bytes; larger bodies get 413.
+    # --- API -------------------------------------------------------------------------------
+    # MAX_BODY_BYTES: largest request body accepted, in bytes; larger bodies get 413.
     max_body_bytes: int = 1_048_576
-    # Most items in one batch request to hands/score or scorecards/score.
+    # MAX_BATCH_ITEMS: most items in one batch request to hands/score or scorecards/score.
     max_batch_items: int = 1000
-    # Browser origins allowed by CORS ("*" for any; empty for none).
+    # CORS_ORIGINS: browser origins allowed by CORS, comma-separated ("*" for any; empty for
+    # none).
     cors_origins: tuple[str, ...] = field(default=("*",))
+    # CORS_MAX_AGE: seconds a browser may cache a preflight answer (Access-Control-Max-Age).
+    cors_max_age: int = 600
+
+    # --- Advisor ---------------------------------------------------------------------------
+    # ADVISOR_TABLE_DIR: directory of the advisor's precomputed tables (`python -m
+    # service.advisor build` writes them there; the container image builds them in).
+    advisor_table_dir: str = ".tables"
+
+    # --- Logging and metrics ---------------------------------------------------------------
+    # LOG_LEVEL: lowest level logged (DEBUG, INFO, WARNING, ERROR).
+    log_level: str = "INFO"
+    # LOG_FORMAT: "json" (one JSON object per line, for log shippers) or "text" (for humans).
+    log_format: str = "json"
+    # ACCESS_LOG: log one line per request (method, path, status, duration_ms).
+    access_log: bool = True
+    # METRICS_ENABLED: serve Prometheus metrics on /metrics and count requests.
+    metrics_enabled: bool = True
+    # PROMETHEUS_MULTIPROC_DIR: directory where each gunicorn worker writes its metric
+    # files, so /metrics adds up every worker (read by prometheus-client itself). Empty:
+    # single-process metrics. gunicorn.conf.py creates and empties it at start.
+    prometheus_multiproc_dir: str = ""
+
+    # --- gunicorn (read by gunicorn.conf.py) -----------------------------------------------
+    # PORT: TCP port to listen on (all interfaces).
+    port: int = 8000
+    # WEB_CONCURRENCY: worker processes; 0 means 2 x usable CPUs + 1, at most 8.
+    web_concurrency: int = 0
+    # GUNICORN_THREADS: threads per worker (gthread worker class when above 1).
+    gunicorn_threads: int = 1
+    # GUNICORN_TIMEOUT: seconds a worker may be silent on a request before it is restarted.
+    gunicorn_timeout: int = 30
+    # GUNICORN_GRACEFUL_TIMEOUT: seconds workers get to finish requests after SIGTERM.
+    gunicorn_graceful_timeout: int = 25
+    # GUNICORN_KEEPALIVE: seconds to hold an idle keep-alive connection (keep it above the
+    # load balancer's idle timeout if it pools connections; below it otherwise).
+    gunicorn_keepalive: int = 5
+    # GUNICORN_MAX_REQUESTS: restart a worker after this many requests (0: never); jittered.
+    gunicorn_max_requests: int = 0
+
+    @property
+    def workers(self) -> int:
+        """Worker processes: WEB_CONCURRENCY when set, else from the CPU count."""
+        return self.web_concurrency if self.web_concurrency > 0 else default_workers()
 
     @classmethod
     def from_env(cls) -> Settings:
-        """Settings from the environment (names in the README's configuration table)."""
+        """Settings from the environment (names in docs/deploy.md's table)."""
         return cls(
             max_body_bytes=_env_int("MAX_BODY_BYTES", cls.max_body_bytes),
             max_batch_items=_env_int("MAX_BATCH_ITEMS", cls.max_batch_items),
             cors_origins=_env_list("CORS_ORIGINS", "*"),
+            cors_max_age=_env_int("CORS_MAX_AGE", cls.cors_max_age),
+            advisor_table_dir=_env_str("ADVISOR_TABLE_DIR", cls.advisor_table_dir),
+            log_level=_env_str("LOG_LEVEL", cls.log_level).upper(),
+            log_format=_env_str("LOG_FORMAT", cls.log_format).lower(),
+            access_log=_env_bool("ACCESS_LOG", cls.access_log),
+            metrics_enabled=_env_bool("METRICS_ENABLED", cls.metrics_enabled),
+            prometheus_multiproc_dir=os.environ.get("PROMETHEUS_MULTIPROC_DIR", ""),
+            port=_env_int("PORT", cls.port),
+            web_concurrency=_env_int("WEB_CONCURRENCY", cls.web_concurrency),
+            gunicorn_threads=_env_int("GUNICORN_THREADS", cls.gunicorn_threads),
+            gunicorn_timeout=_env_int("GUNICORN_TIMEOUT", cls.gunicorn_timeout),
+            gunicorn_graceful_timeout=_env_int(
+                "GUNICORN_GRACEFUL_TIMEOUT", cls.gunicorn_graceful_timeout
+            ),
+            gunicorn_keepalive=_env_int("GUNICORN_KEEPALIVE", cls.gunicorn_keepalive),
+            gunicorn_max_requests=_env_int("GUNICORN_MAX_REQUESTS", cls.gunicorn_max_requests),
         )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from .boxes import SCORINGS, Box, full_value, pattern_match, plain_score
+from .boxes import SCORINGS, Box, describe, full_value, pattern_match, plain_score
 from .dice import Hand, all_hands, counts_of
 from .errors import InvalidInput, Problem, UnknownVariant, pointer
 from .variants import OPTION_APPLIERS, VARIANTS, UpperBonus, Variant
@@ -160,7 +160,7 @@ def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
     if removed and not remaining:
         problems.append(Problem("/rules/remove_boxes", "a sheet needs at least one box"))
     for b in remaining:
-        for needed, _ in b.requires:
+        for needed in b.requires:
             if needed in removed:
                 problems.append(Problem("/rules/remove_boxes",
                                         f"box {b.id!r} depends on {needed!r}; remove both"))
@@ -306,3 +306,21 @@ def _build(v: Variant, options: dict[str, Any], overrides: dict[str, Any]) -> Ru
         score_later=later, score_first=first, matched=matched, achievable=achievable,
         max_score=tuple(max(a) for a in achievable),
     )
+
+
+def definition_document(rs: RuleSet) -> dict[str, Any]:
+    """The effective rules as the API shows them: sheet with labels, rules, score ranges."""
+    v = rs.variant
+    doc = definition(v)
+    boxes = []
+    for i, (b, data) in enumerate(zip(v.boxes, doc["boxes"])):
+        boxes.append({**data, "labels": b.labels, "rule": describe(b), "min_score": 0,
+                      "max_score": rs.max_score[i]})
+    doc.update({
+        "id": v.id, "name": v.name, "description": v.description, "turns": v.turns,
+        "boxes": boxes, "sources": list(v.sources), "fingerprint": rs.fingerprint,
+        "options": [{"name": o.name, "choices": list(o.choices), "default": o.default,
+                     "description": o.description} for o in v.options],
+    })
+    del doc["variant"]
+    return doc

@@ -127,7 +127,8 @@ class UpperBonus:
 class FiveBonus:
     """Extra points for a further five of a kind (YAHTZEE bonus, extra Kniffel).
 
-    `needs_50`: only when the five-of-a-kind box holds 50 (not a scratch).
+    `needs_50`: only when the five-of-a-kind box holds its score (50 on the standard
+    sheet; whatever a house rule makes it), not a scratch.
     `placement`: "any" (wherever the roll is placed) or "matching_upper" (only when it goes
     into the number box of its face, Kniffel).
     """
@@ -466,7 +467,7 @@ _GENERALA = Variant(
         groups("full_house", (3, 2), "fixed", 30, first_throw_bonus=5),
         kind("four_of_a_kind", 4, "fixed", 40, first_throw_bonus=5),
         kind("five_of_a_kind", 5, "fixed", 50, wins_on_first_throw=True, labels=_GENERALA_FIVE),
-        kind("double_five_of_a_kind", 5, "fixed", 100, requires=(("five_of_a_kind", 50),)),
+        kind("double_five_of_a_kind", 5, "fixed", 100, requires=("five_of_a_kind",)),
     ),
     options=(escalera_wraps_option(True), OPT_DOBLE_GENERALA, OPT_OBLIGADA),
     sources=("seed 002", "Argentine Generala reglamentos"))
@@ -482,7 +483,7 @@ _GENERALA_SPANISH = Variant(
         kind("four_of_a_kind", 4, "fixed", 70, value_by_face=((1, 80),)),
         kind("five_of_a_kind", 5, "fixed", 100, wins_on_first_throw=True,
              labels=_GENERALA_FIVE),
-        kind("double_five_of_a_kind", 5, "fixed", 200, requires=(("five_of_a_kind", 100),)),
+        kind("double_five_of_a_kind", 5, "fixed", 200, requires=("five_of_a_kind",)),
     ),
     options=(escalera_wraps_option(True),
              OptionSpec("doble_generala", (False, True), False,

@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+# Yahtzee scoring service: build with `docker build -t yahtzee-scoring:1.0.0 .`
+# (docs/deploy.md). The build stage makes a virtualenv and the advisor's tables; the runtime
+# stage copies both onto a clean slim image and runs gunicorn as an unprivileged user. Nothing
+# is written outside /tmp at run time, so the root filesystem can be mounted read-only.
+ARG PYTHON_IMAGE=python:3.11-slim
+
+FROM ${PYTHON_IMAGE} AS build
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    VENV=/opt/venv \
+    ADVISOR_TABLE_DIR=/app/tables \
+    NUMBA_CACHE_DIR=/tmp/numba-cache
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY service/ service/
+COPY docker/ docker/
+RUN sh docker/build-venv.sh && sh docker/build-tables.sh
+
+FROM ${PYTHON_IMAGE} AS runtime
+LABEL org.opencontainers.image.title="yahtzee-scoring-service" \
+      org.opencontainers.image.description="Scoring and strategy service for the Yahtzee family of dice games"
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PORT=8000 \
+    ADVISOR_TABLE_DIR=/app/tables \
+    PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus \
+    NUMBA_CACHE_DIR=/tmp/numba-cache
+RUN groupadd --system --gid 10001 app \
+    && useradd --system --uid 10001 --gid app --no-create-home \
+       --home-dir /nonexistent --shell /usr/sbin/nologin app
+WORKDIR /app
+COPY --from=build /opt/venv /opt/venv
+COPY --from=build /app/tables /app/tables
+COPY gunicorn.conf.py ./
+USER 10001:10001
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '8000'), timeout=4)"]
+CMD ["gunicorn", "--config", "gunicorn.conf.py", "service.app:create_app()"]

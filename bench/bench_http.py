@@ -1,0 +1,147 @@
+"""HTTP benchmark: the service vs a bare Flask app, same gunicorn settings, same load.
+
+    python bench/bench_http.py [--seconds 5] [--connections 8] [--workers 2]
+
+Starts both apps under gunicorn on loopback, drives each endpoint with wrk (Debian package
+`wrk`; a Python load generator is used when wrk is missing) and prints requests/s and p99
+latency of hands/score and scorecards/score as ratios to the bare app (target >= 0.7), then
+the batch form's items scored per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HAND = {"dice": [3, 3, 4, 5, 6], "throw": 2,
+        "scorecard": {"boxes": {"ones": 2, "full_house": 25, "five_of_a_kind": 50}}}
+CARD = {"boxes": {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15,
+                  "three_of_a_kind": 22, "full_house": 25, "small_straight": 30,
+                  "five_of_a_kind": 50}, "bonus_five_of_a_kind": 1}
+BATCH = 1000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(app: str, workers: int) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-w", str(workers), "-b", f"127.0.0.1:{port}",
+         "--log-level", "warning", app],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"},
+        start_new_session=True)
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/variants/yacht", timeout=1)
+            return proc, port
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{app} did not start")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def wrk(url: str, body: dict | list, seconds: int, connections: int) -> tuple[float, float]:
+    """(requests/s, p99 latency in ms) from wrk."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                f"wrk.body = {json.dumps(json.dumps(body))}\n")
+        script = f.name
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency",
+                          "-s", script, url], capture_output=True, text=True, check=True).stdout
+    os.unlink(script)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    m = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    p99 = float(m.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+    return rps, p99
+
+
+def pyload(url: str, body: dict | list, seconds: int, connections: int) -> tuple[float, float]:
+    """A plain Python load generator (threads, one connection each) when wrk is missing."""
+    import http.client
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    data = json.dumps(body).encode()
+    latencies: list[float] = []
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def run() -> None:
+        local = []
+        while time.perf_counter() < deadline:
+            conn = http.client.HTTPConnection(u.hostname, u.port)
+            t0 = time.perf_counter()
+            conn.request("POST", u.path, data, {"Content-Type": "application/json"})
+            conn.getresponse().read()
+            local.append(time.perf_counter() - t0)
+            conn.close()
+        with lock:
+            latencies.extend(local)
+
+    threads = [threading.Thread(target=run) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    latencies.sort()
+    return len(latencies) / seconds, latencies[int(len(latencies) * 0.99)] * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--connections", type=int, default=8)
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    load = wrk if shutil.which("wrk") else pyload
+    print(f"load generator: {'wrk' if load is wrk else 'python'}; gunicorn sync workers: "
+          f"{args.workers}; {args.connections} connections, {args.seconds}s per run")
+
+    bare, bare_port = start("bare_app:create_app()", args.workers)
+    svc, svc_port = start("service.app:create_app()", args.workers)
+    try:
+        for name, path, body in (("hands/score", "hands/score", HAND),
+                                 ("scorecards/score", "scorecards/score", CARD)):
+            url = f"/v1/variants/yahtzee/{path}"
+            load(f"http://127.0.0.1:{svc_port}{url}", body, 1, args.connections)  # warm up
+            b_rps, b_p99 = load(f"http://127.0.0.1:{bare_port}{url}", body, args.seconds,
+                                args.connections)
+            s_rps, s_p99 = load(f"http://127.0.0.1:{svc_port}{url}", body, args.seconds,
+                                args.connections)
+            print(f"{name:18s} service {s_rps:8.0f} req/s p99 {s_p99:6.2f} ms | bare "
+                  f"{b_rps:8.0f} req/s p99 {b_p99:6.2f} ms | throughput ratio "
+                  f"{s_rps / b_rps:.2f} (target >= 0.7), p99 ratio {b_p99 / s_p99:.2f}")
+        for name, path, body in (("hands/score", "hands/score", HAND),
+                                 ("scorecards/score", "scorecards/score", CARD)):
+            url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/{path}"
+            rps, _ = load(url, [body] * BATCH, args.seconds, 2)
+            print(f"batch {name:12s} {BATCH} items per request: {rps * BATCH:10.0f} items/s")
+    finally:
+        stop(bare)
+        stop(svc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""gunicorn settings for the service, all from environment variables (see service/config.py
+and docs/deploy.md). Start it as the container does:
+
+    gunicorn --config gunicorn.conf.py 'service.app:create_app()'
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+
+from service.config import Settings
+
+_settings = Settings.from_env()
+
+# --- Prometheus multiprocess mode ---------------------------------------------------------
+# Each worker writes its metrics to files in PROMETHEUS_MULTIPROC_DIR and /metrics adds them
+# up, so a scrape sees every worker, not just the one that answered. prometheus-client reads
+# the variable when it is first imported, so it is set here, before the app is loaded.
+# Metric files (*.db) left by an earlier run would be counted again, so they are removed;
+# nothing else in the directory is touched. Unset: a fresh private temporary directory.
+_metrics_dir = _settings.prometheus_multiproc_dir or tempfile.mkdtemp(prefix="prometheus-")
+os.makedirs(_metrics_dir, exist_ok=True)
+for _stale in glob.glob(os.path.join(_metrics_dir, "*.db")):
+    os.unlink(_stale)
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir
+
+# --- Server -------------------------------------------------------------------------------
+bind = [f"0.0.0.0:{_settings.port}"]
+workers = _settings.workers
+threads = _settings.gunicorn_threads
+worker_class = "gthread" if threads > 1 else "sync"
+timeout = _settings.gunicorn_timeout
+# SIGTERM (Kubernetes, `docker stop`): stop accepting, let requests in flight finish.
+graceful_timeout = _settings.gunicorn_graceful_timeout
+keepalive = _settings.gunicorn_keepalive
+max_requests = _settings.gunicorn_max_requests
+max_requests_jitter = max(_settings.gunicorn_max_requests // 10, 0)
+# Load the app (and the advisor's tables) once in the master: workers share its memory.
+preload_app = True
+# Worker heartbeat files: /dev/shm is memory, and writable on a read-only root filesystem.
+worker_tmp_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+# Forwarded headers are trusted from FORWARDED_ALLOW_IPS (gunicorn reads it itself).
+# No control socket (gunicorn 25+): it would be created under $HOME, which the container
+# user does not have, and Kubernetes scales by replicas, not by gunicornc.
+control_socket_disable = True
+
+# --- Logging: one JSON object per line on stdout --------------------------------------------
+accesslog = "-" if _settings.access_log else None
+errorlog = "-"
+loglevel = _settings.log_level.lower()
+_formatter = "json" if _settings.log_format == "json" else "text"
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "json": {"()": "service.jsonlog.JsonFormatter"},
+        "text": {"()": "service.jsonlog.TextFormatter"},
+    },
+    "filters": {"request_id": {"()": "service.jsonlog.RequestIdFilter"}},
+    "handlers": {
+        # Same name as the handler service.jsonlog.configure_logging installs, which
+        # replaces this one on the root logger instead of adding a second.
+        "service-json-stdout": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "formatter": _formatter,
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"level": _settings.log_level, "handlers": ["service-json-stdout"]},
+    "loggers": {
+        "gunicorn.error": {
+            "level": _settings.log_level,
+            "handlers": ["service-json-stdout"],
+            "propagate": False,
+            "qualname": "gunicorn.error",
+        },
+        "gunicorn.access": {
+            "level": "INFO" if _settings.access_log else "WARNING",
+            "handlers": ["service-json-stdout"],
+            "propagate": False,
+            "qualname": "gunicorn.access",
+        },
+    },
+}
+
+
+# --- Hooks -------------------------------------------------------------------------------
+def when_ready(server):
+    server.log.info(
+        "listening",
+        extra={"bind": bind, "workers": workers, "threads": threads, "metrics_dir": _metrics_dir},
+    )
+
+
+def child_exit(server, worker):
+    """A worker is gone: drop its live gauges, keep its counters (prometheus multiprocess)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
