@@ -98,7 +98,7 @@ def part_state(part: Part, sheet: Sheet) -> tuple[int, int, int, int]:
         mask |= 1 << i
         if m.kind[i] == KIND_UPPER:
             upper += val
-        if m.trk_bit[i] >= 0 and val == m.trk_val[i]:
+        if m.trk_bit[i] >= 0 and val != 0:
             flags |= 1 << int(m.trk_bit[i])
     return mask, canon(m, upper, mask), flags, upper
 
@@ -195,7 +195,7 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
             states[pi][1]
         if m.trk_bit[bi] >= 0:
             bit = 1 << int(m.trk_bit[bi])
-            flags = flags | bit if p.score == m.trk_val[bi] else flags & ~bit
+            flags = flags | bit if p.score != 0 else flags & ~bit
         gain = p.score + p.bonus + p.upper_bonus
         value = now + gain + float(part.solution.values[nmask, ncode, flags]) - base[pi]
         actions.append(Action("score", value + saved_bonus, box=p.box, column=p.column,

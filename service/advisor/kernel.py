@@ -31,7 +31,7 @@ NEG = np.float32(-1e30)
 
 KernelData = namedtuple("KernelData", [
     "nb", "nd", "throws", "nh", "nk", "n_small", "prob", "reward", "cls", "kind", "face",
-    "trk_bit", "trk_val", "req_bit", "is_lower", "threshold", "amount", "maxrem", "order",
+    "trk_bit", "req_bit", "is_lower", "threshold", "amount", "maxrem", "order",
     "joker", "five_box", "five_hand", "up_box", "joker_value", "bonus_amount", "bonus_bit",
     "bonus_matching", "first_differs", "add", "sub", "hand_keep", "em_baixo", "mirror",
 ])
@@ -48,7 +48,7 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
     return KernelData(
         int(m.nb), int(m.nd), int(m.throws), len(m.prob), int(k.nk), n_small,
         np.ascontiguousarray(m.prob), np.ascontiguousarray(m.reward),
-        np.ascontiguousarray(m.cls), m.kind, m.face, m.trk_bit, m.trk_val, m.req_bit,
+        np.ascontiguousarray(m.cls), m.kind, m.face, m.trk_bit, m.req_bit,
         m.is_lower, int(m.threshold), int(m.amount), m.maxrem, int(m.order), int(m.joker),
         int(m.five_box), m.five_hand, m.up_box, np.ascontiguousarray(m.joker_value),
         int(m.bonus_amount), int(m.bonus_bit), bool(m.bonus_matching),
@@ -136,7 +136,7 @@ def placement(kd, mask, u, fl, h, first, b):
             nu = canon(kd.threshold, kd.maxrem, tot, nmask)
     elif kd.kind[b] == KIND_TRACKED:
         bit = kd.trk_bit[b]
-        if score == kd.trk_val[b]:
+        if score != 0:
             nfl = fl | (1 << bit)
         else:
             nfl = fl & ~(1 << bit)
@@ -256,7 +256,7 @@ def score_pass(kd, V, bm, bu, bf, first, S):
                             nu = canon(kd.threshold, kd.maxrem, tot, nmask)
                     elif kd.kind[b] == KIND_TRACKED:
                         bit = kd.trk_bit[b]
-                        if score == kd.trk_val[b]:
+                        if score != 0:
                             nfl = fl | (1 << bit)
                         else:
                             nfl = fl & ~(1 << bit)

@@ -7,8 +7,9 @@ The solver's game state between turns is ``(mask, ucode, flags)``:
   (the threshold): totals that reached the bonus (paid on the placement that crossed it) and
   totals that can no longer reach it are one state, since the future no longer depends on them.
   Variants without an upper bonus have the single code 0;
-- ``flags``: one bit per *tracked* box value that later rules read: the five-of-a-kind box
-  holding 50 (YAHTZEE bonus, extra Kniffel) and the boxes a ``requires`` names (Doble Generala
+- ``flags``: one bit per *tracked* box that later rules read: the five-of-a-kind box holding
+  its score, not a scratch (YAHTZEE bonus, extra Kniffel), and the boxes a ``requires`` names
+  (Doble Generala
   needs Generala = 50). A bit is 0 while its box is open.
 
 Within a turn the solver works on *keeps*: multisets of 0..n dice, of which the hands are the
@@ -106,11 +107,10 @@ class Model:
     prob: np.ndarray  # [nh] float64
     reward: np.ndarray  # [2, nb, nh] float32: plain score later (0) / first throw (1)
     cls: np.ndarray  # [2, nb, nh] int64: outcome class (upper: count of the face; tracked:
-    # score == tracked value)
+    # score != 0)
     kind: np.ndarray  # [nb]: plain / upper / tracked
     face: np.ndarray  # [nb]: face of an upper box, else 0
-    trk_bit: np.ndarray  # [nb]: flag bit a tracked box sets, else -1
-    trk_val: np.ndarray  # [nb] float32: the value a tracked box's flag records
+    trk_bit: np.ndarray  # [nb]: flag bit a tracked box sets (when it holds a non-zero score)
     req_bit: np.ndarray  # [nb]: flag bit that must be set for the box to score, else -1
     is_lower: np.ndarray  # [nb] bool
     threshold: int  # upper bonus threshold (0 = none)
@@ -144,27 +144,22 @@ def build_model(rs: RuleSet, order: str | None = None) -> Model:
     keeps = make_keeps(nd)
     five_box = v.box_ids.index("five_of_a_kind") if v.box("five_of_a_kind") else -1
     fb = v.five_bonus
-    # Tracked (box, value) pairs.
-    tracked: list[tuple[int, int]] = []
+    # Tracked boxes: their flag is set while they hold a made (non-zero) score.
+    tracked: list[int] = []
     if five_box >= 0 and fb is not None and fb.needs_50:
-        tracked.append((five_box, 50))
+        tracked.append(five_box)
     req_bit = -np.ones(nb, np.int64)
     for i, b in enumerate(boxes):
         if len(b.requires) > 1:
             raise NotImplementedError("a box requiring more than one other box")
-        for need, val in b.requires:
-            pair = (v.box_ids.index(need), val)
-            if pair not in tracked:
-                tracked.append(pair)
-            req_bit[i] = tracked.index(pair)
+        for need in b.requires:
+            bi = v.box_ids.index(need)
+            if bi not in tracked:
+                tracked.append(bi)
+            req_bit[i] = tracked.index(bi)
     trk_bit = -np.ones(nb, np.int64)
-    for bit, (bi, _) in enumerate(tracked):
-        if trk_bit[bi] >= 0:
-            raise NotImplementedError("two tracked values of one box")
+    for bit, bi in enumerate(tracked):
         trk_bit[bi] = bit
-    trk_val = np.zeros(nb, np.float32)
-    for bi, val in tracked:
-        trk_val[bi] = val
         if req_bit[bi] >= 0:
             raise NotImplementedError("a tracked box that requires another box")
     kind = np.zeros(nb, np.int64)
@@ -186,8 +181,7 @@ def build_model(rs: RuleSet, order: str | None = None) -> Model:
             cnt = np.array([counts_of(h)[face[i]] for h in hands])
             cls[0, i] = cls[1, i] = cnt
         elif kind[i] == KIND_TRACKED:
-            val = tracked[trk_bit[i]][1]
-            cls[:, i] = reward[:, i] == val
+            cls[:, i] = reward[:, i] != 0
     ub = v.upper_bonus
     threshold, amount = (ub.threshold, ub.amount) if ub else (0, 0)
     masks = np.arange(1 << nb)
@@ -209,11 +203,11 @@ def build_model(rs: RuleSet, order: str | None = None) -> Model:
     uses_five = five_box >= 0 and (v.joker != "none" or fb is not None)
     bonus_bit = -1
     if fb is not None and fb.needs_50:
-        bonus_bit = tracked.index((five_box, 50))
+        bonus_bit = tracked.index(five_box)
     return Model(
         nb=nb, nd=nd, throws=v.throws, box_ids=v.box_ids, keeps=keeps,
         prob=hand_probabilities(nd), reward=reward, cls=cls, kind=kind, face=face,
-        trk_bit=trk_bit, trk_val=trk_val, req_bit=req_bit,
+        trk_bit=trk_bit, req_bit=req_bit,
         is_lower=np.array([b.section == "lower" for b in boxes]),
         threshold=threshold, amount=amount, nu=threshold + 1 if threshold else 1,
         nflags=1 << len(tracked), maxrem=maxrem,
@@ -230,7 +224,7 @@ def reachable_states(m: Model) -> list[np.ndarray]:
 
     Upper totals are the sums the filled number boxes can make (face x 0..n each),
     canonicalised; a flag bit can be set only once its box is filled with a score that
-    equals the tracked value on some hand.
+    is non-zero on some hand.
     """
     nb, nd = m.nb, m.nd
     upper_boxes = [i for i in range(nb) if m.kind[i] == KIND_UPPER]
