@@ -161,10 +161,12 @@ def _sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
     return sorted(out, key=lambda t: (len(t), t))
 
 
-def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None) -> Suggestion:
+def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
+            strat: Strategy | None = None) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
 
     Values are expected final totals of the whole sheet (points already on it included).
+    `strat` is the RuleSet's strategy when the caller has it (else it is loaded or built).
     """
     sheet = sheet or empty_sheet(rs)
     if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
@@ -173,7 +175,8 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
     if sheet.won or totals["complete"]:
         raise InvalidInput.one("/scorecard", "the game is over: there is nothing to suggest")
     hs: HandScore = score_hand(rs, dice, throw, sheet)  # validates dice, throw and sheet
-    st = strategy(rs)
+    _check_achievable(rs, totals)
+    st = strat or strategy(rs)
     last = max_throw(rs, sheet)
     current = int(totals["total"])
     states = [part_state(p, sheet) for p in st.parts]
@@ -214,6 +217,20 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
             actions.append(Action("keep", now + float(value), dice=list(keep),
                                   em_baixo=mirrored))
     return _ranked(st, actions, current, throw, last)
+
+
+def _check_achievable(rs: RuleSet, totals: dict[str, Any]) -> None:
+    """A sheet holding a value no hand gives has no game to advise on."""
+    cols = totals.get("columns")
+    problems = []
+    for i, col in enumerate(cols or [totals]):
+        base = f"/scorecard/columns/{i}/boxes" if cols else "/scorecard/boxes"
+        for b in col["boxes"]:
+            if not b["achievable"]:
+                problems.append(Problem(f"{base}/{b['box']}",
+                                        f"{b['value']} cannot be scored in this box"))
+    if problems:
+        raise InvalidInput(problems)
 
 
 def _ranked(st: Strategy, actions: list[Action], current: int, throw: int,

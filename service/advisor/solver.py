@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -39,6 +40,13 @@ def prepare(rs: RuleSet, order: str | None = None) -> tuple[Model, kernel.Kernel
     return m, kernel.kernel_data(m, em_baixo=rs.variant.em_baixo)
 
 
+class Cancelled(Exception):
+    """A build stopped because the process is exiting."""
+
+
+CANCEL = threading.Event()  # set at interpreter exit: running builds stop between levels
+
+
 def solve(rs: RuleSet, order: str | None = None) -> Solution:
     """Solve a sheet exactly: every reachable state's value, level by level."""
     m, kd = prepare(rs, order)
@@ -48,6 +56,8 @@ def solve(rs: RuleSet, order: str | None = None) -> Solution:
     workers = max(1, min(THREADS, os.cpu_count() or 1))
     with ThreadPoolExecutor(workers) as pool:
         for level in range(m.nb - 1, -1, -1):
+            if CANCEL.is_set():
+                raise Cancelled(rs.variant.id)
             states = levels[level]
             # the kernel releases the GIL: split a level between threads, in whole blocks
             per = -(-len(states) // (workers * kernel.LANES)) * kernel.LANES

@@ -18,6 +18,7 @@ concurrent requests for the same rules build once.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from collections import OrderedDict
@@ -176,14 +177,95 @@ class _Cache:
                 self.building.pop(key, None)
         return st
 
+    def cached(self, rs: RuleSet) -> Strategy | None:
+        with self.lock:
+            st = self.pinned.get(rs.fingerprint) or self.lru.get(rs.fingerprint)
+            if st is not None and rs.fingerprint in self.lru:
+                self.lru.move_to_end(rs.fingerprint)
+            return st
+
     def ready(self, rs: RuleSet) -> bool:
         with self.lock:
             if rs.fingerprint in self.pinned:
                 return True
-        return all(_file(rs, name).exists() for name, *_ in plan(rs))
+        return all(_file(rs, name).exists() for name in _part_names(rs))
 
 
 _CACHE = _Cache()
+_PART_NAMES: dict[str, list[str]] = {}
+
+
+def _part_names(rs: RuleSet) -> list[str]:
+    names = _PART_NAMES.get(rs.fingerprint)
+    if names is None:
+        names = _PART_NAMES[rs.fingerprint] = [name for name, *_ in plan(rs)]
+    return names
+
+
+class _Builder:
+    """One background thread building tables that requests asked for (bounded queue)."""
+
+    def __init__(self, max_pending: int = 2) -> None:
+        self.max_pending = max_pending
+        self.lock = threading.Lock()
+        self.pending: OrderedDict[str, RuleSet] = OrderedDict()
+        self.thread: threading.Thread | None = None
+
+    def schedule(self, rs: RuleSet) -> bool:
+        """Queue a build; False when the queue is full (the caller should retry later)."""
+        with self.lock:
+            if rs.fingerprint not in self.pending:
+                if len(self.pending) >= self.max_pending:
+                    return False
+                self.pending[rs.fingerprint] = rs
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="advisor-build",
+                                               daemon=True)
+                self.thread.start()
+        return True
+
+    def _run(self) -> None:
+        while True:
+            with self.lock:
+                if not self.pending:
+                    self.thread = None
+                    return
+                key, rs = next(iter(self.pending.items()))
+            try:
+                _CACHE.get(rs)
+            except solver.Cancelled:
+                return
+            except Exception:  # pragma: no cover - a build bug must not kill the thread
+                import logging
+
+                logging.getLogger(__name__).exception("advisor table build failed")
+            finally:
+                with self.lock:
+                    self.pending.pop(key, None)
+
+
+_BUILDER = _Builder()
+
+
+@atexit.register
+def _stop_builds() -> None:
+    """Let a background build stop at its next level instead of dying mid-kernel."""
+    solver.CANCEL.set()
+    thread = _BUILDER.thread
+    if thread is not None:
+        thread.join(timeout=10)
+
+
+def strategy_if_ready(rs: RuleSet) -> Strategy | None:
+    """The strategy when it is in memory or on disk (loaded now); else None, and a build
+    is queued in the background (for request handlers that must not block for seconds)."""
+    st = _CACHE.cached(rs)
+    if st is not None:
+        return st
+    if _is_builtin(rs) and _CACHE.ready(rs):
+        return _CACHE.get(rs)  # memory-maps the files: milliseconds
+    _BUILDER.schedule(rs)
+    return None
 
 
 def _is_builtin(rs: RuleSet) -> bool:

@@ -6,11 +6,11 @@ from flask import Flask
 from flask_smorest import Api
 
 from .. import __version__
-from . import hands, schemas, scorecards, variants
+from . import hands, moves, schemas, scorecards, variants
 from .common import VariantConverter, variant_converter_doc
 from .problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
 
-BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp)
+BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp)
 
 # Schemas referenced by name from hand-written request/response docs (batch = oneOf).
 COMPONENTS = {
@@ -25,6 +25,8 @@ COMPONENTS = {
     "EffectiveRules": schemas.EffectiveRulesSchema,
     "VariantDefinition": schemas.VariantDefinitionSchema,
     "VariantList": schemas.VariantListSchema,
+    "MoveSuggestion": moves.MoveSuggestionSchema,
+    "TableBuilding": moves.TableBuildingSchema,
 }
 
 API_CONFIG = {

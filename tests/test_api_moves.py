@@ -1,0 +1,101 @@
+"""POST /v1/variants/{variant}/moves/suggest: the advisor over HTTP."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from service.advisor import strategy, tables
+from service.rules import effective_rules
+
+PROBLEM = "application/problem+json"
+URL = "/v1/variants/{}/moves/suggest"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tables(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ADVISOR_TABLE_DIR", str(tmp_path_factory.mktemp("api-tables")))
+    tables.clear_cache()
+    for vid in ("generala", "yacht"):
+        strategy(effective_rules(vid))
+    yield
+    tables.clear_cache()
+    mp.undo()
+
+
+def test_suggest_first_throw(client):
+    r = client.post(URL.format("generala"), json={"dice": [4, 4, 4, 4, 4], "throw": 1})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    assert body["exact"] is True and body["throw"] == 1 and body["throws_left"] == 2
+    assert body["best"] == body["alternatives"][0]
+    assert body["best"]["action"] == "score" and body["best"]["box"] == "five_of_a_kind"
+    assert body["best"]["wins_game"] is True
+    assert body["rules"]["variant"] == "generala" and body["current_total"] == 0
+    keeps = [a for a in body["alternatives"] if a["action"] == "keep"]
+    assert keeps and all(len(a["dice"]) < 5 for a in keeps)
+    assert body["expected_final_score"] == body["best"]["expected_final_score"]
+
+
+def test_suggest_with_scorecard_last_throw(client):
+    r = client.post(URL.format("yacht"), json={
+        "dice": [6, 5, 4, 3, 2], "throw": 3,
+        "scorecard": {"boxes": {"large_straight": 30, "ones": 2}}})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    assert body["current_total"] == 32 and body["throws_left"] == 0
+    assert all(a["action"] == "score" for a in body["alternatives"])
+    assert "large_straight" not in {a["box"] for a in body["alternatives"]}
+    assert body["expected_final_score"] > 32
+    ranks = [a["rank"] for a in body["alternatives"]]
+    assert ranks == sorted(ranks) and ranks[0] == 1
+
+
+def test_default_throw_is_the_first(client):
+    r = client.post(URL.format("generala"), json={"dice": [1, 2, 3, 4, 6]})
+    assert r.status_code == 200 and r.get_json()["throw"] == 1
+
+
+@pytest.mark.parametrize(("body", "pointer"), [
+    ({"dice": [1, 2, 3, 4]}, "/dice"),
+    ({"dice": [1, 2, 3, 4, 5], "throw": 4}, "/throw"),
+    ({"dice": [1, 2, 3, 4, 5], "em_baixo": True}, "/em_baixo"),
+    ({"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"sixes": 7}}}, "/scorecard/boxes/sixes"),
+])
+def test_invalid_requests_are_problems(client, body, pointer):
+    r = client.post(URL.format("generala"), json=body)
+    assert r.status_code == 422 and r.mimetype == PROBLEM
+    assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
+
+
+def test_unknown_variant_is_404(client):
+    r = client.post(URL.format("monopoly"), json={"dice": [1, 2, 3, 4, 5]})
+    assert r.status_code == 404 and r.mimetype == PROBLEM
+
+
+def test_house_rules_answer_202_then_advice(client):
+    body = {"dice": [2, 2, 3, 5, 5], "throw": 2,
+            "rules": {"boxes": {"full_house": {"value": 31}}}}
+    r = client.post(URL.format("generala"), json=body)
+    if r.status_code == 202:
+        assert r.get_json()["status"] == "building" and r.headers["Retry-After"]
+        deadline = time.monotonic() + 30
+        while r.status_code == 202 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            r = client.post(URL.format("generala"), json=body)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    out = r.get_json()
+    assert out["rules"]["overrides"] == body["rules"]
+    assert out["best"]["action"] in ("keep", "score")
+
+
+def test_em_baixo_advises_on_the_bottom_faces(client):
+    strategy(effective_rules("bozo"))
+    r = client.post(URL.format("bozo"), json={"dice": [6, 6, 6, 6, 6], "throw": 1,
+                                              "em_baixo": True})
+    assert r.status_code == 200
+    body = r.get_json()
+    assert body["dice"] == [1, 1, 1, 1, 1]
+    assert body["best"]["box"] == "five_of_a_kind" and body["best"]["wins_game"]
