@@ -33,7 +33,7 @@ KernelData = namedtuple("KernelData", [
     "nb", "nd", "throws", "nh", "nk", "n_small", "prob", "reward", "cls", "kind", "face",
     "trk_bit", "req_bit", "is_lower", "threshold", "amount", "maxrem", "order",
     "joker", "five_box", "five_hand", "up_box", "joker_value", "bonus_amount", "bonus_bit",
-    "bonus_matching", "first_differs", "add", "sub", "hand_keep", "em_baixo", "mirror",
+    "bonus_matching", "first_differs", "add", "sub", "hand_keep", "em_baixo", "mirror", "pairs",
 ])
 
 
@@ -41,6 +41,8 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
     """Pack a Model for the kernels (plain ints, bools and contiguous arrays)."""
     k = m.keeps
     n_small = int(np.sum(k.size < m.nd))
+    pairs = np.array([(i, k.sub[i, f]) for i in range(k.nk) for f in range(1, 7)
+                      if k.sub[i, f] >= 0], np.int64).reshape(-1, 2)
     mirror = np.arange(k.nk, dtype=np.int64)
     if em_baixo:
         for t, i in k.index.items():
@@ -53,7 +55,7 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
         int(m.five_box), m.five_hand, m.up_box, np.ascontiguousarray(m.joker_value),
         int(m.bonus_amount), int(m.bonus_bit), bool(m.bonus_matching),
         bool(m.first_differs), np.ascontiguousarray(k.add), np.ascontiguousarray(k.sub),
-        k.hand_keep, bool(em_baixo), mirror)
+        k.hand_keep, bool(em_baixo), mirror, pairs)
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
@@ -270,25 +272,25 @@ def score_pass(kd, V, bm, bu, bf, first, S):
 def keep_pass(kd, cur, E, M, store, t):
     """From hand values `cur` at throw t+1: E[k] (keep k, rethrow) and M[k] (best sub-keep).
 
-    When `store` has rows, store[t] receives E before the "em baixo" mirroring.
+    When `store` has rows, store[t] receives E before the "em baixo" mirroring. Blocks are
+    always LANES wide here (a constant trip count the compiler unrolls into SIMD).
     """
-    L = cur.shape[1]
+    L = LANES
     six = np.float32(6.0)
     for h in range(kd.nh):
-        eh = E[kd.hand_keep[h]]
-        ch = cur[h]
+        k = kd.hand_keep[h]
         for lane in range(L):
-            eh[lane] = ch[lane]
+            E[k, lane] = cur[h, lane]
     for k in range(kd.n_small - 1, -1, -1):
-        e1 = E[kd.add[k, 1]]
-        e2 = E[kd.add[k, 2]]
-        e3 = E[kd.add[k, 3]]
-        e4 = E[kd.add[k, 4]]
-        e5 = E[kd.add[k, 5]]
-        e6 = E[kd.add[k, 6]]
-        ek = E[k]
+        a1 = kd.add[k, 1]
+        a2 = kd.add[k, 2]
+        a3 = kd.add[k, 3]
+        a4 = kd.add[k, 4]
+        a5 = kd.add[k, 5]
+        a6 = kd.add[k, 6]
         for lane in range(L):
-            ek[lane] = (e1[lane] + e2[lane] + e3[lane] + e4[lane] + e5[lane] + e6[lane]) / six
+            E[k, lane] = (E[a1, lane] + E[a2, lane] + E[a3, lane] + E[a4, lane]
+                          + E[a5, lane] + E[a6, lane]) / six
     if store.shape[0] > 0:
         store[t, :, :] = E
     if kd.em_baixo:
@@ -298,23 +300,22 @@ def keep_pass(kd, cur, E, M, store, t):
             mk = kd.mirror[k]
             if mk > k:
                 for lane in range(L):
-                    if E[mk, lane] > E[k, lane]:
-                        E[k, lane] = E[mk, lane]
-                    else:
-                        E[mk, lane] = E[k, lane]
+                    a = E[mk, lane]
+                    b = E[k, lane]
+                    v = a if a > b else b
+                    E[k, lane] = v
+                    E[mk, lane] = v
+    # best sub-keep: a running maximum over (keep, keep minus one die) pairs, in keep order
     for k in range(kd.nk):
-        mk = M[k]
-        ek = E[k]
         for lane in range(L):
-            mk[lane] = ek[lane]
-        for f in range(1, 7):
-            s = kd.sub[k, f]
-            if s >= 0:
-                ms = M[s]
-                for lane in range(L):
-                    a = ms[lane]
-                    b = mk[lane]
-                    mk[lane] = a if a > b else b
+            M[k, lane] = E[k, lane]
+    for p in range(kd.pairs.shape[0]):
+        k = kd.pairs[p, 0]
+        s = kd.pairs[p, 1]
+        for lane in range(L):
+            a = M[s, lane]
+            b = M[k, lane]
+            M[k, lane] = a if a > b else b
 
 
 @nb.njit(cache=True, error_model="numpy")

@@ -245,7 +245,8 @@ def reachable_states(m: Model) -> list[np.ndarray]:
     usub_of = np.zeros(1 << nb, np.int64)
     for j, i in enumerate(upper_boxes):
         usub_of |= ((masks >> i) & 1) << j
-    rows = []
+    width = m.nu + 1
+    present = np.zeros((1 << nb) * width, bool)
     for usub, totals in sums.items():
         ms = masks[usub_of == usub]
         tot = np.array(sorted(totals), np.int64)
@@ -256,9 +257,9 @@ def reachable_states(m: Model) -> list[np.ndarray]:
             tt = np.where(dead, m.threshold, tt)
         else:
             tt = np.zeros_like(tt)
-        rows.append(np.unique(mm * (m.nu + 1) + tt))
-    keys = np.sort(np.concatenate(rows))
-    mu = np.stack([keys // (m.nu + 1), keys % (m.nu + 1)], axis=1)
+        present[mm * width + tt] = True
+    keys = np.flatnonzero(present)
+    mu = np.stack([keys // width, keys % width], axis=1)
     # flags: a bit may be set once its box is filled (and some hand gives the value)
     states = mu[:, None, :]
     flag_sets = np.zeros((len(mu), 1), np.int64)
@@ -271,7 +272,9 @@ def reachable_states(m: Model) -> list[np.ndarray]:
     out = np.concatenate([np.repeat(mu, flag_sets.shape[1], axis=0),
                           flag_sets.reshape(-1, 1)], axis=1)
     out = out[out[:, 2] >= 0]
-    pop = np.array([bin(x).count("1") for x in range(1 << nb)])[out[:, 0]]
+    bits = np.array([bin(x).count("1") for x in range(1 << 11)], np.int64)
+    x = out[:, 0]
+    pop = bits[x & 0x7FF] + bits[(x >> 11) & 0x7FF] + bits[(x >> 22) & 0x7FF]
     return [out[pop == lv] for lv in range(nb + 1)]
 
 
