@@ -197,9 +197,7 @@ def score_pass(kd, V, bm, bu, bf, first, S):
             w = W[C[h]]
             s = S[h]
             for lane in range(L):
-                v = r * rm[lane] + w[lane]
-                o = s[lane]
-                s[lane] = v if v > o else o
+                s[lane] = np.maximum(r * rm[lane] + w[lane], s[lane])
     if kd.five_box >= 0:
         # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
         # (the same logic as `placement`, unrolled here to keep the block loop call-free).
@@ -300,9 +298,7 @@ def keep_pass(kd, cur, E, M, store, t):
             mk = kd.mirror[k]
             if mk > k:
                 for lane in range(L):
-                    a = E[mk, lane]
-                    b = E[k, lane]
-                    v = a if a > b else b
+                    v = np.maximum(E[mk, lane], E[k, lane])
                     E[k, lane] = v
                     E[mk, lane] = v
     # best sub-keep: a running maximum over (keep, keep minus one die) pairs, in keep order
@@ -313,9 +309,8 @@ def keep_pass(kd, cur, E, M, store, t):
         k = kd.pairs[p, 0]
         s = kd.pairs[p, 1]
         for lane in range(L):
-            a = M[s, lane]
-            b = M[k, lane]
-            M[k, lane] = a if a > b else b
+            # np.maximum on scalars compiles to a vector max; `a if a > b else b` does not
+            M[k, lane] = np.maximum(M[s, lane], M[k, lane])
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -339,9 +334,7 @@ def turn_pass(kd, Sf, Sl, E, M, cur, store):
         c = cur[h]
         sf = Sf[h]
         for lane in range(L):
-            a = sf[lane]
-            b = c[lane]
-            c[lane] = a if a > b else b
+            c[lane] = np.maximum(sf[lane], c[lane])
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
@@ -372,13 +365,14 @@ def solve_level(kd, V, states):
         cur = np.empty((kd.nh, L), np.float32)
         store = np.empty((0, 0, 0), np.float32)
         turn_pass(kd, Sf, Sl, E, M, cur, store)
+        acc = np.zeros(L, np.float64)
+        for h in range(kd.nh):
+            p = kd.prob[h]
+            for lane in range(L):
+                acc[lane] += p * np.float64(cur[h, lane])
         for lane in range(L):
-            i = bi * L + lane
-            if i < n:
-                acc = 0.0
-                for h in range(kd.nh):
-                    acc += kd.prob[h] * np.float64(cur[h, lane])
-                V[bm[lane], bu[lane], bf[lane]] = np.float32(acc)
+            if bi * L + lane < n:
+                V[bm[lane], bu[lane], bf[lane]] = np.float32(acc[lane])
 
 
 @nb.njit(cache=True, error_model="numpy")
