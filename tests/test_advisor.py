@@ -400,3 +400,24 @@ def test_house_rules_build_once_under_concurrency(monkeypatch):
     assert all(r is results[0] for r in results)
     assert not isinstance(results[0].parts[0].solution.values, np.memmap)  # LRU, not disk
 
+
+
+def test_em_baixo_keeps_are_worth_their_mirror_image():
+    rs = effective_rules("bozo")
+    sug = suggest(rs, [1, 1, 2, 3, 6], 2)
+    keeps = {tuple(a.dice): a for a in sug.alternatives if a.action == "keep"}
+    # keeping the two 1s and announcing "em baixo" is keeping two 6s
+    kd = strategy(rs).parts[0].solution.kd
+    assert kd.em_baixo
+    assert keeps[(1, 1)].expected_final_score >= keeps[(6,)].expected_final_score - 1e-9
+    plain = tables.build_strategy(_without_em_baixo(rs))
+    with_em = strategy(rs)
+    assert with_em.parts[0].solution.start_value >= plain.parts[0].solution.start_value - 1e-4
+
+
+def _without_em_baixo(rs):
+    from dataclasses import replace
+
+    from service.rules import _build
+
+    return _build(replace(rs.variant, em_baixo=False), rs.options, rs.overrides)
