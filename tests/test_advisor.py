@@ -185,9 +185,14 @@ def test_solver_matches_brute_force(vid, options, overrides):
 # --------------------------------------------------------------------------- the oracle
 
 ORACLE_RULES = [
-    ("yahtzee", {}), ("yahtzee", {"joker": "free"}), ("kniffel", {}), ("yatzy", {}),
-    ("generala", {}), ("generala", {"obligada": True}), ("general_11", {}), ("bozo", {}),
-    ("generala_spanish", {"doble_generala": True}), ("yacht", {}),
+    ("yahtzee", {}, {}), ("yahtzee", {"joker": "free"}, {}), ("kniffel", {}, {}),
+    ("kniffel", {"extra_kniffel_needs_50": False}, {}), ("yatzy", {}, {}),
+    ("generala", {}, {}), ("generala", {"obligada": True}, {}), ("general_11", {}, {}),
+    ("bozo", {}, {}), ("generala_spanish", {"doble_generala": True}, {}), ("yacht", {}, {}),
+    ("general", {"trinca_quadra": "matching", "general_de_mao": True}, {}),
+    ("yahtzee", {"joker": "none"}, {"boxes": {"five_of_a_kind": {"value": 60}},
+                                    "upper_bonus": {"threshold": 50, "amount": 20}}),
+    ("generala", {}, {"boxes": {"five_of_a_kind": {"value": 60}}}),
 ]
 
 
@@ -202,11 +207,11 @@ def random_sheet(rs, rng: random.Random) -> Sheet:
     return sheet
 
 
-@pytest.mark.parametrize(("vid", "options"), ORACLE_RULES)
-def test_placements_agree_with_score_hand(vid, options):
+@pytest.mark.parametrize(("vid", "options", "overrides"), ORACLE_RULES)
+def test_placements_agree_with_score_hand(vid, options, overrides):
     """Kernel rewards, legality, bonuses and score-pass values against score_hand."""
-    rs = effective_rules(vid, options)
-    st = tables.build_strategy(rs) if vid not in ("yahtzee", "yatzy") else strategy(rs)
+    rs = effective_rules(vid, options, overrides)
+    st = strategy(rs)
     part = st.parts[0]
     kd = part.solution.kd
     values = part.solution.values
