@@ -287,10 +287,18 @@ def warm(variants: list[str] | tuple[str, ...] | None = None) -> dict[str, float
     import time
 
     out = {}
-    for vid in variants or VARIANT_IDS:
+    ids = list(variants or VARIANT_IDS)
+    for vid in ids:
         t = time.perf_counter()
         strategy(effective_rules(vid))
         out[vid] = time.perf_counter() - t
+    if ids:
+        # compile (or load from the numba cache) the query kernels too, so that a process
+        # that warms up before forking workers answers its first suggestion at full speed
+        from .advice import suggest
+
+        rs = effective_rules(ids[0])
+        suggest(rs, [1] * rs.variant.dice, 1)
     return out
 
 
