@@ -11,7 +11,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     VENV=/opt/venv \
     ADVISOR_TABLE_DIR=/app/tables \
-    NUMBA_CACHE_DIR=/tmp/numba-cache
+    NUMBA_CACHE_DIR=/app/numba-cache
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY service/ service/
@@ -27,6 +27,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PORT=8000 \
     ADVISOR_TABLE_DIR=/app/tables \
     PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus \
+    NUMBA_CACHE_SEED=/app/numba-cache \
     NUMBA_CACHE_DIR=/tmp/numba-cache
 RUN groupadd --system --gid 10001 app \
     && useradd --system --uid 10001 --gid app --no-create-home \
@@ -34,6 +35,9 @@ RUN groupadd --system --gid 10001 app \
 WORKDIR /app
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /app/tables /app/tables
+# The kernels compiled while building the tables: gunicorn.conf.py copies them to the
+# writable NUMBA_CACHE_DIR at start, so no process compiles them again.
+COPY --from=build /app/numba-cache /app/numba-cache
 COPY gunicorn.conf.py ./
 USER 10001:10001
 EXPOSE 8000

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import tempfile
 
 from service.config import Settings
@@ -25,6 +26,14 @@ os.makedirs(_metrics_dir, exist_ok=True)
 for _stale in glob.glob(os.path.join(_metrics_dir, "*.db")):
     os.unlink(_stale)
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir
+
+# Compiled advisor kernels shipped read-only in the image (NUMBA_CACHE_SEED) are copied to
+# the writable cache directory before the app loads, so no process compiles them again.
+_numba_seed = os.environ.get("NUMBA_CACHE_SEED", "")
+_numba_cache = os.environ.get("NUMBA_CACHE_DIR", "")
+if _numba_seed and _numba_cache and os.path.isdir(_numba_seed) and not os.path.exists(
+        _numba_cache):
+    shutil.copytree(_numba_seed, _numba_cache)
 
 # --- Server -------------------------------------------------------------------------------
 bind = [f"0.0.0.0:{_settings.port}"]
@@ -89,6 +98,16 @@ logconfig_dict = {
 
 # --- Hooks -------------------------------------------------------------------------------
 def when_ready(server):
+    """Before any worker forks: build or load the advisor's tables (ADVISOR_WARM), so every
+    worker shares them (memory-mapped files, compiled kernels) and is ready at once."""
+    from service.advisor import warm
+    from service.config import warm_variants
+
+    variants = warm_variants(_settings.advisor_warm)
+    if variants:
+        seconds = warm(variants)
+        server.log.info("advisor tables ready", extra={"seconds": round(sum(seconds.values()), 2),
+                                                       "variants": list(variants)})
     server.log.info(
         "listening",
         extra={"bind": bind, "workers": workers, "threads": threads, "metrics_dir": _metrics_dir},

@@ -51,6 +51,22 @@ def default_workers() -> int:
     return min(2 * cpus + 1, 8)
 
 
+def warm_variants(spec: str) -> tuple[str, ...]:
+    """The variant ids an ADVISOR_WARM value names ("all", "none", or a list)."""
+    from .variants import VARIANT_IDS
+
+    spec = spec.strip().lower()
+    if spec in ("", "none"):
+        return ()
+    if spec == "all":
+        return VARIANT_IDS
+    ids = tuple(s.strip() for s in spec.split(",") if s.strip())
+    unknown = [v for v in ids if v not in VARIANT_IDS]
+    if unknown:
+        raise ValueError(f"ADVISOR_WARM names unknown variants: {', '.join(unknown)}")
+    return ids
+
+
 @dataclass(frozen=True)
 class Settings:
     """Service settings. `from_env()` reads them; tests build them directly."""
@@ -70,6 +86,13 @@ class Settings:
     # ADVISOR_TABLE_DIR: directory of the advisor's precomputed tables (`python -m
     # service.advisor build` writes them there; the container image builds them in).
     advisor_table_dir: str = ".tables"
+    # ADVISOR_CACHE_SIZE: how many house-rules tables (built on first use) stay in memory.
+    advisor_cache_size: int = 8
+    # ADVISOR_WARM: built-in variants whose tables gunicorn's master builds or loads before
+    # forking workers: "all", "none", or a comma-separated list of variant ids.
+    advisor_warm: str = "all"
+    # ADVISOR_THREADS: threads that build a table (0 = every CPU).
+    advisor_threads: int = 0
 
     # --- Logging and metrics ---------------------------------------------------------------
     # LOG_LEVEL: lowest level logged (DEBUG, INFO, WARNING, ERROR).
@@ -116,6 +139,9 @@ class Settings:
             cors_origins=_env_list("CORS_ORIGINS", "*"),
             cors_max_age=_env_int("CORS_MAX_AGE", cls.cors_max_age),
             advisor_table_dir=_env_str("ADVISOR_TABLE_DIR", cls.advisor_table_dir),
+            advisor_cache_size=_env_int("ADVISOR_CACHE_SIZE", cls.advisor_cache_size),
+            advisor_warm=_env_str("ADVISOR_WARM", cls.advisor_warm),
+            advisor_threads=_env_int("ADVISOR_THREADS", cls.advisor_threads),
             log_level=_env_str("LOG_LEVEL", cls.log_level).upper(),
             log_format=_env_str("LOG_FORMAT", cls.log_format).lower(),
             access_log=_env_bool("ACCESS_LOG", cls.access_log),

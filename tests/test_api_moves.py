@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from service.advisor import strategy, tables
@@ -75,16 +73,10 @@ def test_unknown_variant_is_404(client):
     assert r.status_code == 404 and r.mimetype == PROBLEM
 
 
-def test_house_rules_answer_202_then_advice(client):
+def test_house_rules_table_is_built_in_the_first_request(client):
     body = {"dice": [2, 2, 3, 5, 5], "throw": 2,
             "rules": {"boxes": {"full_house": {"value": 31}}}}
     r = client.post(URL.format("generala"), json=body)
-    if r.status_code == 202:
-        assert r.get_json()["status"] == "building" and r.headers["Retry-After"]
-        deadline = time.monotonic() + 30
-        while r.status_code == 202 and time.monotonic() < deadline:
-            time.sleep(0.05)
-            r = client.post(URL.format("generala"), json=body)
     assert r.status_code == 200, r.get_data(as_text=True)
     out = r.get_json()
     assert out["rules"]["overrides"] == body["rules"]

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import Settings
 from ..rules import RuleSet
 from . import kernel
 from .model import Model, build_model, canon, reachable_states
 
-THREADS = int(os.environ.get("ADVISOR_THREADS", "0") or 0) or (os.cpu_count() or 1)
+THREADS = Settings.from_env().advisor_threads or (os.cpu_count() or 1)
 
 
 @dataclass

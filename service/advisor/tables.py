@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import Settings
 from ..rules import RuleSet, _build, effective_rules
 from ..variants import VARIANT_IDS
 from . import solver
@@ -34,12 +35,13 @@ from .solver import Solution
 
 FORMAT = 1
 MAX_EXACT_BOXES = 16
-LRU_SIZE = int(os.environ.get("ADVISOR_CACHE_SIZE", "8") or 8)
+LRU_SIZE = Settings.from_env().advisor_cache_size
 
 
 def table_dir() -> Path:
-    """Where built-in tables are written and read."""
-    return Path(os.environ.get("ADVISOR_TABLE_DIR") or ".tables")
+    """Where built-in tables are written and read (ADVISOR_TABLE_DIR, read each time so
+    tests and the build command can point it elsewhere)."""
+    return Path(Settings.from_env().advisor_table_dir)
 
 
 @dataclass
@@ -202,70 +204,10 @@ def _part_names(rs: RuleSet) -> list[str]:
     return names
 
 
-class _Builder:
-    """One background thread building tables that requests asked for (bounded queue)."""
-
-    def __init__(self, max_pending: int = 2) -> None:
-        self.max_pending = max_pending
-        self.lock = threading.Lock()
-        self.pending: OrderedDict[str, RuleSet] = OrderedDict()
-        self.thread: threading.Thread | None = None
-
-    def schedule(self, rs: RuleSet) -> bool:
-        """Queue a build; False when the queue is full (the caller should retry later)."""
-        with self.lock:
-            if rs.fingerprint not in self.pending:
-                if len(self.pending) >= self.max_pending:
-                    return False
-                self.pending[rs.fingerprint] = rs
-            if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._run, name="advisor-build",
-                                               daemon=True)
-                self.thread.start()
-        return True
-
-    def _run(self) -> None:
-        while True:
-            with self.lock:
-                if not self.pending:
-                    self.thread = None
-                    return
-                key, rs = next(iter(self.pending.items()))
-            try:
-                _CACHE.get(rs)
-            except solver.Cancelled:
-                return
-            except Exception:  # pragma: no cover - a build bug must not kill the thread
-                import logging
-
-                logging.getLogger(__name__).exception("advisor table build failed")
-            finally:
-                with self.lock:
-                    self.pending.pop(key, None)
-
-
-_BUILDER = _Builder()
-
-
 @atexit.register
 def _stop_builds() -> None:
-    """Let a background build stop at its next level instead of dying mid-kernel."""
+    """Let a build still running at exit stop at its next level instead of mid-kernel."""
     solver.CANCEL.set()
-    thread = _BUILDER.thread
-    if thread is not None:
-        thread.join(timeout=10)
-
-
-def strategy_if_ready(rs: RuleSet) -> Strategy | None:
-    """The strategy when it is in memory or on disk (loaded now); else None, and a build
-    is queued in the background (for request handlers that must not block for seconds)."""
-    st = _CACHE.cached(rs)
-    if st is not None:
-        return st
-    if _is_builtin(rs) and _CACHE.ready(rs):
-        return _CACHE.get(rs)  # memory-maps the files: milliseconds
-    _BUILDER.schedule(rs)
-    return None
 
 
 def _is_builtin(rs: RuleSet) -> bool:

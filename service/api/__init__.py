@@ -26,7 +26,6 @@ COMPONENTS = {
     "VariantDefinition": schemas.VariantDefinitionSchema,
     "VariantList": schemas.VariantListSchema,
     "MoveSuggestion": moves.MoveSuggestionSchema,
-    "TableBuilding": moves.TableBuildingSchema,
 }
 
 API_CONFIG = {

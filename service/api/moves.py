@@ -10,7 +10,7 @@ from flask.views import MethodView
 from marshmallow import fields, validate
 
 from ..advisor import suggest
-from ..advisor.tables import strategy_if_ready
+from ..advisor.tables import strategy
 from ..errors import InvalidInput
 from ..rules import get_variant
 from ..variants import ALL_BOX_IDS
@@ -29,7 +29,6 @@ from .schemas import EchoRulesSchema, HandScoreRequestSchema
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 
 _request_schema = HandScoreRequestSchema()
-RETRY_AFTER_SECONDS = 5
 
 
 class MoveSchema(ma.Schema):
@@ -61,14 +60,6 @@ class MoveSchema(ma.Schema):
         "description": "score: the placement wins the game at once (valued at its score)"})
 
 
-class TableBuildingSchema(ma.Schema):
-    """The advice table of these rules is being built: send the request again later."""
-
-    status = fields.String(required=True, validate=validate.OneOf(("building",)))
-    retry_after = fields.Integer(required=True, metadata={"description": "Seconds"})
-    detail = fields.String(required=True)
-
-
 class MoveSuggestionSchema(ma.Schema):
     """The best move for a position and every alternative, ranked."""
 
@@ -97,12 +88,10 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
                                    f"variant {variant!r} has no 'em baixo' scoring")
         dice = [7 - d for d in dice]
     throw = item.get("throw") or 1
-    st = strategy_if_ready(rs)
-    if st is None:
-        return json_response({"status": "building", "retry_after": RETRY_AFTER_SECONDS,
-                              "detail": "The value table for these rules is being built; "
-                                        "send the request again shortly."},
-                             status=202, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+    # Built-in tables are loaded at start-up; a house-rules table is built here, inside the
+    # first request that needs it (well under a second for 13 boxes), then cached by its
+    # fingerprint; concurrent requests for the same rules wait for one build.
+    st = strategy(rs)
     result = suggest(rs, dice, throw, sheet, strat=st)
     return json_response({"variant": variant, "rules": rs.describe(),
                           "dice": sorted(dice), **result.as_dict()})
@@ -118,10 +107,6 @@ class MoveSuggestion(MethodView):
              responses={"200": response_doc("MoveSuggestion", False,
                                             "The best keep or box, and every alternative with "
                                             "its expected final score and regret"),
-                        "202": response_doc("TableBuilding", False,
-                                            "The value table of these rules is being built "
-                                            "(first use of house rules): retry after "
-                                            "Retry-After seconds"),
                         **ERRORS_DOC})
     def post(self, variant: str) -> Response:
         """Suggest the move that maximises the expected final score.
@@ -131,8 +116,8 @@ class MoveSuggestion(MethodView):
         on the last throw only boxes. Values are expected final totals under optimal play,
         points already on the sheet included. Exact for every 5-dice one-column variant;
         column sheets and Maxi Yatzy are approximations (`exact: false`, see `method`).
-        Tables of house rules are built on first use, in the background: until they are
-        ready the answer is 202 with Retry-After.
+        The table of a house-rules table is built inside the first request that needs it
+        (about a second at most), then cached by the rules fingerprint.
         """
         get_variant(variant)
         items, _ = load_items(_request_schema, batch=False)
