@@ -1,11 +1,14 @@
 """HTTP benchmark: the service vs a bare Flask app, same gunicorn settings, same load.
 
-    python bench/bench_http.py [--seconds 5] [--connections 8] [--workers 2]
+    python bench/bench_http.py [--seconds 5] [--connections 8] [--rounds 3]
 
-Starts both apps under gunicorn on loopback, drives each endpoint with wrk (Debian package
-`wrk`; a Python load generator is used when wrk is missing) and prints requests/s and p99
-latency of hands/score and scorecards/score as ratios to the bare app (target >= 0.7), then
-the batch form's items scored per second.
+Starts both apps under gunicorn with the project's `gunicorn.conf.py` (its defaults: workers
+from the CPU count, JSON access log) on loopback, drives each endpoint with wrk (Debian
+package `wrk`; a Python load generator is used when wrk is missing), alternating the two apps
+for --rounds rounds and keeping the median, and prints requests/s and p99 latency of
+hands/score and scorecards/score as ratios to the bare app (target >= 0.7); then the batch
+form's items scored per second, moves/suggest per second (target >= 1,000/s), and the
+memory of the whole service (master and workers, all built-in advisor tables loaded).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,20 +45,41 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(app: str, workers: int) -> tuple[subprocess.Popen, int]:
+def start(app: str, warm: str) -> tuple[subprocess.Popen, int]:
     port = free_port()
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}", "PORT": str(port),
+           "ADVISOR_WARM": warm}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-w", str(workers), "-b", f"127.0.0.1:{port}",
-         "--log-level", "warning", app],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"},
-        start_new_session=True)
-    for _ in range(200):
+        [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", app],
+        cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    for _ in range(1200):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/variants/yacht", timeout=1)
             return proc, port
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{app} did not start")
+
+
+def memory_mib(proc: subprocess.Popen) -> tuple[float, float]:
+    """(sum of PSS, sum of RSS) in MiB over gunicorn's master and its workers.
+
+    PSS counts a page shared by n processes as 1/n in each, so its sum is the real total;
+    RSS counts shared pages (the memory-mapped tables) once per process.
+    """
+    pids = [proc.pid]
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    pss = rss = 0
+    for pid in pids:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                pss += int(line.split()[1])
+            elif line.startswith("Rss:"):
+                rss += int(line.split()[1])
+    return pss / 1024, rss / 1024
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -109,35 +134,50 @@ def pyload(url: str, body: dict | list, seconds: int, connections: int) -> tuple
     return len(latencies) / seconds, latencies[int(len(latencies) * 0.99)] * 1000
 
 
+SUGGEST = {"dice": [2, 3, 3, 5, 6], "throw": 1,
+           "scorecard": {"boxes": {"ones": 3, "full_house": 25, "chance": 21}}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--connections", type=int, default=8)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     load = wrk if shutil.which("wrk") else pyload
-    print(f"load generator: {'wrk' if load is wrk else 'python'}; gunicorn sync workers: "
-          f"{args.workers}; {args.connections} connections, {args.seconds}s per run")
+    print(f"load generator: {'wrk' if load is wrk else 'python'}; gunicorn.conf.py defaults; "
+          f"{args.connections} connections, {args.seconds}s per run, median of {args.rounds}")
 
-    bare, bare_port = start("bare_app:create_app()", args.workers)
-    svc, svc_port = start("service.app:create_app()", args.workers)
+    bare, bare_port = start("bare_app:create_app()", "none")
+    svc, svc_port = start("service.app:create_app()", "all")
     try:
-        for name, path, body in (("hands/score", "hands/score", HAND),
-                                 ("scorecards/score", "scorecards/score", CARD)):
-            url = f"/v1/variants/yahtzee/{path}"
+        for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
+            url = f"/v1/variants/yahtzee/{name}"
             load(f"http://127.0.0.1:{svc_port}{url}", body, 1, args.connections)  # warm up
-            b_rps, b_p99 = load(f"http://127.0.0.1:{bare_port}{url}", body, args.seconds,
-                                args.connections)
-            s_rps, s_p99 = load(f"http://127.0.0.1:{svc_port}{url}", body, args.seconds,
-                                args.connections)
-            print(f"{name:18s} service {s_rps:8.0f} req/s p99 {s_p99:6.2f} ms | bare "
-                  f"{b_rps:8.0f} req/s p99 {b_p99:6.2f} ms | throughput ratio "
+            runs: dict[str, list[tuple[float, float]]] = {"bare": [], "svc": []}
+            for _ in range(args.rounds):
+                for key, port in (("bare", bare_port), ("svc", svc_port)):
+                    runs[key].append(load(f"http://127.0.0.1:{port}{url}", body,
+                                          args.seconds, args.connections))
+            b_rps = statistics.median(r for r, _ in runs["bare"])
+            b_p99 = statistics.median(p for _, p in runs["bare"])
+            s_rps = statistics.median(r for r, _ in runs["svc"])
+            s_p99 = statistics.median(p for _, p in runs["svc"])
+            print(f"{name:18s} service {s_rps:7.0f} req/s p99 {s_p99:6.2f} ms | bare "
+                  f"{b_rps:7.0f} req/s p99 {b_p99:6.2f} ms | throughput ratio "
                   f"{s_rps / b_rps:.2f} (target >= 0.7), p99 ratio {b_p99 / s_p99:.2f}")
-        for name, path, body in (("hands/score", "hands/score", HAND),
-                                 ("scorecards/score", "scorecards/score", CARD)):
-            url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/{path}"
+        for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
+            url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/{name}"
             rps, _ = load(url, [body] * BATCH, args.seconds, 2)
-            print(f"batch {name:12s} {BATCH} items per request: {rps * BATCH:10.0f} items/s")
+            print(f"batch {name:17s} {BATCH} items a request: {rps * BATCH:9.0f} items/s")
+        url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/moves/suggest"
+        load(url, SUGGEST, 1, args.connections)
+        rps, p99 = load(url, SUGGEST, args.seconds, args.connections)
+        print(f"moves/suggest      {rps:7.0f} suggestions/s p99 {p99:6.2f} ms "
+              f"(target >= 1,000/s)")
+        pss, rss = memory_mib(svc)
+        print(f"service memory, all built-in tables loaded: {pss:.0f} MiB (sum of PSS over "
+              f"master and workers; sum of RSS {rss:.0f} MiB)")
     finally:
         stop(bare)
         stop(svc)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import FunctionType
+from typing import Any
+
 from flask import Flask
 
 from .api import register_api
@@ -9,11 +13,30 @@ from .config import Settings
 from .ops import init_ops
 
 
+class ServiceFlask(Flask):
+    """Flask, with `ensure_sync` remembered for plain functions.
+
+    Flask asks `ensure_sync` of every hook and view on every request, and each answer is an
+    `inspect` call; hooks and views are fixed once the app is built. (Bound methods, made
+    anew per request by MethodView, are passed through uncached.)
+    """
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        """The sync form of `func`, cached for plain functions."""
+        if type(func) is not FunctionType:
+            return super().ensure_sync(func)
+        cache = self.__dict__.setdefault("_sync_cache", {})
+        sync = cache.get(func)
+        if sync is None:
+            sync = cache[func] = super().ensure_sync(func)
+        return sync
+
+
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the Flask app: settings from the environment unless given, the API, errors,
     and the ops layer (/healthz, /readyz, /metrics, request ids, JSON logs, CORS)."""
     settings = settings or Settings.from_env()
-    app = Flask(__name__)
+    app = ServiceFlask(__name__)
     app.config["SETTINGS"] = settings
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.config["MAX_BATCH_ITEMS"] = settings.max_batch_items

@@ -166,19 +166,35 @@ def _cors_headers(response: Response, settings: Settings) -> None:
     response.headers["Access-Control-Expose-Headers"] = REQUEST_ID_HEADER
 
 
+# (method, endpoint, status) -> (counter child, histogram child): labels() takes a lock and
+# builds a key on every call; the set of label values is small and fixed per process.
+_METRIC_CHILDREN: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
+def _metric_children(method: str, endpoint: str, status: int) -> tuple[Any, Any]:
+    key = (method, endpoint, status)
+    children = _METRIC_CHILDREN.get(key)
+    if children is None:
+        labels = (method, endpoint, str(status))
+        children = _METRIC_CHILDREN[key] = (REQUESTS.labels(*labels), LATENCY.labels(*labels))
+    return children
+
+
 def _finish_request(response: Response) -> Response:
     settings: Settings = current_app.extensions["ops"]["settings"]
-    request_id = g.get("request_id") or uuid.uuid4().hex
+    ctx_g = g._get_current_object()
+    req = request._get_current_object()
+    request_id = getattr(ctx_g, "request_id", None) or uuid.uuid4().hex
     response.headers[REQUEST_ID_HEADER] = request_id
     _cors_headers(response, settings)
     if settings.metrics_enabled:
-        rule = request.url_rule
+        rule = req.url_rule
         endpoint = rule.rule if rule is not None else "<unmatched>"
-        started = g.get("ops_started")
-        labels = (request.method, endpoint, str(response.status_code))
-        REQUESTS.labels(*labels).inc()
+        started = getattr(ctx_g, "ops_started", None)
+        count, latency = _metric_children(req.method, endpoint, response.status_code)
+        count.inc()
         if started is not None:
-            LATENCY.labels(*labels).observe(time.perf_counter() - started)
+            latency.observe(time.perf_counter() - started)
     return response
 
 

@@ -80,7 +80,9 @@ def effective_rules(variant_id: str, options: dict[str, Any] | None = None,
                     overrides: dict[str, Any] | None = None) -> RuleSet:
     """Apply options and overrides to a variant; validated, cached, fingerprinted."""
     get_variant(variant_id)
-    return _effective_cached(variant_id, canonical(options or {}), canonical(overrides or {}))
+    # Most requests name no options or overrides: skip building a canonical key for them.
+    return _effective_cached(variant_id, canonical(options) if options else "{}",
+                             canonical(overrides) if overrides else "{}")
 
 
 @lru_cache(maxsize=512)

@@ -222,32 +222,32 @@ def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int 
     if fb and five_filled and (not fb.needs_50 or column.boxes["five_of_a_kind"] != 0):
         bonus_amount = fb.amount
 
-    upper_now = sum(column.boxes[b.id] or 0 for b in v.boxes if b.section == "upper")
+    # The loop below runs for every box of every scored hand: plain locals, no helpers.
+    values = column.boxes
+    upper_now = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
+    ub = v.upper_bonus
     out = []
     for i, box in enumerate(v.boxes):
+        bid = box.id
         score = scores[i][h]
-        if any(not column.boxes.get(req) for req in box.requires):
+        if box.requires and any(not values.get(req) for req in box.requires):
             score = 0
         joker = False
-        if box.id in joker_boxes:
+        if joker_boxes and bid in joker_boxes:
             jv = full_value(box, counts, pattern_match(box, counts) or (5 * five_face, five_face))
             joker = jv != score
             score = jv
-        is_open = not column.filled(box.id)
-        legal = is_open and box.id in allowed
+        is_open = values.get(bid) is None
+        legal = is_open and bid in allowed
         bonus = 0
-        if legal and bonus_amount and (fb.placement == "any" or box.id == match_up):
+        if legal and bonus_amount and (fb.placement == "any" or bid == match_up):
             bonus = bonus_amount
         upper_bonus = 0
-        ub = v.upper_bonus
         if (legal and ub and box.section == "upper"
                 and upper_now < ub.threshold <= upper_now + score):
             upper_bonus = ub.amount
-        out.append(Placement(
-            box=box.id, score=score, open=is_open, legal=legal, joker=joker, bonus=bonus,
-            upper_bonus=upper_bonus,
-            wins_game=box.wins_on_first_throw and first and rs.matched[i][h],
-            column=col_no))
+        out.append(Placement(bid, score, is_open, legal, joker, bonus, upper_bonus,
+                             first and box.wins_on_first_throw and rs.matched[i][h], col_no))
     return out
 
 

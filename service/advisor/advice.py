@@ -8,6 +8,7 @@ sub-keep by running maximum), in float64.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -238,12 +239,14 @@ def _ranked(st: Strategy, actions: list[Action], current: int, throw: int,
     actions.sort(key=lambda a: (-a.expected_final_score, a.action != "score",
                                 a.box or "", len(a.dice or ()), a.dice or []))
     best = actions[0].expected_final_score
-    values = [a.expected_final_score for a in actions]
+    # actions are sorted by value, best first: ranks and ties by bisection, not n^2 scans
+    neg = [-a.expected_final_score for a in actions]
     for a in actions:
         v = a.expected_final_score
         a.regret = max(0.0, best - v)
-        a.rank = 1 + sum(1 for x in values if x > v + TIE)
-        a.tie = sum(1 for x in values if abs(x - v) <= TIE) > 1
+        better = bisect_left(neg, -(v + TIE))  # values above v + TIE
+        a.rank = 1 + better
+        a.tie = bisect_right(neg, -(v - TIE)) - better > 1
     return Suggestion(best=actions[0], expected_final_score=best, exact=st.exact,
                       method=st.method, current_total=current, throw=throw,
                       throws_left=last - throw, alternatives=actions)

@@ -7,11 +7,11 @@ form must come back as one 422 whose pointers say which item and which field.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
+import orjson
 from flask import Response, current_app, request
 from flask_smorest import Blueprint
 from werkzeug.routing import BaseConverter
@@ -39,9 +39,8 @@ def variant_converter_doc(_converter: BaseConverter) -> dict[str, Any]:
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
                   ) -> Response:
-    """Serialise a response body (plain dicts built by the views)."""
-    body = json.dumps(data, separators=(",", ":"))
-    return Response(body, status=status, mimetype=JSON, headers=headers)
+    """Serialise a response body (plain dicts built by the views; orjson: ~10x json's speed)."""
+    return Response(orjson.dumps(data), status=status, mimetype=JSON, headers=headers)
 
 
 def read_json() -> Any:
@@ -51,8 +50,8 @@ def read_json() -> Any:
         raise RequestProblem(422, "Invalid request", "The request body is empty; send JSON",
                              [Problem("", "a JSON body is required")])
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
         raise RequestProblem(422, "Invalid request", f"The request body is not JSON: {exc}",
                              [Problem("", "not valid JSON")]) from None
 
@@ -80,6 +79,11 @@ def load_items(schema: ma.Schema, batch: bool) -> tuple[list[dict[str, Any]], bo
         raise RequestProblem(422, "Invalid request", "The request body must be a JSON object"
                              + (" or a list of objects" if batch else ""),
                              [Problem("", "must be an object")])
+    fast_load = getattr(schema, "fast_load", None)
+    if fast_load is not None:
+        fast = [fast_load(d) for d in data] if is_list else [fast_load(data)]
+        if all(item is not None for item in fast):
+            return fast, is_list
     try:
         items = schema.load(data, many=is_list)
     except ma.ValidationError as err:

@@ -209,8 +209,67 @@ class RulesRequestFields(StrictSchema):
 # --------------------------------------------------------------------------- requests
 
 
+# --------------------------------------------------------------------------- fast paths
+# The common scoring request (dice, throw, a one-column scorecard) is checked here without
+# marshmallow, which costs as much as the scoring itself. A fast check only ever accepts:
+# anything unusual or wrong returns None and the request goes through marshmallow, which
+# gives the errors. tests/test_fast_paths.py checks the two agree on generated requests.
+
+
+def _fast_int(value: object, lo: int, hi: int) -> bool:
+    return type(value) is int and lo <= value <= hi
+
+
+def _fast_dice(value: object) -> bool:
+    return (type(value) is list and 5 <= len(value) <= 6
+            and all(type(d) is int and 1 <= d <= 6 for d in value))
+
+
+def _fast_boxes(value: object) -> bool:
+    return type(value) is dict and all(
+        k in BoxValuesField._ids and (v is None or _fast_int(v, 0, MAX_VALUE))
+        for k, v in value.items())
+
+
+_FAST_SCORECARD = {
+    "boxes": _fast_boxes,
+    "bonus_five_of_a_kind": lambda v: _fast_int(v, 0, MAX_CHIPS),
+    "saved_throws": lambda v: _fast_int(v, 0, MAX_THROW),
+    "won": lambda v: type(v) is bool,
+}
+
+
+def _fast_scorecard(value: object) -> bool:
+    return type(value) is dict and all(
+        k in _FAST_SCORECARD and _FAST_SCORECARD[k](v) for k, v in value.items())
+
+
+_FAST_HAND = {
+    "dice": _fast_dice,
+    "throw": lambda v: _fast_int(v, 1, MAX_THROW),
+    "scorecard": _fast_scorecard,
+    "em_baixo": lambda v: type(v) is bool,
+}
+_FAST_CARD = {**_FAST_SCORECARD, "final": lambda v: type(v) is bool}
+
+
+def _fast(checks: dict, required: tuple[str, ...]) -> object:
+    def fast_load(data: object) -> dict | None:
+        if type(data) is not dict or any(r not in data for r in required):
+            return None
+        for key, value in data.items():
+            check = checks.get(key)
+            if check is None or not check(value):
+                return None
+        return data
+
+    return staticmethod(fast_load)
+
+
 class HandScoreRequestSchema(RulesRequestFields):
     """A hand to score, with the sheet it is scored against."""
+
+    fast_load = _fast(_FAST_HAND, ("dice",))
 
     dice = dice_field(required=True)
     throw = _int(1, MAX_THROW, metadata={
@@ -229,6 +288,8 @@ class HandValidateRequestSchema(RulesRequestFields):
 
 class ScorecardScoreRequestSchema(ScorecardFields, RulesRequestFields):
     """A scorecard to total."""
+
+    fast_load = _fast(_FAST_CARD, ())
 
     final = _bool(metadata={"description": "The game is over: empty boxes count as 0"})
 
