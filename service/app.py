@@ -21,14 +21,17 @@ class ServiceFlask(Flask):
     anew per request by MethodView, are passed through uncached.)
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sync_cache: dict[Callable[..., Any], Callable[..., Any]] = {}
+
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
         """The sync form of `func`, cached for plain functions."""
-        if type(func) is not FunctionType:
-            return super().ensure_sync(func)
-        cache = self.__dict__.setdefault("_sync_cache", {})
-        sync = cache.get(func)
+        sync = self._sync_cache.get(func)
         if sync is None:
-            sync = cache[func] = super().ensure_sync(func)
+            sync = super().ensure_sync(func)
+            if type(func) is FunctionType:
+                self._sync_cache[func] = sync
         return sync
 
 
