@@ -18,7 +18,7 @@ from werkzeug.routing import BaseConverter
 
 from ..config import Settings
 from ..errors import InvalidInput, Problem
-from ..rules import RuleSet, effective_rules
+from ..rules import RuleSet, effective_rules, get_variant
 from ..scoring import Sheet, parse_scorecard
 from ..variants import VARIANT_IDS
 from .problems import PROBLEM_MEDIA_TYPE, RequestProblem, flatten_messages
@@ -93,6 +93,20 @@ def load_items(schema: ma.Schema, batch: bool) -> tuple[list[dict[str, Any]], bo
                              f"{first.pointer or 'the request body'}: {first.message}",
                              problems) from None
     return (items if is_list else [items]), is_list
+
+
+def answer_one_or_many(variant: str, schema: ma.Schema,
+                       answer: Callable[[str, dict[str, Any]], dict[str, Any]]) -> Response:
+    """The batch-capable endpoints: check the variant, read one item or a list, answer each.
+
+    A domain error in a batch names its item (`/3/dice/0`).
+    """
+    get_variant(variant)
+    items, is_list = load_items(schema, batch=True)
+    if not is_list:
+        return json_response(answer(variant, items[0]))
+    return json_response([prefixed(f"/{i}", lambda it=it: answer(variant, it))
+                          for i, it in enumerate(items)])
 
 
 def prefixed(prefix: str, fn: Callable[[], Any]) -> Any:

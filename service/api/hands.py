@@ -11,11 +11,11 @@ from ..rules import get_variant
 from ..scoring import score_hand, validate_hand
 from .common import (
     ERRORS_DOC,
+    answer_one_or_many,
     body_doc,
     json_response,
     load_items,
     new_blueprint,
-    prefixed,
     response_doc,
     rules_for,
     sheet_for,
@@ -86,8 +86,4 @@ class HandScoring(MethodView):
         Without a scorecard every box is open. Send a list of requests to score many hands
         at once; the answer is the list of results in the same order.
         """
-        get_variant(variant)
-        items, is_list = load_items(_score_schema, batch=True)
-        results = [prefixed(f"/{i}" if is_list else "", lambda it=it: _score_one(variant, it))
-                   for i, it in enumerate(items)]
-        return json_response(results if is_list else results[0])
+        return answer_one_or_many(variant, _score_schema, _score_one)

@@ -7,15 +7,12 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
-from ..rules import get_variant
 from ..scoring import score_sheet
 from .common import (
     ERRORS_DOC,
+    answer_one_or_many,
     body_doc,
-    json_response,
-    load_items,
     new_blueprint,
-    prefixed,
     response_doc,
     rules_for,
     sheet_for,
@@ -51,8 +48,4 @@ class ScorecardScoring(MethodView):
         Each filled box says whether its value is achievable at all in that box. With
         `final: true` empty boxes count as scratches (0).
         """
-        get_variant(variant)
-        items, is_list = load_items(_schema, batch=True)
-        results = [prefixed(f"/{i}" if is_list else "", lambda it=it: _score_one(variant, it))
-                   for i, it in enumerate(items)]
-        return json_response(results if is_list else results[0])
+        return answer_one_or_many(variant, _schema, _score_one)
