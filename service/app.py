@@ -43,6 +43,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["SETTINGS"] = settings
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.config["MAX_BATCH_ITEMS"] = settings.max_batch_items
+    app.config["MAX_BATCH_RULE_SETS"] = settings.max_batch_rule_sets
     app.json.sort_keys = False  # type: ignore[attr-defined]
     register_api(app)
     init_ops(app, settings)

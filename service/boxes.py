@@ -18,10 +18,11 @@ Scoring: ``sum`` of all dice, ``matching`` (only the dice forming the pattern), 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import permutations
 from typing import Any
 
-from .dice import FACES, Counts
+from .dice import FACES, Counts, all_hands, counts_of
 
 PATTERNS = ("face", "n_kind", "pairs", "groups", "straight", "chance")
 SCORINGS = ("sum", "matching", "fixed")
@@ -129,13 +130,36 @@ def full_value(box: Box, counts: Counts, matched: tuple[int, int] | None) -> int
     return matched[0] if matched else 0
 
 
+@lru_cache(maxsize=256)
+def match_table(pattern_key: tuple[Any, ...], n_dice: int) -> tuple[tuple[int, int] | None, ...]:
+    """`pattern_match` of every hand of n dice (in `all_hands` order) for one pattern.
+
+    Keyed by the pattern's fields only, so house rules that change values or scoring reuse
+    it: building a table of rules costs the scoring, not the pattern matching.
+    """
+    pattern, face, n, groups, runs = pattern_key
+    probe = Box(id="_", section="lower", pattern=pattern, scoring="sum", face=face, n=n,
+                groups=groups, runs=runs)
+    return tuple(pattern_match(probe, counts_of(h)) for h in all_hands(n_dice))
+
+
+def pattern_key(box: Box) -> tuple[Any, ...]:
+    """The fields that decide whether a hand forms the box's pattern."""
+    return (box.pattern, box.face, box.n, box.groups, box.runs)
+
+
 def plain_score(box: Box, counts: Counts, first_throw: bool = False) -> int:
     """Score of a hand in a box by the box's own rule, before Joker and sheet-state rules.
 
     `first_throw` applies the servida / de boca / na primeira bonus where the box has one.
     Boxes with `requires` are checked by the caller, which knows the sheet.
     """
-    matched = pattern_match(box, counts)
+    return score_from_match(box, counts, pattern_match(box, counts), first_throw)
+
+
+def score_from_match(box: Box, counts: Counts, matched: tuple[int, int] | None,
+                     first_throw: bool = False) -> int:
+    """`plain_score` when the pattern match is already known."""
     if matched is None:
         return 0
     score = full_value(box, counts, matched)

@@ -21,7 +21,16 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from .boxes import SCORINGS, Box, describe, full_value, pattern_match, plain_score
+from .boxes import (
+    SCORINGS,
+    Box,
+    describe,
+    full_value,
+    match_table,
+    pattern_key,
+    pattern_match,
+    score_from_match,
+)
 from .dice import Hand, all_hands, counts_of
 from .errors import InvalidInput, Problem, UnknownVariant, pointer
 from .variants import OPTION_APPLIERS, VARIANTS, UpperBonus, Variant
@@ -174,6 +183,12 @@ def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
 
     if "upper_bonus" in overrides:
         v = _override_upper_bonus(v, overrides["upper_bonus"], problems)
+    elif removed and v.upper_bonus and v.upper_bonus.threshold > _upper_max(v):
+        problems.append(Problem("/rules/remove_boxes",
+                                f"without these boxes the upper bonus's threshold "
+                                f"{v.upper_bonus.threshold} is out of reach (the upper "
+                                f"section's maximum is {_upper_max(v)}); set upper_bonus to "
+                                f"null or lower its threshold"))
     if "five_of_a_kind_bonus" in overrides:
         v = _override_five_bonus(v, overrides["five_of_a_kind_bonus"], problems)
     if problems:
@@ -206,12 +221,17 @@ def _override_box(v: Variant, box: Box, changes: dict[str, Any], base: str,
         elif _int_field(problems, ptr, value, 0):
             new[key] = value
     scoring = new.get("scoring", box.scoring)
-    if "value" in new and scoring != "fixed":
+    if "value" in new and box.section == "upper":
+        problems.append(Problem(f"{base}/value",
+                                "number boxes score their face's dice; they have no value"))
+    elif "value" in new and scoring != "fixed":
         problems.append(Problem(f"{base}/value",
                                 f"box {box.id!r} scores by {scoring}; set scoring to "
                                 f"'fixed' to give it a value"))
     if scoring == "fixed" and box.scoring != "fixed" and "value" not in new:
         problems.append(Problem(f"{base}/value", "a fixed-scoring box needs a value"))
+    if "value" in new:
+        new["value_by_face"] = ()  # a table's value replaces the whole scale (Póker de ases)
     if new:
         v = v.replace_box(box.id, **new)
     return v
@@ -231,7 +251,13 @@ def _override_upper_bonus(v: Variant, data: Any, problems: list[Problem]) -> Var
         if key not in ("threshold", "amount"):
             problems.append(Problem(f"/rules/upper_bonus/{key}",
                                     "unknown field (known: threshold, amount)"))
-    current = v.upper_bonus or UpperBonus(0, 0)
+    current = v.upper_bonus
+    if current is None and not ("threshold" in data and "amount" in data):
+        problems.append(Problem("/rules/upper_bonus",
+                                f"variant {v.id!r} has no upper bonus: give both threshold "
+                                f"and amount"))
+        return v
+    current = current or UpperBonus(0, 0)
     threshold = data.get("threshold", current.threshold)
     amount = data.get("amount", current.amount)
     ok = _int_field(problems, "/rules/upper_bonus/threshold", threshold, 1)
@@ -296,9 +322,12 @@ def _joker_values(v: Variant, box: Box) -> set[int]:
 def _build(v: Variant, options: dict[str, Any], overrides: dict[str, Any]) -> RuleSet:
     hands = all_hands(v.dice)
     counts = [counts_of(h) for h in hands]
-    later = tuple(tuple(plain_score(b, c) for c in counts) for b in v.boxes)
-    first = tuple(tuple(plain_score(b, c, first_throw=True) for c in counts) for b in v.boxes)
-    matched = tuple(tuple(pattern_match(b, c) is not None for c in counts) for b in v.boxes)
+    matches = [match_table(pattern_key(b), v.dice) for b in v.boxes]
+    later = tuple(tuple(score_from_match(b, c, m) for c, m in zip(counts, ms))
+                  for b, ms in zip(v.boxes, matches))
+    first = tuple(tuple(score_from_match(b, c, m, True) for c, m in zip(counts, ms))
+                  for b, ms in zip(v.boxes, matches))
+    matched = tuple(tuple(m is not None for m in ms) for ms in matches)
     achievable = tuple(frozenset({0, *later[i], *first[i], *_joker_values(v, b)})
                        for i, b in enumerate(v.boxes))
     fingerprint = hashlib.sha256(canonical(definition(v)).encode()).hexdigest()[:16]

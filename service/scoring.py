@@ -193,6 +193,12 @@ def _order_allowed(order: str, open_ids: list[str], first_throw: bool) -> list[s
     return open_ids
 
 
+def _wins(rs: RuleSet, i: int, h: int, first: bool) -> bool:
+    """Whether hand h, made on the first throw, wins the game at once through box i."""
+    box = rs.variant.boxes[i]
+    return first and box.wins_on_first_throw and rs.matched[i][h] and rs.score_first[i][h] > 0
+
+
 def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int | None,
                        column: Column, order: str, col_no: int | None) -> list[Placement]:
     v = rs.variant
@@ -247,7 +253,7 @@ def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int 
                 and upper_now < ub.threshold <= upper_now + score):
             upper_bonus = ub.amount
         out.append(Placement(bid, score, is_open, legal, joker, bonus, upper_bonus,
-                             first and box.wins_on_first_throw and rs.matched[i][h], col_no))
+                             _wins(rs, i, h, first), col_no))
     return out
 
 
@@ -272,8 +278,11 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
             categories += _column_placements(rs, h, counts, throw, column, order, c + 1)
     else:
         categories = _column_placements(rs, h, counts, throw, sheet.columns[0], v.order, None)
-    wins = throw == 1 and any(b.wins_on_first_throw and rs.matched[i][h]
-                              for i, b in enumerate(v.boxes))
+    if sheet.won:  # the game was won at once: nothing more may be entered
+        for p in categories:
+            p.legal = False
+            p.bonus = p.upper_bonus = 0
+    wins = any(_wins(rs, i, h, throw == 1) for i in range(len(v.boxes)))
     return HandScore(dice=hand, scored_dice=scored, throw=throw, categories=categories,
                      wins_game=wins, joker=any(p.joker for p in categories),
                      patterns=patterns_of(scored))
@@ -324,7 +333,10 @@ def _column_totals(rs: RuleSet, column: Column, final: bool) -> dict[str, Any]:
     chips_ok = True
     if column.chips:
         five = values.get("five_of_a_kind")
-        chips_ok = column.chips <= len(v.boxes) - 1 and (
+        # one bonus per further five of a kind; Kniffel's only into its free number box
+        most = (sum(1 for b in v.boxes if b.section == "upper")
+                if fb and fb.placement == "matching_upper" else len(v.boxes) - 1)
+        chips_ok = column.chips <= most and (
             five is not None and (not fb or not fb.needs_50 or five != 0))
     return {
         "upper_subtotal": upper,

@@ -36,7 +36,8 @@ class Action:
     box: str | None = None  # the box to fill (score)
     column: int | None = None  # column number on a column sheet (score)
     score: int | None = None  # points the box receives (score)
-    bonus: int = 0  # five-of-a-kind and upper bonus earned by the placement
+    bonus: int = 0  # five-of-a-kind bonus earned by the placement (as in hands/score)
+    upper_bonus: int = 0  # upper bonus the placement secures (as in hands/score)
     joker: bool = False
     wins_game: bool = False
     em_baixo: bool = False  # keep, then announce "em baixo" for the next throw (Bozó)
@@ -55,6 +56,7 @@ class Action:
             d["em_baixo"] = self.em_baixo
         else:
             d.update(box=self.box, column=self.column, score=self.score, bonus=self.bonus,
+                     upper_bonus=self.upper_bonus,
                      joker=self.joker, wins_game=self.wins_game)
         return d
 
@@ -162,6 +164,9 @@ def _sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
     return sorted(out, key=lambda t: (len(t), t))
 
 
+NO_MOVE = -1e29  # values at or below this stand for "no legal placement" in the kernels
+
+
 def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
             strat: Strategy | None = None) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
@@ -183,7 +188,10 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
     states = [part_state(p, sheet) for p in st.parts]
     base = [part_value(p, *s[:3]) for p, s in zip(st.parts, states, strict=True)]
     now = current + sum(base)
-    saved_bonus = st.throw_value * (last - throw)
+    # Throws left unused are saved for later turns: worth nothing on the last turn.
+    later_turns = sum(1 for c in sheet.columns for v in c.boxes.values() if v is None) - 1
+    throw_value = st.throw_value if later_turns > 0 else 0.0
+    saved_bonus = throw_value * (last - throw)
 
     actions: list[Action] = []
     for p in hs.categories:
@@ -203,20 +211,26 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
         gain = p.score + p.bonus + p.upper_bonus
         value = now + gain + float(part.solution.values[nmask, ncode, flags]) - base[pi]
         actions.append(Action("score", value + saved_bonus, box=p.box, column=p.column,
-                              score=p.score, bonus=p.bonus + p.upper_bonus, joker=p.joker,
+                              score=p.score, bonus=p.bonus, upper_bonus=p.upper_bonus,
+                              joker=p.joker,
                               wins_game=p.wins_game))
     if throw < last:
         kd = st.parts[0].solution.kd
         tf, tl = _terminals(st, states, base)
-        e_raw, _ = turn_tables(kd, tf, tl, throw, last, st.throw_value)
+        e_raw, _ = turn_tables(kd, tf, tl, throw, last, throw_value)
         index = st.parts[0].solution.model.keeps.index
         for keep in _sub_multisets(normalise(dice)):
             k = index[keep]
             value, mirrored = e_raw[k], False
             if kd.em_baixo and e_raw[kd.mirror[k]] > value + TIE:
                 value, mirrored = e_raw[kd.mirror[k]], True
+            if value <= NO_MOVE:
+                continue  # no legal box at the end of that turn (column sheets)
             actions.append(Action("keep", now + float(value), dice=list(keep),
                                   em_baixo=mirrored))
+    if not actions:
+        raise InvalidInput.one("/throw", "no legal move: no open box accepts a result of "
+                                         "this throw (a first-throw-only column?)")
     return _ranked(st, actions, current, throw, last)
 
 

@@ -18,7 +18,7 @@ from werkzeug.routing import BaseConverter
 
 from ..config import Settings
 from ..errors import InvalidInput, Problem
-from ..rules import RuleSet, effective_rules, get_variant
+from ..rules import RuleSet, canonical, effective_rules, get_variant
 from ..scoring import Sheet, parse_scorecard
 from ..variants import VARIANT_IDS
 from .problems import PROBLEM_MEDIA_TYPE, RequestProblem, flatten_messages
@@ -105,6 +105,14 @@ def answer_one_or_many(variant: str, schema: ma.Schema,
     items, is_list = load_items(schema, batch=True)
     if not is_list:
         return json_response(answer(variant, items[0]))
+    tables = {(canonical(it.get("options")), canonical(it.get("rules"))) for it in items
+              if it.get("options") or it.get("rules")}
+    limit = current_app.config["MAX_BATCH_RULE_SETS"]
+    if len(tables) > limit:
+        raise RequestProblem(422, "Invalid request",
+                             f"A batch may use at most {limit} different tables of rules "
+                             f"(options and house rules); this one uses {len(tables)}",
+                             [Problem("", f"more than {limit} different tables of rules")])
     return json_response([prefixed(f"/{i}", lambda it=it: answer(variant, it))
                           for i, it in enumerate(items)])
 

@@ -54,7 +54,9 @@ class MoveSchema(ma.Schema):
         "description": "score: column number on a column sheet, else null"})
     score = fields.Integer(metadata={"description": "score: points the box receives"})
     bonus = fields.Integer(metadata={
-        "description": "score: five-of-a-kind and upper bonus the placement earns"})
+        "description": "score: five-of-a-kind bonus the placement earns (as in hands/score)"})
+    upper_bonus = fields.Integer(metadata={
+        "description": "score: upper bonus the placement secures (as in hands/score)"})
     joker = fields.Boolean(metadata={"description": "score: the score comes from a Joker"})
     wins_game = fields.Boolean(metadata={
         "description": "score: the placement wins the game at once (valued at its score)"})

@@ -17,7 +17,6 @@ MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
 MAX_CHIPS = 100
 
-STRICT_BOOL = {"truthy": {True}, "falsy": {False}}
 
 
 class StrictSchema(ma.Schema):
@@ -31,8 +30,18 @@ def _int(lo: int, hi: int, **kw: object) -> fields.Integer:
     return fields.Integer(strict=True, validate=validate.Range(lo, hi), **kw)
 
 
+class StrictBoolean(fields.Boolean):
+    """JSON true or false only (marshmallow's Boolean also takes 1, 0 and 1.0)."""
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> bool:
+        if type(value) is not bool:
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 def _bool(**kw: object) -> fields.Boolean:
-    return fields.Boolean(**STRICT_BOOL, **kw)
+    return StrictBoolean(**kw)
 
 
 DICE_FIELD_DOC = "The dice, faces 1 to 6, in any order; 5 dice (6 in maxi_yatzy)."
@@ -281,7 +290,8 @@ class HandScoreRequestSchema(RulesRequestFields):
 class HandValidateRequestSchema(RulesRequestFields):
     """A hand to check; anything in `dice` is reported on rather than rejected."""
 
-    dice = fields.List(fields.Raw(), required=True, validate=validate.Length(max=64))
+    dice = fields.List(fields.Raw(allow_none=True), required=True,
+                       validate=validate.Length(max=64))
     throw = _int(1, MAX_THROW)
     scorecard = fields.Nested(ScorecardSchema)
 
