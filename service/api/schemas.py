@@ -310,6 +310,15 @@ class EffectiveRulesRequestSchema(RulesRequestFields):
 
 # --------------------------------------------------------------------------- responses
 
+PATTERNS_DOC = (
+    "Patterns the hand forms, the same names for every variant (not box ids: a variant's box "
+    "may ask for more or less): pair, two_pairs, three_pairs, three_of_a_kind, "
+    "four_of_a_kind, five_of_a_kind, six_of_a_kind, full_house (3+2), villa (3+3), tower "
+    "(4+2), small_straight (4 in a row), large_straight (5 in a row), wrapped_straight "
+    "(3-4-5-6-1), full_straight (1-6).")
+
+
+
 
 class EchoRulesSchema(ma.Schema):
     """The effective rules a response was computed with."""
@@ -350,7 +359,8 @@ class HandScoreSchema(ma.Schema):
     throw = fields.Integer(allow_none=True, required=True)
     wins_game = fields.Boolean(required=True)
     joker = fields.Boolean(required=True)
-    patterns = fields.List(fields.String(), required=True)
+    patterns = fields.List(fields.String(), required=True,
+                           metadata={"description": PATTERNS_DOC})
     categories = fields.List(fields.Nested(CategorySchema), required=True)
 
 
@@ -370,7 +380,7 @@ class HandValidationSchema(ma.Schema):
     dice = fields.List(fields.Integer())
     counts = fields.Dict(keys=fields.String(), values=fields.Integer())
     sum = fields.Integer()
-    patterns = fields.List(fields.String())
+    patterns = fields.List(fields.String(), metadata={"description": PATTERNS_DOC})
     problems = fields.List(fields.Nested(ValidateProblemSchema), required=True)
 
 
