@@ -1,6 +1,6 @@
 """Helpers for the rule-book tests: a row of a rule table, a hand scored against a sheet.
 
-Every expected value in the tables is worked out by hand from /work/shared/RULES.md or the
+Every expected value in the tables is worked out by hand from shared/RULES.md or the
 seed documents; the `source` of a row says where.
 """
 
