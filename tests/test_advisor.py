@@ -426,3 +426,17 @@ def _without_em_baixo(rs):
     from service.rules import _build
 
     return _build(replace(rs.variant, em_baixo=False), rs.options, rs.overrides)
+
+
+def test_single_yacht_box_matches_the_exact_probability_of_five_of_a_kind():
+    """A sheet with only the Yacht box: the optimum is 50 x P(five of a kind in three throws),
+    and that probability is known exactly: 2,783,176 / 6**10 (keep the most common face)."""
+    from fractions import Fraction
+
+    others = [b for b in effective_rules("yacht").variant.box_ids if b != "five_of_a_kind"]
+    rs = effective_rules("yacht", None, {"remove_boxes": others})
+    st = tables.build_strategy(rs)
+    part = st.parts[0]
+    got = part_value(part, *part_state(part, empty_sheet(rs))[:3])
+    exact = 50 * Fraction(2_783_176, 6**10)
+    assert got == pytest.approx(float(exact), abs=1e-4)
