@@ -6,6 +6,7 @@ and docs/deploy.md). Start it as the container does:
 
 from __future__ import annotations
 
+import gc
 import glob
 import os
 import shutil
@@ -20,8 +21,11 @@ _settings = Settings.from_env()
 # up, so a scrape sees every worker, not just the one that answered. prometheus-client reads
 # the variable when it is first imported, so it is set here, before the app is loaded.
 # Metric files (*.db) left by an earlier run would be counted again, so they are removed;
-# nothing else in the directory is touched. Unset: a fresh private temporary directory.
-_metrics_dir = _settings.prometheus_multiproc_dir or tempfile.mkdtemp(prefix="prometheus-")
+# nothing else in the directory is touched. Unset: a fresh private temporary directory, in
+# memory (/dev/shm) where it can be: every request writes to these files.
+_shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+_metrics_dir = _settings.prometheus_multiproc_dir or tempfile.mkdtemp(prefix="prometheus-",
+                                                                      dir=_shm)
 os.makedirs(_metrics_dir, exist_ok=True)
 for _stale in glob.glob(os.path.join(_metrics_dir, "*.db")):
     os.unlink(_stale)
@@ -108,6 +112,10 @@ def when_ready(server):
         seconds = warm(variants)
         server.log.info("advisor tables ready", extra={"seconds": round(sum(seconds.values()), 2),
                                                        "variants": list(variants)})
+    # Everything loaded so far (the app, numba's compiled kernels, the tables) lives as long
+    # as the process: move it out of the garbage collector's sight, so that collections in
+    # the workers scan only what requests allocate, and forked pages stay shared.
+    gc.freeze()
     server.log.info(
         "listening",
         extra={"bind": bind, "workers": workers, "threads": threads, "metrics_dir": _metrics_dir},

@@ -1,6 +1,15 @@
-"""The baseline of the HTTP benchmark: a bare Flask app returning a constant JSON body."""
+"""The baseline of the HTTP benchmark: a bare Flask app answering constant JSON bodies.
+
+By default every path answers a small constant body. With BARE_BODIES naming a JSON file of
+{path: body}, a path answers that body instead: the benchmark gives it the service's own
+answer to the benchmark request, so both apps send the same bytes and the comparison
+measures the service's work, not the size of its answer.
+"""
 
 from __future__ import annotations
+
+import json
+import os
 
 from flask import Flask, Response
 
@@ -8,11 +17,15 @@ BODY = '{"box":"chance","score":21,"open":true,"legal":true}'
 
 
 def create_app() -> Flask:
-    """A Flask app that answers every POST and GET with the same small JSON body."""
+    """A Flask app that answers every POST and GET with a constant JSON body."""
     app = Flask(__name__)
+    bodies: dict[str, str] = {}
+    if os.environ.get("BARE_BODIES"):
+        with open(os.environ["BARE_BODIES"]) as f:
+            bodies = json.load(f)
 
     @app.route("/<path:_anything>", methods=["GET", "POST"])
     def constant(_anything: str) -> Response:
-        return Response(BODY, mimetype="application/json")
+        return Response(bodies.get("/" + _anything, BODY), mimetype="application/json")
 
     return app

@@ -3,12 +3,13 @@
     python bench/bench_http.py [--seconds 5] [--connections 8] [--rounds 3]
 
 Starts both apps under gunicorn with the project's `gunicorn.conf.py` (its defaults: workers
-from the CPU count, JSON access log) on loopback, drives each endpoint with wrk (Debian
-package `wrk`; a Python load generator is used when wrk is missing), alternating the two apps
-for --rounds rounds and keeping the median, and prints requests/s and p99 latency of
-hands/score and scorecards/score as ratios to the bare app (target >= 0.7); then the batch
-form's items scored per second, moves/suggest per second (target >= 1,000/s), and the
-memory of the whole service (master and workers, all built-in advisor tables loaded).
+from the CPU count, JSON access log) on loopback. The bare app answers each endpoint with a
+constant body: the service's own answer to the same request, so both send the same bytes.
+wrk (Debian package `wrk`; a Python load generator when wrk is missing) drives each endpoint,
+alternating the two apps for --rounds rounds and keeping the median. Prints requests/s and
+p99 latency of hands/score and scorecards/score as ratios to the bare app (target >= 0.7),
+then the batch form's items per second, moves/suggest per second (target >= 1,000/s), and
+the memory of the whole service (master and workers, all built-in advisor tables loaded).
 """
 
 from __future__ import annotations
@@ -45,10 +46,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(app: str, warm: str) -> tuple[subprocess.Popen, int]:
+def service_answers() -> str:
+    """The service's answers to the benchmark requests, as a {path: body} file for the
+    bare app (so both apps send the same bytes)."""
+    sys.path.insert(0, str(ROOT))
+    from service.app import create_app
+    from service.config import Settings
+
+    client = create_app(Settings()).test_client()
+    bodies = {}
+    for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
+        path = f"/v1/variants/yahtzee/{name}"
+        bodies[path] = client.post(path, json=body).get_data(as_text=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(bodies, f)
+    return f.name
+
+
+def start(app: str, warm: str, extra_env: dict[str, str] | None = None
+          ) -> tuple[subprocess.Popen, int]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}", "PORT": str(port),
-           "ADVISOR_WARM": warm}
+           "ADVISOR_WARM": warm, **(extra_env or {})}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", app],
         cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
@@ -148,7 +167,8 @@ def main() -> None:
     print(f"load generator: {'wrk' if load is wrk else 'python'}; gunicorn.conf.py defaults; "
           f"{args.connections} connections, {args.seconds}s per run, median of {args.rounds}")
 
-    bare, bare_port = start("bare_app:create_app()", "none")
+    answers = service_answers()
+    bare, bare_port = start("bare_app:create_app()", "none", {"BARE_BODIES": answers})
     svc, svc_port = start("service.app:create_app()", "all")
     try:
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
@@ -181,6 +201,7 @@ def main() -> None:
     finally:
         stop(bare)
         stop(svc)
+        os.unlink(answers)
 
 
 if __name__ == "__main__":

@@ -126,20 +126,22 @@ def _origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
 
 
 def _start_request() -> Response | None:
-    incoming = request.headers.get(REQUEST_ID_HEADER)
-    g.request_id = incoming if valid_request_id(incoming) else uuid.uuid4().hex
-    g.ops_started = time.perf_counter()
+    # This runs on every request: each proxy (request, g, current_app) is resolved once.
+    req = request._get_current_object()
+    ctx_g = g._get_current_object()
+    headers = req.headers
+    incoming = headers.get(REQUEST_ID_HEADER)
+    ctx_g.request_id = incoming if valid_request_id(incoming) else uuid.uuid4().hex
+    ctx_g.ops_started = time.perf_counter()
     settings: Settings = current_app.extensions["ops"]["settings"]
     if settings.metrics_enabled:
         IN_PROGRESS.inc()
-        g.ops_in_progress = True
+        ctx_g.ops_in_progress = True
     # CORS preflight: answer it here, before routing (the route may not allow OPTIONS).
-    origin = request.headers.get("Origin")
-    if (
-        request.method == "OPTIONS"
-        and origin
-        and request.headers.get("Access-Control-Request-Method")
-    ):
+    if req.method != "OPTIONS":
+        return None
+    origin = headers.get("Origin")
+    if origin and headers.get("Access-Control-Request-Method"):
         response = current_app.make_response(("", 204))
         if _origin_allowed(origin, settings.cors_origins):
             response.headers["Access-Control-Allow-Origin"] = (
@@ -154,9 +156,13 @@ def _start_request() -> Response | None:
     return None
 
 
-def _cors_headers(response: Response, settings: Settings) -> None:
-    origin = request.headers.get("Origin")
-    response.vary.add("Origin")
+def _cors_headers(response: Response, settings: Settings, origin: str | None) -> None:
+    # Vary: Origin, without building werkzeug's HeaderSet on every response
+    vary = response.headers.get("Vary")
+    if not vary:
+        response.headers["Vary"] = "Origin"
+    elif "origin" not in vary.lower():
+        response.headers["Vary"] = f"{vary}, Origin"
     if not origin or not _origin_allowed(origin, settings.cors_origins):
         return
     # Echo the origin rather than "*", so credentialed requests work with a list too.
@@ -186,7 +192,7 @@ def _finish_request(response: Response) -> Response:
     req = request._get_current_object()
     request_id = getattr(ctx_g, "request_id", None) or uuid.uuid4().hex
     response.headers[REQUEST_ID_HEADER] = request_id
-    _cors_headers(response, settings)
+    _cors_headers(response, settings, req.headers.get("Origin"))
     if settings.metrics_enabled:
         rule = req.url_rule
         endpoint = rule.rule if rule is not None else "<unmatched>"
