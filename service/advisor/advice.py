@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from ..dice import normalise
 from ..errors import InvalidInput, Problem
 from ..rules import RuleSet
 from ..scoring import HandScore, Sheet, empty_sheet, max_throw, score_hand, score_sheet
@@ -73,6 +72,7 @@ class Suggestion:
     throw: int
     throws_left: int
     alternatives: list[Action] = field(default_factory=list)
+    dice: list[int] = field(default_factory=list)  # the faces advised on (em baixo: bottom)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
@@ -168,7 +168,7 @@ NO_MOVE = -1e29  # values at or below this stand for "no legal placement" in the
 
 
 def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
-            strat: Strategy | None = None) -> Suggestion:
+            strat: Strategy | None = None, em_baixo: bool = False) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
 
     Values are expected final totals of the whole sheet (points already on it included).
@@ -180,7 +180,8 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
     totals = score_sheet(rs, sheet)
     if sheet.won or totals["complete"]:
         raise InvalidInput.one("/scorecard", "the game is over: there is nothing to suggest")
-    hs: HandScore = score_hand(rs, dice, throw, sheet)  # validates dice, throw and sheet
+    # validates dice, throw, sheet and em_baixo; scores the bottom faces when asked
+    hs: HandScore = score_hand(rs, dice, throw, sheet, em_baixo)
     _check_achievable(rs, totals)
     st = strat or strategy(rs)
     last = max_throw(rs, sheet)
@@ -219,7 +220,7 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
         tf, tl = _terminals(st, states, base)
         e_raw, _ = turn_tables(kd, tf, tl, throw, last, throw_value)
         index = st.parts[0].solution.model.keeps.index
-        for keep in _sub_multisets(normalise(dice)):
+        for keep in _sub_multisets(hs.scored_dice):
             k = index[keep]
             value, mirrored = e_raw[k], False
             if kd.em_baixo and e_raw[kd.mirror[k]] > value + TIE:
@@ -231,7 +232,9 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
     if not actions:
         raise InvalidInput.one("/throw", "no legal move: no open box accepts a result of "
                                          "this throw (a first-throw-only column?)")
-    return _ranked(st, actions, current, throw, last)
+    result = _ranked(st, actions, current, throw, last)
+    result.dice = list(hs.scored_dice)
+    return result
 
 
 def _check_achievable(rs: RuleSet, totals: dict[str, Any]) -> None:

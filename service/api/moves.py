@@ -11,7 +11,6 @@ from marshmallow import fields, validate
 
 from ..advisor import suggest
 from ..advisor.tables import strategy
-from ..errors import InvalidInput
 from ..rules import get_variant
 from ..variants import ALL_BOX_IDS
 from .common import (
@@ -83,20 +82,15 @@ class MoveSuggestionSchema(ma.Schema):
 def _advise(variant: str, item: dict[str, Any]) -> Response:
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
-    dice = item["dice"]
-    if item.get("em_baixo"):
-        if not rs.variant.em_baixo:
-            raise InvalidInput.one("/em_baixo",
-                                   f"variant {variant!r} has no 'em baixo' scoring")
-        dice = [7 - d for d in dice]
     throw = item.get("throw") or 1
     # Built-in tables are loaded at start-up; a house-rules table is built here, inside the
     # first request that needs it (well under a second for 13 boxes), then cached by its
     # fingerprint; concurrent requests for the same rules wait for one build.
     st = strategy(rs)
-    result = suggest(rs, dice, throw, sheet, strat=st)
-    return json_response({"variant": variant, "rules": rs.describe(),
-                          "dice": sorted(dice), **result.as_dict()})
+    result = suggest(rs, item["dice"], throw, sheet, strat=st,
+                     em_baixo=item.get("em_baixo", False))
+    return json_response({"variant": variant, "rules": rs.describe(), "dice": result.dice,
+                          **result.as_dict()})
 
 
 @blp.route("/<variant:variant>/moves/suggest")
