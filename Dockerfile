@@ -43,4 +43,4 @@ USER 10001:10001
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '8000'), timeout=4)"]
-CMD ["gunicorn", "--config", "gunicorn.conf.py", "service.app:create_app()"]
+CMD ["gunicorn", "--config", "gunicorn.conf.py", "service.web.app:create_app()"]

@@ -17,7 +17,7 @@ $(BIN)/.installed: pyproject.toml
 setup: $(BIN)/.installed
 
 run: setup
-	PORT=$(PORT) $(BIN)/gunicorn --config gunicorn.conf.py 'service.app:create_app()'
+	PORT=$(PORT) $(BIN)/gunicorn --config gunicorn.conf.py 'service.web.app:create_app()'
 
 lint: setup
 	$(BIN)/ruff check .
@@ -26,7 +26,7 @@ test: setup lint
 	$(BIN)/python -m pytest -n 2 -q
 
 spec: setup
-	$(BIN)/python -m service.api.spec > openapi/openapi.json
+	$(BIN)/python -m service.web.spec > openapi/openapi.json
 
 clean:
 	rm -rf $(VENV)

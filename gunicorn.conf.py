@@ -1,7 +1,7 @@
 """gunicorn settings for the service, all from environment variables (see service/config.py
 and docs/deploy.md). Start it as the container does:
 
-    gunicorn --config gunicorn.conf.py 'service.app:create_app()'
+    gunicorn --config gunicorn.conf.py 'service.web.app:create_app()'
 """
 
 from __future__ import annotations
@@ -68,12 +68,12 @@ logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "json": {"()": "service.jsonlog.JsonFormatter"},
-        "text": {"()": "service.jsonlog.TextFormatter"},
+        "json": {"()": "service.web.logs.JsonFormatter"},
+        "text": {"()": "service.web.logs.TextFormatter"},
     },
-    "filters": {"request_id": {"()": "service.jsonlog.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "service.web.logs.RequestIdFilter"}},
     "handlers": {
-        # Same name as the handler service.jsonlog.configure_logging installs, which
+        # Same name as the handler service.web.logs.configure_logging installs, which
         # replaces this one on the root logger instead of adding a second.
         "service-json-stdout": {
             "class": "logging.StreamHandler",
@@ -104,12 +104,13 @@ logconfig_dict = {
 def when_ready(server):
     """Before any worker forks: build or load the advisor's tables (ADVISOR_WARM), so every
     worker shares them (memory-mapped files, compiled kernels) and is ready at once."""
-    from service.advisor import warm
     from service.config import warm_variants
 
     variants = warm_variants(_settings.advisor_warm)
     if variants:
-        seconds = warm(variants)
+        # the app the workers will serve (preload_app: loaded in this process already)
+        advisor = server.app.wsgi().extensions["advisor"]
+        seconds = advisor.warm(variants)
         server.log.info("advisor tables ready", extra={"seconds": round(sum(seconds.values()), 2),
                                                        "variants": list(variants)})
     # Everything loaded so far (the app, numba's compiled kernels, the tables) lives as long

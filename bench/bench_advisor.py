@@ -15,10 +15,13 @@ import argparse
 import statistics
 import time
 
-from service.advisor import solver, suggest, tables
-from service.rules import effective_rules
-from service.scoring import empty_sheet
-from service.variants import VARIANT_IDS
+from service.advisor import solver
+from service.advisor.advice import suggest
+from service.advisor.builder import build_strategy
+from service.advisor.methods import method_for
+from service.domain.rules import effective_rules
+from service.domain.scoring import empty_sheet
+from service.domain.variants import VARIANT_IDS
 
 PEER_VARIANTS = {"yahtzee": "american", "yatzy": "yatzy-scandinavian"}
 
@@ -34,20 +37,20 @@ def best_of(fn, repeat: int) -> float:
 
 def build_time(vid: str, repeat: int) -> float:
     rs = effective_rules(vid)
-    return best_of(lambda: tables.build_strategy(rs), repeat)
+    return best_of(lambda: build_strategy(rs), repeat)
 
 
 def suggestion_latency(vid: str, n: int = 500) -> float:
     rs = effective_rules(vid)
-    st = tables.strategy(rs)
+    st = build_strategy(rs)
     sheet = empty_sheet(rs)
     hands = [[1, 3, 3, 5, 6], [2, 2, 4, 5, 6], [6, 6, 6, 1, 2], [1, 2, 3, 4, 6]]
     for h in hands:
-        suggest(rs, h, 2, sheet, strat=st)
+        suggest(st, h, 2, sheet)
     times = []
     for i in range(n):
         t = time.perf_counter()
-        suggest(rs, hands[i % len(hands)], 1 + i % 3, sheet, strat=st)
+        suggest(st, hands[i % len(hands)], 1 + i % 3, sheet)
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -84,7 +87,7 @@ def main() -> None:
     for vid in args.variants:
         builds[vid] = build_time(vid, args.repeat)
         total += builds[vid]
-        exact = tables.method_of(effective_rules(vid))[0]
+        exact = method_for(effective_rules(vid)).exact
         print(f"build {vid:18s} {builds[vid]:7.3f} s {'exact' if exact else 'approx'}")
     print(f"build all {len(args.variants)} variants: {total:.2f} s (target < 10 s)")
     for vid in ("yahtzee", "yatzy"):

@@ -50,8 +50,8 @@ def service_answers() -> str:
     """The service's answers to the benchmark requests, as a {path: body} file for the
     bare app (so both apps send the same bytes)."""
     sys.path.insert(0, str(ROOT))
-    from service.app import create_app
     from service.config import Settings
+    from service.web.app import create_app
 
     client = create_app(Settings()).test_client()
     bodies = {}
@@ -169,7 +169,7 @@ def main() -> None:
 
     answers = service_answers()
     bare, bare_port = start("bare_app:create_app()", "none", {"BARE_BODIES": answers})
-    svc, svc_port = start("service.app:create_app()", "all")
+    svc, svc_port = start("service.web.app:create_app()", "all")
     try:
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             url = f"/v1/variants/yahtzee/{name}"

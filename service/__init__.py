@@ -1,7 +1,10 @@
 """Scoring and strategy service for the Yahtzee family of dice games.
 
-The domain core (dice, boxes, variants, rules, scoring, advisor) has no web imports;
-`service.api` is the HTTP layer and `service.app.create_app` the application factory.
+Three layers, one folder each: `service.domain` (dice, boxes, variants, rules, scoring; pure
+Python), `service.advisor` (the optimal-move solver and its tables; numpy and numba, no web),
+and `service.web` (the Flask application: `service.web.app.create_app`). `service.config`
+holds every setting; the entry points (the app factory, gunicorn.conf.py, the advisor's
+command line) read it and pass what each part needs.
 """
 
 __version__ = "1.0.0"

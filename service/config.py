@@ -53,7 +53,7 @@ def default_workers() -> int:
 
 def warm_variants(spec: str) -> tuple[str, ...]:
     """The variant ids an ADVISOR_WARM value names ("all", "none", or a list)."""
-    from .variants import VARIANT_IDS
+    from .domain.variants import VARIANT_IDS
 
     spec = spec.strip().lower()
     if spec in ("", "none"):

@@ -1,20 +1,28 @@
-"""Shared fixtures: the app from the factory and its test client."""
+"""Shared fixtures: the app from the factory (its advisor writing tables to a temporary
+directory), its test client, and its advisor."""
 
 from __future__ import annotations
 
 import pytest
 
-from service.app import create_app
 from service.config import Settings
+from service.web.app import advisor_of, create_app
 
 
 @pytest.fixture(scope="session")
-def app():
-    """The application with default settings."""
-    return create_app(Settings())
+def app(tmp_path_factory):
+    """The application with default settings, but its own table directory."""
+    tables = tmp_path_factory.mktemp("app-tables")
+    return create_app(Settings(advisor_table_dir=str(tables)))
 
 
 @pytest.fixture()
 def client(app):
     """A Flask test client."""
     return app.test_client()
+
+
+@pytest.fixture(scope="session")
+def advisor(app):
+    """The app's advisor."""
+    return advisor_of(app)

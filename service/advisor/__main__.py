@@ -1,12 +1,15 @@
-"""``python -m service.advisor build [variant ...]``: build the built-in value tables."""
+"""``python -m service.advisor build [variant ...]``: build the built-in value tables into
+``$ADVISOR_TABLE_DIR`` (the service's settings, `service/config.py`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from ..variants import VARIANT_IDS
-from .tables import table_dir, warm
+from ..config import Settings
+from ..domain.variants import VARIANT_IDS
+from .engine import Advisor
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,10 +21,13 @@ def main(argv: list[str] | None = None) -> int:
                        metavar="variant", help=f"variant ids (default: all of "
                                                f"{', '.join(VARIANT_IDS)})")
     args = parser.parse_args(argv)
-    times = warm(args.variants or list(VARIANT_IDS))
+    settings = Settings.from_env()
+    advisor = Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
+                      settings.advisor_threads)
+    times = advisor.warm(args.variants or list(VARIANT_IDS))
     for vid, seconds in times.items():
         print(f"{vid:18s} {seconds:7.2f} s")
-    print(f"tables in {table_dir().resolve()}")
+    print(f"tables in {Path(settings.advisor_table_dir).resolve()}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """Suggestions: the value of every keep and every legal box for one position.
 
-Legality and scores of placements come from `service.scoring.score_hand` (the oracle); the
+Legality and scores of placements come from `service.domain.scoring.score_hand` (the oracle); the
 values of the states they lead to come from the strategy's tables. Within the turn the keep
 values are computed by the same recursion as the kernel (mean over one more die, best
 sub-keep by running maximum), in float64.
@@ -13,14 +13,12 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-import numpy as np
-
-from ..errors import InvalidInput, Problem
-from ..rules import RuleSet
-from ..scoring import HandScore, Sheet, empty_sheet, max_throw, score_hand, score_sheet
-from . import kernel
+from ..domain.errors import InvalidInput, Problem
+from ..domain.rules import RuleSet
+from ..domain.scoring import HandScore, Sheet, empty_sheet, max_throw, score_hand, score_sheet
 from .model import KIND_UPPER, canon
-from .tables import Part, Strategy, strategy
+from .positions import part_state, part_value, terminals, turn_tables
+from .strategy import Strategy
 
 TIE = 1e-6
 
@@ -84,76 +82,6 @@ class Suggestion:
                 "alternatives": [a.as_dict() for a in self.alternatives]}
 
 
-# --------------------------------------------------------------------------- states
-
-
-def part_state(part: Part, sheet: Sheet) -> tuple[int, int, int, int]:
-    """(mask, upper code, flags, actual upper total) of a part's sub-sheet."""
-    m = part.solution.model
-    column = sheet.columns[part.column]
-    mask = 0
-    upper = 0
-    flags = 0
-    for i, bid in enumerate(m.box_ids):
-        val = column.boxes.get(bid)
-        if val is None:
-            continue
-        mask |= 1 << i
-        if m.kind[i] == KIND_UPPER:
-            upper += val
-        if m.trk_bit[i] >= 0 and val != 0:
-            flags |= 1 << int(m.trk_bit[i])
-    return mask, canon(m, upper, mask), flags, upper
-
-
-def part_value(part: Part, mask: int, code: int, flags: int) -> float:
-    """Table value of a part's state (raises when the state is unreachable)."""
-    v = float(part.solution.values[mask, code, flags])
-    if np.isnan(v):
-        raise InvalidInput([Problem("/scorecard", "this scorecard cannot occur in a game "
-                                                  "(some box holds a value no hand gives)")])
-    return v
-
-
-def _terminals(st: Strategy, states: list[tuple[int, int, int, int]],
-               base: list[float]) -> tuple[np.ndarray, np.ndarray]:
-    """Best value of scoring each hand now (first throw, later throws), relative to now."""
-    out = []
-    for first in (True, False):
-        best = None
-        for part, (mask, code, flags, _), b in zip(st.parts, states, base, strict=True):
-            sol = part.solution
-            s = np.empty((sol.kd.nh, 1), np.float32)
-            kernel.score_pass(sol.kd, sol.values, np.array([mask], np.int64),
-                              np.array([code], np.int64), np.array([flags], np.int64),
-                              first, s)
-            rel = s[:, 0].astype(np.float64) - b
-            best = rel if best is None else np.maximum(best, rel)
-        out.append(best)
-    return out[0], out[1]
-
-
-def turn_tables(kd: kernel.KernelData, term_first: np.ndarray, term_later: np.ndarray,
-                throw: int, last: int, throw_value: float = 0.0
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Keep values after throw `throw` and hand values at it (see `kernel.turn_keeps`)."""
-    return kernel.turn_keeps(kd, term_first, term_later, throw, last, float(throw_value))
-
-
-def saved_throw_value(st: Strategy) -> float:
-    """Gain of a fourth throw on the first turn: the value given to one saved throw."""
-    sheet = empty_sheet(st.rs)
-    states = [part_state(p, sheet) for p in st.parts]
-    base = [part_value(p, *s[:3]) for p, s in zip(st.parts, states, strict=True)]
-    tf, tl = _terminals(st, states, base)
-    kd = st.parts[0].solution.kd
-    prob = np.asarray(kd.prob)
-    three = st.rs.variant.throws
-    v3 = float(prob @ turn_tables(kd, tf, tl, 1, three)[1])
-    v4 = float(prob @ turn_tables(kd, tf, tl, 1, three + 1)[1])
-    return max(0.0, v4 - v3)
-
-
 # --------------------------------------------------------------------------- suggestions
 
 
@@ -167,13 +95,14 @@ def _sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
 NO_MOVE = -1e29  # values at or below this stand for "no legal placement" in the kernels
 
 
-def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
-            strat: Strategy | None = None, em_baixo: bool = False) -> Suggestion:
+def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = None,
+            em_baixo: bool = False) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
 
     Values are expected final totals of the whole sheet (points already on it included).
-    `strat` is the RuleSet's strategy when the caller has it (else it is loaded or built).
+    `st` is the strategy of the position's rules (`Advisor.strategy`).
     """
+    rs = st.rs
     sheet = sheet or empty_sheet(rs)
     if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
         raise InvalidInput.one("/throw", "must be a positive integer (1 = first throw)")
@@ -183,7 +112,6 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
     # validates dice, throw, sheet and em_baixo; scores the bottom faces when asked
     hs: HandScore = score_hand(rs, dice, throw, sheet, em_baixo)
     _check_achievable(rs, totals)
-    st = strat or strategy(rs)
     last = max_throw(rs, sheet)
     current = int(totals["total"])
     states = [part_state(p, sheet) for p in st.parts]
@@ -191,7 +119,7 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
     now = current + sum(base)
     # Throws left unused are saved for later turns: worth nothing on the last turn.
     later_turns = sum(1 for c in sheet.columns for v in c.boxes.values() if v is None) - 1
-    throw_value = st.throw_value if later_turns > 0 else 0.0
+    throw_value = st.saved_throw_value if later_turns > 0 else 0.0
     saved_bonus = throw_value * (last - throw)
 
     actions: list[Action] = []
@@ -217,7 +145,7 @@ def suggest(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None
                               wins_game=p.wins_game))
     if throw < last:
         kd = st.parts[0].solution.kd
-        tf, tl = _terminals(st, states, base)
+        tf, tl = terminals(st, states, base)
         e_raw, _ = turn_tables(kd, tf, tl, throw, last, throw_value)
         index = st.parts[0].solution.model.keeps.index
         for keep in _sub_multisets(hs.scored_dice):
@@ -265,5 +193,5 @@ def _ranked(st: Strategy, actions: list[Action], current: int, throw: int,
         a.rank = 1 + better
         a.tie = bisect_right(neg, -(v - TIE)) - better > 1
     return Suggestion(best=actions[0], expected_final_score=best, exact=st.exact,
-                      method=st.method, current_total=current, throw=throw,
+                      method=st.description, current_total=current, throw=throw,
                       throws_left=last - throw, alternatives=actions)

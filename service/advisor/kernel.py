@@ -14,7 +14,7 @@ is ``[item, lane]`` so the inner loops run over lanes and compile to SIMD. For e
 
 The five-of-a-kind hands on a sheet whose five-of-a-kind box is filled (Joker, YAHTZEE bonus,
 extra Kniffel) are rescored lane by lane by `placement`, the scalar mirror of
-`service.scoring.score_hand` that the tests check against it.
+`service.domain.scoring.score_hand` that the tests check against it.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ The solver's game state between turns is ``(mask, ucode, flags)``:
 
 Within a turn the solver works on *keeps*: multisets of 0..n dice, of which the hands are the
 n-dice ones. Arrays here index keeps by ``keep id`` (sorted by size) and hands by the index of
-``service.dice.all_hands(n)`` (the RuleSet's ``hand_index``).
+``service.domain.dice.all_hands(n)`` (the RuleSet's ``hand_index``).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from math import factorial
 
 import numpy as np
 
-from ..boxes import full_value, pattern_match
-from ..dice import FACES, all_hands, counts_of
-from ..rules import RuleSet
-from ..variants import UPPER_IDS
+from ..domain.boxes import full_value, pattern_match
+from ..domain.dice import FACES, all_hands, counts_of
+from ..domain.rules import RuleSet
+from ..domain.variants import UPPER_IDS
 
 ORDER_CODES = {"free": 0, "down": 1, "up": 2, "first_throw": 3}
 JOKER_CODES = {"none": 0, "forced": 1, "free": 2}
@@ -143,10 +143,10 @@ def build_model(rs: RuleSet, order: str | None = None) -> Model:
     hands = all_hands(nd)
     keeps = make_keeps(nd)
     five_box = v.box_ids.index("five_of_a_kind") if v.box("five_of_a_kind") else -1
-    fb = v.five_bonus
+    fb = v.five_of_a_kind_bonus
     # Tracked boxes: their flag is set while they hold a made (non-zero) score.
     tracked: list[int] = []
-    if five_box >= 0 and fb is not None and fb.needs_50:
+    if five_box >= 0 and fb is not None and fb.needs_made_box:
         tracked.append(five_box)
     req_bit = -np.ones(nb, np.int64)
     for i, b in enumerate(boxes):
@@ -202,7 +202,7 @@ def build_model(rs: RuleSet, order: str | None = None) -> Model:
             joker_value[i, f] = full_value(b, c, pattern_match(b, c) or (5 * f, f))
     uses_five = five_box >= 0 and (v.joker != "none" or fb is not None)
     bonus_bit = -1
-    if fb is not None and fb.needs_50:
+    if fb is not None and fb.needs_made_box:
         bonus_bit = tracked.index(five_box)
     return Model(
         nb=nb, nd=nd, throws=v.throws, box_ids=v.box_ids, keeps=keeps,
@@ -261,14 +261,12 @@ def reachable_states(m: Model) -> list[np.ndarray]:
     keys = np.flatnonzero(present)
     mu = np.stack([keys // width, keys % width], axis=1)
     # flags: a bit may be set once its box is filled (and some hand gives the value)
-    states = mu[:, None, :]
     flag_sets = np.zeros((len(mu), 1), np.int64)
     for bit in range(nbits):
         box = int(np.nonzero(m.trk_bit == bit)[0][0])
         ok = ((mu[:, 0] >> box) & 1).astype(bool) & bool(can_set[bit])
         with_bit = np.where(ok[:, None], flag_sets | (1 << bit), -1)
         flag_sets = np.concatenate([flag_sets, with_bit], axis=1)
-    del states
     out = np.concatenate([np.repeat(mu, flag_sets.shape[1], axis=0),
                           flag_sets.reshape(-1, 1)], axis=1)
     out = out[out[:, 2] >= 0]

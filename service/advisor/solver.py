@@ -9,12 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import Settings
-from ..rules import RuleSet
+from ..domain.rules import RuleSet
 from . import kernel
 from .model import Model, build_model, canon, reachable_states
-
-THREADS = Settings.from_env().advisor_threads or (os.cpu_count() or 1)
 
 
 @dataclass
@@ -48,13 +45,15 @@ class Cancelled(Exception):
 CANCEL = threading.Event()  # set at interpreter exit: running builds stop between levels
 
 
-def solve(rs: RuleSet, order: str | None = None) -> Solution:
-    """Solve a sheet exactly: every reachable state's value, level by level."""
+def solve(rs: RuleSet, order: str | None = None, threads: int = 0) -> Solution:
+    """Solve a sheet exactly: every reachable state's value, level by level, on `threads`
+    threads (0: every CPU)."""
     m, kd = prepare(rs, order)
     values = np.full(m.table_shape, np.nan, np.float32)
     values[(1 << m.nb) - 1] = 0.0
     levels = reachable_states(m)
-    workers = max(1, min(THREADS, os.cpu_count() or 1))
+    cpus = os.cpu_count() or 1
+    workers = max(1, min(threads or cpus, cpus))
     with ThreadPoolExecutor(workers) as pool:
         for level in range(m.nb - 1, -1, -1):
             if CANCEL.is_set():

@@ -1,0 +1,44 @@
+"""Building a strategy: the RuleSet's method says which parts to solve; each part is loaded
+from the table store when it is there, else solved (and saved when a store is given)."""
+
+from __future__ import annotations
+
+from ..domain.rules import RuleSet
+from . import solver
+from .methods import method_for
+from .store import TableStore
+from .strategy import Part, Strategy
+
+
+def part_names(rs: RuleSet) -> list[str]:
+    """The names of the parts a RuleSet is solved as (its files in a store)."""
+    return [plan.name for plan in method_for(rs).plan(rs)]
+
+
+def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 0
+                   ) -> Strategy:
+    """Solve (or load from `store`) every part of the RuleSet's strategy.
+
+    `threads` caps the solver's threads (0: every CPU). With a store, a part found there is
+    memory-mapped instead of solved, and a solved part is written there.
+    """
+    method = method_for(rs)
+    parts = []
+    for plan in method.plan(rs):
+        sol = None
+        if store is not None:
+            values = store.load(rs, plan.name)
+            if values is not None:
+                try:
+                    sol = solver.attach(plan.rules, values, plan.order)
+                except ValueError:
+                    sol = None
+        if sol is None:
+            sol = solver.solve(plan.rules, plan.order, threads)
+            if store is not None:
+                sol = solver.attach(plan.rules, store.save(rs, plan.name, sol.values),
+                                    plan.order)
+        parts.append(Part(plan.name, plan.column, sol, plan.rules))
+    strategy = Strategy(rs, parts, method)
+    strategy.saved_throw_value = method.saved_throw_value(strategy)
+    return strategy

@@ -1,0 +1,65 @@
+"""Positions: a sheet read as each part's table state, its value, and the values of the
+hands and keeps of the turn being played (the within-turn recursion of the kernel)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..domain.errors import InvalidInput, Problem
+from ..domain.scoring import Sheet
+from . import kernel
+from .model import KIND_UPPER, canon
+from .strategy import Part, Strategy
+
+
+def part_state(part: Part, sheet: Sheet) -> tuple[int, int, int, int]:
+    """(mask, upper code, flags, actual upper total) of a part's sub-sheet."""
+    m = part.solution.model
+    column = sheet.columns[part.column]
+    mask = 0
+    upper = 0
+    flags = 0
+    for i, bid in enumerate(m.box_ids):
+        val = column.boxes.get(bid)
+        if val is None:
+            continue
+        mask |= 1 << i
+        if m.kind[i] == KIND_UPPER:
+            upper += val
+        if m.trk_bit[i] >= 0 and val != 0:
+            flags |= 1 << int(m.trk_bit[i])
+    return mask, canon(m, upper, mask), flags, upper
+
+
+def part_value(part: Part, mask: int, code: int, flags: int) -> float:
+    """Table value of a part's state (raises when the state is unreachable)."""
+    v = float(part.solution.values[mask, code, flags])
+    if np.isnan(v):
+        raise InvalidInput([Problem("/scorecard", "this scorecard cannot occur in a game "
+                                                  "(some box holds a value no hand gives)")])
+    return v
+
+
+def terminals(st: Strategy, states: list[tuple[int, int, int, int]],
+               base: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Best value of scoring each hand now (first throw, later throws), relative to now."""
+    out = []
+    for first in (True, False):
+        best = None
+        for part, (mask, code, flags, _), b in zip(st.parts, states, base, strict=True):
+            sol = part.solution
+            s = np.empty((sol.kd.nh, 1), np.float32)
+            kernel.score_pass(sol.kd, sol.values, np.array([mask], np.int64),
+                              np.array([code], np.int64), np.array([flags], np.int64),
+                              first, s)
+            rel = s[:, 0].astype(np.float64) - b
+            best = rel if best is None else np.maximum(best, rel)
+        out.append(best)
+    return out[0], out[1]
+
+
+def turn_tables(kd: kernel.KernelData, term_first: np.ndarray, term_later: np.ndarray,
+                throw: int, last: int, throw_value: float = 0.0
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Keep values after throw `throw` and hand values at it (see `kernel.turn_keeps`)."""
+    return kernel.turn_keeps(kd, term_first, term_later, throw, last, float(throw_value))

@@ -1,0 +1,361 @@
+"""Effective rules: a variant with a request's options and house-rule overrides applied.
+
+`effective_rules()` is the one entry point. It validates options and overrides (raising
+`InvalidInput` with JSON pointers), builds the effective `Variant`, precomputes every hand's
+score in every box, and gives the result a stable fingerprint. Results are cached, so a
+request pays for this once per distinct table of rules.
+
+House-rule overrides (`rules` in a request)::
+
+    {"boxes": {"full_house": {"value": 30, "first_throw_bonus": 5}},
+     "remove_boxes": ["chance"],
+     "upper_bonus": {"threshold": 60, "amount": 30},      # or null: no upper bonus
+     "five_of_a_kind_bonus": {"amount": 50}}               # or null: no such bonus
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from .boxes import (
+    SCORINGS,
+    Box,
+    describe,
+    full_value,
+    match_table,
+    pattern_key,
+    pattern_match,
+    score_from_match,
+)
+from .dice import Hand, all_hands, counts_of
+from .errors import InvalidInput, Problem, UnknownVariant, pointer
+from .variants import OPTION_APPLIERS, VARIANTS, UpperBonus, Variant
+
+BOX_OVERRIDE_FIELDS = ("value", "scoring", "first_throw_bonus", "first_throw_value",
+                       "wins_on_first_throw")
+OVERRIDE_FIELDS = ("boxes", "remove_boxes", "upper_bonus", "five_of_a_kind_bonus")
+MAX_VALUE = 10_000
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """A variant as it is played at one table, with lookup tables for fast scoring."""
+
+    variant: Variant
+    options: dict[str, Any]
+    overrides: dict[str, Any]
+    fingerprint: str
+    hand_index: dict[Hand, int] = field(repr=False)
+    # score[b][h]: plain score of hand h in box b, later throws / first throw
+    score_later: tuple[tuple[int, ...], ...] = field(repr=False)
+    score_first: tuple[tuple[int, ...], ...] = field(repr=False)
+    matched: tuple[tuple[bool, ...], ...] = field(repr=False)  # pattern made, per box and hand
+    achievable: tuple[frozenset[int], ...] = field(repr=False)
+    max_score: tuple[int, ...] = field(repr=False)
+
+    @property
+    def id(self) -> str:
+        """The base variant's id."""
+        return self.variant.id
+
+    def box_index(self, box_id: str) -> int:
+        """Position of a box in sheet order."""
+        return self.variant.box_ids.index(box_id)
+
+    def describe(self) -> dict[str, Any]:
+        """The effective rules as echoed in responses: variant, options, overrides, hash."""
+        return {"variant": self.variant.id, "options": self.options,
+                "overrides": self.overrides, "fingerprint": self.fingerprint}
+
+
+def canonical(data: Any) -> str:
+    """Canonical JSON text (sorted keys, no spaces) for cache keys and fingerprints."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def get_variant(variant_id: str) -> Variant:
+    """The catalogue entry for an id, or UnknownVariant."""
+    try:
+        return VARIANTS[variant_id]
+    except KeyError:
+        raise UnknownVariant(variant_id) from None
+
+
+def effective_rules(variant_id: str, options: dict[str, Any] | None = None,
+                    overrides: dict[str, Any] | None = None) -> RuleSet:
+    """Apply options and overrides to a variant; validated, cached, fingerprinted."""
+    get_variant(variant_id)
+    # Most requests name no options or overrides: skip building a canonical key for them.
+    return _effective_cached(variant_id, canonical(options) if options else "{}",
+                             canonical(overrides) if overrides else "{}")
+
+
+@lru_cache(maxsize=512)
+def _effective_cached(variant_id: str, options_json: str, overrides_json: str) -> RuleSet:
+    base = VARIANTS[variant_id]
+    options = resolve_options(base, json.loads(options_json))
+    v = base
+    for spec in base.options:
+        v = OPTION_APPLIERS[spec.name](v, options[spec.name])
+    overrides = json.loads(overrides_json)
+    v = apply_overrides(v, overrides)
+    return build_rule_set(v, options, overrides)
+
+
+def resolve_options(variant: Variant, given: dict[str, Any]) -> dict[str, Any]:
+    """Every option of the variant with its value: the given one, else the default."""
+    problems = []
+    for name, value in given.items():
+        spec = variant.option(name)
+        if spec is None:
+            known = ", ".join(o.name for o in variant.options) or "none"
+            problems.append(Problem(pointer("options", name),
+                                    f"unknown option {name!r} for variant {variant.id!r} "
+                                    f"(its options: {known})"))
+        elif spec.is_bool and not isinstance(value, bool):
+            problems.append(Problem(pointer("options", name), "must be true or false"))
+        elif not spec.is_bool and (isinstance(value, bool) or value not in spec.choices):
+            problems.append(Problem(pointer("options", name),
+                                    f"must be one of {', '.join(map(str, spec.choices))}"))
+    if problems:
+        raise InvalidInput(problems)
+    return {o.name: given.get(o.name, o.default) for o in variant.options}
+
+
+def _int_field(problems: list[Problem], ptr: str, value: Any, minimum: int,
+               maximum: int = MAX_VALUE) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int):
+        problems.append(Problem(ptr, "must be an integer"))
+        return False
+    if value < minimum or value > maximum:
+        problems.append(Problem(ptr, f"must be between {minimum} and {maximum}"))
+        return False
+    return True
+
+
+def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
+    """Apply house-rule overrides, or raise InvalidInput naming every field that is wrong."""
+    problems: list[Problem] = []
+    for key in overrides:
+        if key not in OVERRIDE_FIELDS:
+            problems.append(Problem(pointer("rules", key),
+                                    f"unknown override (known: {', '.join(OVERRIDE_FIELDS)})"))
+    box_changes = overrides.get("boxes") or {}
+    if not isinstance(box_changes, dict):
+        problems.append(Problem("/rules/boxes", "must be an object keyed by box id"))
+        box_changes = {}
+    for box_id, changes in box_changes.items():
+        base = pointer("rules", "boxes", box_id)
+        box = v.box(box_id)
+        if box is None:
+            problems.append(Problem(base, f"variant {v.id!r} has no box {box_id!r}"))
+            continue
+        if not isinstance(changes, dict):
+            problems.append(Problem(base, "must be an object"))
+            continue
+        v = _override_box(v, box, changes, base, problems)
+
+    removed = overrides.get("remove_boxes") or []
+    if not isinstance(removed, list):
+        problems.append(Problem("/rules/remove_boxes", "must be a list of box ids"))
+        removed = []
+    for i, box_id in enumerate(removed):
+        if v.box(box_id) is None:
+            problems.append(Problem(pointer("rules", "remove_boxes", i),
+                                    f"variant {v.id!r} has no box {box_id!r}"))
+    remaining = tuple(b for b in v.boxes if b.id not in removed)
+    if removed and not remaining:
+        problems.append(Problem("/rules/remove_boxes", "a sheet needs at least one box"))
+    for b in remaining:
+        for needed in b.requires:
+            if needed in removed:
+                problems.append(Problem("/rules/remove_boxes",
+                                        f"box {b.id!r} depends on {needed!r}; remove both"))
+    if removed and remaining:
+        v = v.with_boxes(remaining)
+        if v.box("five_of_a_kind") is None:
+            # The Joker and the five-of-a-kind bonus are rules of that box.
+            v = replace(v, joker="none", five_of_a_kind_bonus=None)
+
+    if "upper_bonus" in overrides:
+        v = _override_upper_bonus(v, overrides["upper_bonus"], problems)
+    elif removed and v.upper_bonus and v.upper_bonus.threshold > _upper_max(v):
+        problems.append(Problem("/rules/remove_boxes",
+                                f"without these boxes the upper bonus's threshold "
+                                f"{v.upper_bonus.threshold} is out of reach (the upper "
+                                f"section's maximum is {_upper_max(v)}); set upper_bonus to "
+                                f"null or lower its threshold"))
+    if "five_of_a_kind_bonus" in overrides:
+        v = _override_five_bonus(v, overrides["five_of_a_kind_bonus"], problems)
+    if problems:
+        raise InvalidInput(problems)
+    return v
+
+
+def _override_box(v: Variant, box: Box, changes: dict[str, Any], base: str,
+                  problems: list[Problem]) -> Variant:
+    new: dict[str, Any] = {}
+    for key, value in changes.items():
+        ptr = f"{base}/{key}"
+        if key not in BOX_OVERRIDE_FIELDS:
+            problems.append(Problem(ptr, f"unknown box field (known: "
+                                         f"{', '.join(BOX_OVERRIDE_FIELDS)})"))
+        elif key == "scoring":
+            if value not in SCORINGS:
+                problems.append(Problem(ptr, f"must be one of {', '.join(SCORINGS)}"))
+            elif box.section == "upper" and value != box.scoring:
+                problems.append(Problem(ptr, "number boxes always score their face's dice"))
+            else:
+                new[key] = value
+        elif key == "wins_on_first_throw":
+            if not isinstance(value, bool):
+                problems.append(Problem(ptr, "must be true or false"))
+            else:
+                new[key] = value
+        elif key == "first_throw_value" and value is None:
+            new[key] = None
+        elif _int_field(problems, ptr, value, 0):
+            new[key] = value
+    scoring = new.get("scoring", box.scoring)
+    if "value" in new and box.section == "upper":
+        problems.append(Problem(f"{base}/value",
+                                "number boxes score their face's dice; they have no value"))
+    elif "value" in new and scoring != "fixed":
+        problems.append(Problem(f"{base}/value",
+                                f"box {box.id!r} scores by {scoring}; set scoring to "
+                                f"'fixed' to give it a value"))
+    if scoring == "fixed" and box.scoring != "fixed" and "value" not in new:
+        problems.append(Problem(f"{base}/value", "a fixed-scoring box needs a value"))
+    if "value" in new:
+        new["value_by_face"] = ()  # a table's value replaces the whole scale (Póker de ases)
+    if new:
+        v = v.replace_box(box.id, **new)
+    return v
+
+
+def _upper_max(v: Variant) -> int:
+    return sum(b.face * v.dice for b in v.boxes if b.section == "upper")
+
+
+def _override_upper_bonus(v: Variant, data: Any, problems: list[Problem]) -> Variant:
+    if data is None:
+        return replace(v, upper_bonus=None)
+    if not isinstance(data, dict):
+        problems.append(Problem("/rules/upper_bonus", "must be an object or null"))
+        return v
+    for key in data:
+        if key not in ("threshold", "amount"):
+            problems.append(Problem(f"/rules/upper_bonus/{key}",
+                                    "unknown field (known: threshold, amount)"))
+    current = v.upper_bonus
+    if current is None and not ("threshold" in data and "amount" in data):
+        problems.append(Problem("/rules/upper_bonus",
+                                f"variant {v.id!r} has no upper bonus: give both threshold "
+                                f"and amount"))
+        return v
+    current = current or UpperBonus(0, 0)
+    threshold = data.get("threshold", current.threshold)
+    amount = data.get("amount", current.amount)
+    ok = _int_field(problems, "/rules/upper_bonus/threshold", threshold, 1)
+    ok = _int_field(problems, "/rules/upper_bonus/amount", amount, 1) and ok
+    if ok and threshold > _upper_max(v):
+        problems.append(Problem("/rules/upper_bonus/threshold",
+                                f"no sheet can reach {threshold}: the upper section's maximum "
+                                f"is {_upper_max(v)}"))
+    return replace(v, upper_bonus=UpperBonus(threshold, amount)) if ok else v
+
+
+def _override_five_bonus(v: Variant, data: Any, problems: list[Problem]) -> Variant:
+    if data is None:
+        return replace(v, five_of_a_kind_bonus=None)
+    if v.five_of_a_kind_bonus is None:
+        problems.append(Problem("/rules/five_of_a_kind_bonus",
+                                f"variant {v.id!r} has no five-of-a-kind bonus to change"))
+        return v
+    if not isinstance(data, dict):
+        problems.append(Problem("/rules/five_of_a_kind_bonus", "must be an object or null"))
+        return v
+    for key in data:
+        if key != "amount":
+            problems.append(Problem(f"/rules/five_of_a_kind_bonus/{key}",
+                                    "unknown field (known: amount)"))
+    amount = data.get("amount", v.five_of_a_kind_bonus.amount)
+    if _int_field(problems, "/rules/five_of_a_kind_bonus/amount", amount, 1):
+        return replace(v, five_of_a_kind_bonus=replace(v.five_of_a_kind_bonus, amount=amount))
+    return v
+
+
+def definition(v: Variant) -> dict[str, Any]:
+    """Everything that decides a score, as plain data: what the fingerprint hashes."""
+    return {
+        "variant": v.id,
+        "dice": v.dice,
+        "throws": v.throws,
+        "boxes": [b.as_data() for b in v.boxes],
+        "upper_bonus": None if v.upper_bonus is None else
+        {"threshold": v.upper_bonus.threshold, "amount": v.upper_bonus.amount},
+        "five_of_a_kind_bonus": None if v.five_of_a_kind_bonus is None else
+        {"amount": v.five_of_a_kind_bonus.amount,
+         "needs_made_box": v.five_of_a_kind_bonus.needs_made_box,
+         "placement": v.five_of_a_kind_bonus.placement},
+        "joker": v.joker,
+        "order": v.order,
+        "columns": list(v.columns),
+        "saved_throws": v.saved_throws,
+        "em_baixo": v.em_baixo,
+    }
+
+
+def _joker_values(v: Variant, box: Box) -> set[int]:
+    if v.joker == "none" or box.section != "lower":
+        return set()
+    out = set()
+    for face in range(1, 7):
+        counts = counts_of((face,) * v.dice)
+        out.add(full_value(box, counts, pattern_match(box, counts) or (5 * face, face)))
+    return out
+
+
+def build_rule_set(v: Variant, options: dict[str, Any], overrides: dict[str, Any]) -> RuleSet:
+    """The RuleSet of a variant as given (options and overrides already applied to it):
+    every hand's score in every box, and the fingerprint. `effective_rules` is the entry point
+    for requests; the advisor calls this for the sub-sheets it solves separately."""
+    hands = all_hands(v.dice)
+    counts = [counts_of(h) for h in hands]
+    matches = [match_table(pattern_key(b), v.dice) for b in v.boxes]
+    later = tuple(tuple(score_from_match(b, c, m) for c, m in zip(counts, ms))
+                  for b, ms in zip(v.boxes, matches))
+    first = tuple(tuple(score_from_match(b, c, m, True) for c, m in zip(counts, ms))
+                  for b, ms in zip(v.boxes, matches))
+    matched = tuple(tuple(m is not None for m in ms) for ms in matches)
+    achievable = tuple(frozenset({0, *later[i], *first[i], *_joker_values(v, b)})
+                       for i, b in enumerate(v.boxes))
+    fingerprint = hashlib.sha256(canonical(definition(v)).encode()).hexdigest()[:16]
+    return RuleSet(
+        variant=v, options=options, overrides=overrides, fingerprint=fingerprint,
+        hand_index={h: i for i, h in enumerate(hands)},
+        score_later=later, score_first=first, matched=matched, achievable=achievable,
+        max_score=tuple(max(a) for a in achievable),
+    )
+
+
+def definition_document(rs: RuleSet) -> dict[str, Any]:
+    """The effective rules as the API shows them: sheet with labels, rules, score ranges."""
+    v = rs.variant
+    doc = definition(v)
+    boxes = []
+    for i, (b, data) in enumerate(zip(v.boxes, doc["boxes"])):
+        boxes.append({**data, "labels": b.labels, "rule": describe(b), "min_score": 0,
+                      "max_score": rs.max_score[i]})
+    doc.update({
+        "id": v.id, "name": v.name, "description": v.description, "turns": v.turns,
+        "boxes": boxes, "sources": list(v.sources), "fingerprint": rs.fingerprint,
+        "options": [{"name": o.name, "choices": list(o.choices), "default": o.default,
+                     "description": o.description} for o in v.options],
+    })
+    del doc["variant"]
+    return doc

@@ -1,0 +1,370 @@
+"""Scoring hands and scorecards: the sheet-state rules on top of each box's own rule.
+
+Here live the rules that depend on what is already on the sheet: which boxes are open, the
+Joker (a five of a kind thrown while the five-of-a-kind box is filled), the five-of-a-kind
+bonus, boxes that require another box's value (Doble Generala), the order a sheet or a
+column must be filled in, first-throw scores, and games won at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .boxes import full_value, pattern_match
+from .dice import FACES, Hand, bottom_faces, counts_of, normalise, patterns_of
+from .errors import InvalidInput, Problem, pointer
+from .rules import RuleSet
+from .variants import UPPER_IDS
+
+
+@dataclass
+class Column:
+    """One column of a score sheet: each box's value (None while open) and how many
+    five-of-a-kind bonuses were won in it."""
+
+    boxes: dict[str, int | None]
+    five_of_a_kind_bonuses: int = 0
+
+    def filled(self, box_id: str) -> bool:
+        """Whether the box has an entry (a scratch counts)."""
+        return self.boxes.get(box_id) is not None
+
+
+@dataclass
+class Sheet:
+    """A player's whole sheet: one column, or four on a column sheet."""
+
+    columns: list[Column]
+    saved_throws: int = 0
+    won: bool = False
+
+
+@dataclass(slots=True)
+class Placement:
+    """What filling one box with the hand would give."""
+
+    box: str
+    score: int
+    open: bool
+    legal: bool
+    joker: bool = False
+    bonus: int = 0
+    upper_bonus: int = 0
+    wins_game: bool = False
+    column: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for a response (much faster than dataclasses.asdict)."""
+        return {"box": self.box, "score": self.score, "open": self.open, "legal": self.legal,
+                "joker": self.joker, "bonus": self.bonus, "upper_bonus": self.upper_bonus,
+                "wins_game": self.wins_game, "column": self.column}
+
+
+@dataclass
+class HandScore:
+    """The result of scoring one hand against a sheet."""
+
+    dice: Hand
+    scored_dice: Hand
+    throw: int | None
+    categories: list[Placement]
+    wins_game: bool
+    joker: bool
+    patterns: tuple[str, ...] = field(default=())
+
+
+# --------------------------------------------------------------------------- scorecards
+
+
+def empty_sheet(rs: RuleSet) -> Sheet:
+    """A sheet with every box open."""
+    n = max(1, len(rs.variant.columns))
+    return Sheet(columns=[Column({b: None for b in rs.variant.box_ids}) for _ in range(n)])
+
+
+def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
+                  problems: list[Problem]) -> Column:
+    v = rs.variant
+    boxes: dict[str, int | None] = {b: None for b in v.box_ids}
+    given = data.get("boxes") or {}
+    for box_id, value in given.items():
+        if box_id not in boxes:
+            problems.append(Problem(pointer(*base.strip("/").split("/"), "boxes", box_id),
+                                    f"variant {v.id!r} has no box {box_id!r} (its boxes: "
+                                    f"{', '.join(v.box_ids)})"))
+            continue
+        boxes[box_id] = value
+    bonuses = data.get("bonus_five_of_a_kind") or 0
+    if bonuses and v.five_of_a_kind_bonus is None:
+        problems.append(Problem(f"{base}/bonus_five_of_a_kind",
+                                f"variant {v.id!r} (with these rules) has no five-of-a-kind "
+                                f"bonus"))
+    return Column(boxes, bonuses)
+
+
+def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
+                    base: str = "/scorecard") -> Sheet:
+    """Turn a request's scorecard into a Sheet, or raise InvalidInput naming the field.
+
+    Shape: ``{"boxes": {id: int|null}, "bonus_five_of_a_kind": int, "saved_throws": int,
+    "won": bool}``; with the `columns` option, ``{"columns": [four of {"boxes", ...}]}``.
+    """
+    if data is None:
+        return empty_sheet(rs)
+    v = rs.variant
+    problems: list[Problem] = []
+    columns: list[Column] = []
+    if v.columns:
+        if "boxes" in data or "bonus_five_of_a_kind" in data:
+            problems.append(Problem(base, "with the columns option the scorecard is "
+                                          "{\"columns\": [...]}, one entry per column"))
+        cols = data.get("columns")
+        if not isinstance(cols, list) or len(cols) != len(v.columns):
+            problems.append(Problem(f"{base}/columns",
+                                    f"must list {len(v.columns)} columns "
+                                    f"({', '.join(v.columns)})"))
+        else:
+            columns = [_parse_column(rs, c, f"{base}/columns/{i}", problems)
+                       for i, c in enumerate(cols)]
+    else:
+        if "columns" in data:
+            problems.append(Problem(f"{base}/columns",
+                                    "a column sheet needs the option columns: true"))
+        columns = [_parse_column(rs, data, base, problems)]
+    saved = data.get("saved_throws") or 0
+    if saved and not v.saved_throws:
+        problems.append(Problem(f"{base}/saved_throws",
+                                f"variant {v.id!r} does not save unused throws"))
+    if problems:
+        raise InvalidInput(problems)
+    return Sheet(columns=columns, saved_throws=saved, won=bool(data.get("won", False)))
+
+
+# --------------------------------------------------------------------------- hands
+
+
+def max_throw(rs: RuleSet, sheet: Sheet) -> int:
+    """The highest throw number this turn may reach (saved throws included)."""
+    return rs.variant.throws + (sheet.saved_throws if rs.variant.saved_throws else 0)
+
+
+def dice_problems(rs: RuleSet, dice: Any, base: str = "/dice") -> list[Problem]:
+    """Everything that keeps `dice` from being a legal hand of the variant."""
+    n = rs.variant.dice
+    if not isinstance(dice, list):
+        return [Problem(base, f"must be a list of {n} dice")]
+    problems = []
+    for i, d in enumerate(dice):
+        if isinstance(d, bool) or not isinstance(d, int):
+            problems.append(Problem(f"{base}/{i}", "a die must be an integer from 1 to 6"))
+        elif not 1 <= d <= 6:
+            problems.append(Problem(f"{base}/{i}", f"{d} is not a face of a die (1 to 6)"))
+    if len(dice) != n:
+        problems.append(Problem(base, f"variant {rs.variant.id!r} is played with {n} dice, "
+                                      f"got {len(dice)}"))
+    return problems
+
+
+def throw_problems(rs: RuleSet, throw: Any, sheet: Sheet, base: str = "/throw") -> list[Problem]:
+    """Whether the throw number is possible this turn (saved throws pay for extra throws)."""
+    if throw is None:
+        return []
+    if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
+        return [Problem(base, "must be a positive integer (1 = first throw)")]
+    limit = max_throw(rs, sheet)
+    if throw <= limit:
+        return []
+    if rs.variant.saved_throws:
+        return [Problem(base, f"throw {throw} needs {throw - rs.variant.throws} saved "
+                              f"throws; the scorecard has {sheet.saved_throws}")]
+    return [Problem(base, f"a turn has at most {rs.variant.throws} throws")]
+
+
+def _order_allowed(order: str, open_ids: list[str], first_throw: bool) -> list[str]:
+    if order == "down":
+        return open_ids[:1]
+    if order == "up":
+        return open_ids[-1:]
+    if order == "first_throw":
+        return open_ids if first_throw else []
+    return open_ids
+
+
+def _wins(rs: RuleSet, i: int, h: int, first: bool) -> bool:
+    """Whether hand h, made on the first throw, wins the game at once through box i."""
+    box = rs.variant.boxes[i]
+    return first and box.wins_on_first_throw and rs.matched[i][h] and rs.score_first[i][h] > 0
+
+
+def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int | None,
+                       column: Column, order: str, col_no: int | None) -> list[Placement]:
+    v = rs.variant
+    first = throw == 1
+    scores = rs.score_first if first else rs.score_later
+    open_ids = [b for b in v.box_ids if not column.filled(b)]
+    allowed = set(_order_allowed(order, open_ids, first))
+
+    five_face = next((f for f in FACES if counts[f] == v.dice), 0)
+    five_filled = five_face and v.box("five_of_a_kind") is not None \
+        and column.filled("five_of_a_kind")
+    match_up = UPPER_IDS[five_face - 1] if five_face else ""
+    joker_boxes: set[str] = set()  # lower boxes scored at full value by the Joker
+    if five_filled and v.joker != "none":
+        lower_allowed = [b.id for b in v.boxes if b.section == "lower" and b.id in allowed]
+        if v.joker == "forced":
+            if match_up in allowed:
+                allowed = {match_up}
+            elif lower_allowed:
+                allowed = set(lower_allowed)
+                joker_boxes = set(lower_allowed)
+        elif v.joker == "free" and (v.box(match_up) is None or column.filled(match_up)):
+            joker_boxes = set(lower_allowed)
+
+    bonus_amount = 0
+    fb = v.five_of_a_kind_bonus
+    if fb and five_filled and (not fb.needs_made_box or column.boxes["five_of_a_kind"] != 0):
+        bonus_amount = fb.amount
+
+    # The loop below runs for every box of every scored hand: plain locals, no helpers.
+    values = column.boxes
+    upper_now = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
+    ub = v.upper_bonus
+    out = []
+    for i, box in enumerate(v.boxes):
+        bid = box.id
+        score = scores[i][h]
+        if box.requires and any(not values.get(req) for req in box.requires):
+            score = 0
+        joker = False
+        if joker_boxes and bid in joker_boxes:
+            jv = full_value(box, counts, pattern_match(box, counts) or (5 * five_face, five_face))
+            joker = jv != score
+            score = jv
+        is_open = values.get(bid) is None
+        legal = is_open and bid in allowed
+        bonus = 0
+        if legal and bonus_amount and (fb.placement == "any" or bid == match_up):
+            bonus = bonus_amount
+        upper_bonus = 0
+        if (legal and ub and box.section == "upper"
+                and upper_now < ub.threshold <= upper_now + score):
+            upper_bonus = ub.amount
+        out.append(Placement(bid, score, is_open, legal, joker, bonus, upper_bonus,
+                             _wins(rs, i, h, first), col_no))
+    return out
+
+
+def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
+               sheet: Sheet | None = None, em_baixo: bool = False) -> HandScore:
+    """Score a hand in every box of the sheet: score, open, legal, Joker, bonuses, win."""
+    sheet = sheet or empty_sheet(rs)
+    problems = dice_problems(rs, dice) + throw_problems(rs, throw, sheet)
+    if em_baixo and not rs.variant.em_baixo:
+        problems.append(Problem("/em_baixo",
+                                f"variant {rs.variant.id!r} has no 'em baixo' scoring"))
+    if problems:
+        raise InvalidInput(problems)
+    hand = normalise(dice)
+    scored = bottom_faces(hand) if em_baixo else hand
+    h = rs.hand_index[scored]
+    counts = counts_of(scored)
+    v = rs.variant
+    categories: list[Placement] = []
+    if v.columns:
+        for c, (column, order) in enumerate(zip(sheet.columns, v.columns)):
+            categories += _column_placements(rs, h, counts, throw, column, order, c + 1)
+    else:
+        categories = _column_placements(rs, h, counts, throw, sheet.columns[0], v.order, None)
+    if sheet.won:  # the game was won at once: nothing more may be entered
+        for p in categories:
+            p.legal = False
+            p.bonus = p.upper_bonus = 0
+    wins = any(_wins(rs, i, h, throw == 1) for i in range(len(v.boxes)))
+    return HandScore(dice=hand, scored_dice=scored, throw=throw, categories=categories,
+                     wins_game=wins, joker=any(p.joker for p in categories),
+                     patterns=patterns_of(scored))
+
+
+def validate_hand(rs: RuleSet, dice: Any, throw: Any = None,
+                  sheet: Sheet | None = None) -> dict[str, Any]:
+    """Whether `dice` is a legal hand of the variant, with what it forms when it is."""
+    sheet = sheet or empty_sheet(rs)
+    problems = dice_problems(rs, dice) + throw_problems(rs, throw, sheet)
+    faces_ok = isinstance(dice, list) and all(
+        isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)
+    result: dict[str, Any] = {"valid": not problems, "dice_count": rs.variant.dice,
+                              "problems": [{"pointer": p.pointer, "message": p.message}
+                                           for p in problems]}
+    if faces_ok:
+        hand = normalise(dice)
+        c = counts_of(hand)
+        result["dice"] = list(hand)
+        result["counts"] = {str(f): c[f] for f in FACES}
+        result["sum"] = sum(hand)
+        result["patterns"] = list(patterns_of(hand)) if len(hand) == rs.variant.dice else []
+    return result
+
+
+# --------------------------------------------------------------------------- totals
+
+
+def _column_totals(rs: RuleSet, column: Column, final: bool) -> dict[str, Any]:
+    v = rs.variant
+    values = {b: (0 if final and val is None else val) for b, val in column.boxes.items()}
+    upper = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
+    lower = sum(values[b.id] or 0 for b in v.boxes if b.section == "lower")
+    upper_bonus = v.upper_bonus.amount if v.upper_bonus and upper >= v.upper_bonus.threshold \
+        else 0
+    fb = v.five_of_a_kind_bonus
+    bonus = column.five_of_a_kind_bonuses * fb.amount if fb else 0
+    boxes = []
+    for i, b in enumerate(v.boxes):
+        val = values[b.id]
+        ok = True
+        if val is not None:
+            ok = val in rs.achievable[i]
+            if val and any(not values.get(req) for req in b.requires):
+                # made only after the required box was made: it cannot be empty or 0
+                ok = False
+        boxes.append({"box": b.id, "value": val, "filled": val is not None, "achievable": ok})
+    bonuses_ok = True
+    if column.five_of_a_kind_bonuses:
+        five = values.get("five_of_a_kind")
+        # one bonus per further five of a kind; Kniffel's only into its free number box
+        most = (sum(1 for b in v.boxes if b.section == "upper")
+                if fb and fb.placement == "matching_upper" else len(v.boxes) - 1)
+        bonuses_ok = column.five_of_a_kind_bonuses <= most and (
+            five is not None and (not fb or not fb.needs_made_box or five != 0))
+    return {
+        "upper_subtotal": upper,
+        "upper_bonus": upper_bonus,
+        "lower_total": lower,
+        "bonus": bonus,
+        "bonus_five_of_a_kind": {"count": column.five_of_a_kind_bonuses, "points": bonus,
+                                 "achievable": bonuses_ok},
+        "total": upper + upper_bonus + lower + bonus,
+        "complete": all(val is not None for val in values.values()),
+        "boxes": boxes,
+    }
+
+
+def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, Any]:
+    """Totals of a sheet: upper subtotal and bonus, lower total, bonuses, total, complete.
+
+    With `final`, boxes still empty count as scratches (0). A column sheet gives the
+    totals of each column and their sums.
+    """
+    cols = [_column_totals(rs, c, final) for c in sheet.columns]
+    if not rs.variant.columns:
+        result = cols[0]
+    else:
+        keys = ("upper_subtotal", "upper_bonus", "lower_total", "bonus", "total")
+        result = {k: sum(c[k] for c in cols) for k in keys}
+        result["complete"] = all(c["complete"] for c in cols)
+        result["columns"] = [dict(c, column=i + 1, order=o)
+                             for i, (c, o) in enumerate(zip(cols, rs.variant.columns))]
+    result["won"] = sheet.won
+    result["complete"] = result["complete"] or sheet.won
+    result["final"] = final
+    return result

@@ -1,0 +1,80 @@
+"""The HTTP layer: one blueprint per resource, schemas that carry every constraint."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask_smorest import Api
+
+from ... import __version__
+from .. import schemas
+from ..openapi import VariantConverter, variant_converter_doc
+from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
+from . import hands, moves, scorecards, variants
+
+BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp)
+
+# Schemas referenced by name from hand-written request/response docs (batch = oneOf).
+COMPONENTS = {
+    "Problem": ProblemSchema,
+    "HandValidateRequest": schemas.HandValidateRequestSchema,
+    "HandValidation": schemas.HandValidationSchema,
+    "HandScoreRequest": schemas.HandScoreRequestSchema,
+    "HandScore": schemas.HandScoreSchema,
+    "ScorecardScoreRequest": schemas.ScorecardScoreRequestSchema,
+    "ScorecardTotals": schemas.ScorecardTotalsSchema,
+    "EffectiveRulesRequest": schemas.EffectiveRulesRequestSchema,
+    "EffectiveRules": schemas.EffectiveRulesSchema,
+    "VariantDefinition": schemas.VariantDefinitionSchema,
+    "VariantList": schemas.VariantListSchema,
+    "MoveSuggestion": schemas.MoveSuggestionSchema,
+}
+
+API_CONFIG = {
+    "API_TITLE": "Yahtzee family scoring service",
+    "API_VERSION": __version__,
+    "OPENAPI_VERSION": "3.1.0",
+    "OPENAPI_URL_PREFIX": "/",
+    "OPENAPI_JSON_PATH": "openapi.json",
+    "OPENAPI_SWAGGER_UI_PATH": "/docs",
+    "OPENAPI_SWAGGER_UI_URL": "https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+    "API_SPEC_OPTIONS": {
+        "info": {"description": (
+            "Validates dice hands, lists the boxes a hand can fill with their scores, scores "
+            "whole scorecards, for YAHTZEE, Kniffel, Yam's, Yatzy, Maxi Yatzy, Yacht, General, "
+            "Generala and Bozó, with options and house rules. Errors are RFC 9457 "
+            "application/problem+json.")},
+    },
+}
+
+
+class ProblemApi(Api):
+    """flask-smorest's Api with RFC 9457 problem documents as the error format."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_error_handlers(self) -> None:
+        """Errors are handled by `problems.register_error_handlers`, not smorest's JSON."""
+
+    def _register_responses(self) -> None:
+        """Document the default error response as problem+json."""
+        self.spec.components.response("DEFAULT_ERROR", {
+            "description": "Error: RFC 9457 problem details",
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": "Problem"}}}, lazy=True)
+
+
+def register_api(app: Flask) -> Api:
+    """Create the smorest Api on the app and register every resource."""
+    for key, value in API_CONFIG.items():
+        app.config.setdefault(key, value)
+    app.url_map.converters["variant"] = VariantConverter
+    api = ProblemApi(app)
+    api.register_converter(VariantConverter, variant_converter_doc)
+    api.ma_plugin.converter.add_attribute_function(schemas.openapi_doc_attribute)
+    registered = api.spec.components.schemas
+    for name, schema in COMPONENTS.items():
+        if name not in registered:  # a nested schema may have registered it already
+            api.spec.components.schema(name, schema=schema)
+    for blp in BLUEPRINTS:
+        api.register_blueprint(blp)
+    register_error_handlers(app)
+    return api

@@ -1,0 +1,81 @@
+"""/v1/variants/{variant}/hands: validate a hand, and score it in every box."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+
+from ...domain.rules import get_variant
+from ...domain.scoring import score_hand, validate_hand
+from ..batch import answer_one_or_many
+from ..body import json_response, load_items, rules_for, sheet_for
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
+from ..schemas import HandScoreRequestSchema, HandValidateRequestSchema
+
+blp = new_blueprint("hands", "Validate and score dice hands")
+
+_score_schema = HandScoreRequestSchema()
+_validate_schema = HandValidateRequestSchema()
+
+
+def _score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    rs = rules_for(variant, item)
+    sheet = sheet_for(rs, item)
+    result = score_hand(rs, item["dice"], item.get("throw"), sheet, item.get("em_baixo", False))
+    return {
+        "variant": variant,
+        "rules": rs.describe(),
+        "dice": list(result.dice),
+        "scored_dice": list(result.scored_dice),
+        "throw": result.throw,
+        "wins_game": result.wins_game,
+        "joker": result.joker,
+        "patterns": list(result.patterns),
+        "categories": [c.as_dict() for c in result.categories],
+    }
+
+
+@blp.route("/<variant:variant>/hands/validate")
+class HandValidation(MethodView):
+    """Hand validation."""
+
+    @blp.doc(operationId="validateHand",
+             requestBody=body_doc("HandValidateRequest", False, "The hand to check"),
+             responses={"200": response_doc("HandValidation", False,
+                                            "Whether the hand is legal, and what it forms"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """Check a hand: sorted dice, face counts, patterns, and why it is not legal.
+
+        An illegal hand (wrong count, a face outside 1..6, not integers) is a 200 with
+        `valid: false` and `problems`; only a malformed request is a 422.
+        """
+        get_variant(variant)
+        items, _ = load_items(_validate_schema, batch=False)
+        item = items[0]
+        rs = rules_for(variant, item)
+        sheet = sheet_for(rs, item)
+        return json_response({"variant": variant,
+                              **validate_hand(rs, item["dice"], item.get("throw"), sheet)})
+
+
+@blp.route("/<variant:variant>/hands/score")
+class HandScoring(MethodView):
+    """Hand scoring."""
+
+    @blp.doc(operationId="scoreHand",
+             requestBody=body_doc("HandScoreRequest", True,
+                                  "A hand, or a list of hands (batch form)"),
+             responses={"200": response_doc("HandScore", True,
+                                            "Every box with its score, open and legal flags "
+                                            "(a list for a batch)"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """Score a hand in every box: score, open, legal (Joker rules applied), bonuses.
+
+        Without a scorecard every box is open. Send a list of requests to score many hands
+        at once; the answer is the list of results in the same order.
+        """
+        return answer_one_or_many(variant, _score_schema, _score_one)

@@ -1,0 +1,57 @@
+"""/v1/variants/{variant}/moves/suggest: the optimal move advisor over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, current_app
+from flask.views import MethodView
+
+from ...domain.rules import get_variant
+from ..body import json_response, load_items, rules_for, sheet_for
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
+from ..schemas import HandScoreRequestSchema
+
+blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
+
+_request_schema = HandScoreRequestSchema()
+
+
+def _advise(variant: str, item: dict[str, Any]) -> Response:
+    rs = rules_for(variant, item)
+    sheet = sheet_for(rs, item)
+    throw = item.get("throw") or 1
+    # Built-in tables are loaded at start-up; a house-rules table is built here, inside the
+    # first request that needs it (well under a second for 13 boxes), then cached by its
+    # fingerprint; concurrent requests for the same rules wait for one build.
+    result = current_app.extensions["advisor"].suggest(rs, item["dice"], throw, sheet,
+                                                       item.get("em_baixo", False))
+    return json_response({"variant": variant, "rules": rs.describe(), "dice": result.dice,
+                          **result.as_dict()})
+
+
+@blp.route("/<variant:variant>/moves/suggest")
+class MoveSuggestion(MethodView):
+    """Move advice."""
+
+    @blp.doc(operationId="suggestMove",
+             requestBody=body_doc("HandScoreRequest", False,
+                                  "The dice, the throw they stand on and the scorecard"),
+             responses={"200": response_doc("MoveSuggestion", False,
+                                            "The best keep or box, and every alternative with "
+                                            "its expected final score and regret"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """Suggest the move that maximises the expected final score.
+
+        `throw` is the number of throws made this turn (default 1). With throws left the
+        alternatives are every keep (the dice to keep, fewer than all) and every legal box;
+        on the last throw only boxes. Values are expected final totals under optimal play,
+        points already on the sheet included. Exact for every 5-dice one-column variant;
+        column sheets and Maxi Yatzy are approximations (`exact: false`, see `method`).
+        The table of a house-rules table is built inside the first request that needs it
+        (about a second at most), then cached by the rules fingerprint.
+        """
+        get_variant(variant)
+        items, _ = load_items(_request_schema, batch=False)
+        return _advise(variant, items[0])

@@ -1,0 +1,45 @@
+"""/v1/variants/{variant}/scorecards: total a scorecard and check its entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+
+from ...domain.scoring import score_sheet
+from ..batch import answer_one_or_many
+from ..body import rules_for, sheet_for
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
+from ..schemas import ScorecardScoreRequestSchema
+
+blp = new_blueprint("scorecards", "Score whole scorecards")
+
+_schema = ScorecardScoreRequestSchema()
+
+
+def _score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    rs = rules_for(variant, item)
+    sheet = sheet_for(rs, item, key=None)
+    return {"variant": variant, "rules": rs.describe(),
+            **score_sheet(rs, sheet, final=item.get("final", False))}
+
+
+@blp.route("/<variant:variant>/scorecards/score")
+class ScorecardScoring(MethodView):
+    """Scorecard totals."""
+
+    @blp.doc(operationId="scoreScorecard",
+             requestBody=body_doc("ScorecardScoreRequest", True,
+                                  "A scorecard, or a list of scorecards (batch form)"),
+             responses={"200": response_doc("ScorecardTotals", True,
+                                            "Totals, completeness and per-box checks "
+                                            "(a list for a batch)"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """Total a scorecard: upper subtotal and bonus, lower total, bonuses, total.
+
+        Each filled box says whether its value is achievable at all in that box. With
+        `final: true` empty boxes count as scratches (0).
+        """
+        return answer_one_or_many(variant, _schema, _score_one)

@@ -1,0 +1,89 @@
+"""/v1/variants: the rule definitions, and the effective rules of a table's house rules."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+
+from flask import Response, request
+from flask.views import MethodView
+
+from ...domain.rules import definition_document, effective_rules, get_variant
+from ...domain.variants import VARIANT_IDS
+from ..body import json_response, load_items, rules_for
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
+from ..schemas import EffectiveRulesRequestSchema
+
+blp = new_blueprint("variants", "Rule definitions of every variant")
+
+# Definitions are immutable for a release: let clients and proxies cache them.
+CACHE_CONTROL = "public, max-age=86400"
+
+
+@cache
+def _definition_body(variant: str | None) -> tuple[str, str]:
+    import json
+
+    if variant is None:
+        data = {"variants": [definition_document(effective_rules(v)) for v in VARIANT_IDS]}
+    else:
+        data = definition_document(effective_rules(variant))
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return body, '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
+
+
+def _cached(variant: str | None) -> Response:
+    body, etag = _definition_body(variant)
+    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
+    if etag in request.if_none_match or request.if_none_match.contains_weak(etag.strip('"')):
+        return Response(status=304, headers=headers)
+    return Response(body, mimetype="application/json", headers=headers)
+
+
+NOT_MODIFIED = {"304": {"description": "Not modified (If-None-Match matched the ETag)"}}
+
+
+@blp.route("")
+class Variants(MethodView):
+    """Every variant."""
+
+    @blp.doc(operationId="listVariants",
+             responses={"200": response_doc("VariantList", False, "Every variant's rules"),
+                        **NOT_MODIFIED})
+    def get(self) -> Response:
+        """List every variant with its full rule definition."""
+        return _cached(None)
+
+
+@blp.route("/<variant:variant>")
+class VariantResource(MethodView):
+    """One variant."""
+
+    @blp.doc(operationId="getVariant",
+             responses={"200": response_doc("VariantDefinition", False, "The variant's rules"),
+                        "404": ERRORS_DOC["404"], **NOT_MODIFIED})
+    def get(self, variant: str) -> Response:
+        """The rules of one variant: boxes in sheet order, bonuses, options and defaults."""
+        get_variant(variant)
+        return _cached(variant)
+
+
+@blp.route("/<variant:variant>/rules")
+class EffectiveRules(MethodView):
+    """A table's effective rules."""
+
+    @blp.doc(operationId="effectiveRules",
+             requestBody=body_doc("EffectiveRulesRequest", False,
+                                  "Options and house-rule overrides"),
+             responses={"200": response_doc("EffectiveRules", False,
+                                            "The definition after options and overrides"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """The effective definition of a variant under options and house-rule overrides.
+
+        Lets a frontend show its table's sheet; `fingerprint` identifies the rules.
+        """
+        get_variant(variant)
+        items, _ = load_items(EffectiveRulesRequestSchema(), batch=False)
+        rs = rules_for(variant, items[0])
+        return json_response({"rules": rs.describe(), "definition": definition_document(rs)})

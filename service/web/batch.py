@@ -1,0 +1,51 @@
+"""The batch form of the scoring endpoints: one item or a list of items, answered in order.
+
+A domain error in a batch names its item: its pointers are prefixed with the item's index
+(`/3/dice/0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import marshmallow as ma
+from flask import Response, current_app
+
+from ..domain.errors import InvalidInput, Problem
+from ..domain.rules import canonical, get_variant
+from .body import json_response, load_items
+from .problems import RequestProblem
+
+
+def answer_one_or_many(variant: str, schema: ma.Schema,
+                       answer: Callable[[str, dict[str, Any]], dict[str, Any]]) -> Response:
+    """The batch-capable endpoints: check the variant, read one item or a list, answer each.
+
+    A domain error in a batch names its item (`/3/dice/0`).
+    """
+    get_variant(variant)
+    items, is_list = load_items(schema, batch=True)
+    if not is_list:
+        return json_response(answer(variant, items[0]))
+    tables = {(canonical(it.get("options")), canonical(it.get("rules"))) for it in items
+              if it.get("options") or it.get("rules")}
+    limit = current_app.config["MAX_BATCH_RULE_SETS"]
+    if len(tables) > limit:
+        raise RequestProblem(422, "Invalid request",
+                             f"A batch may use at most {limit} different tables of rules "
+                             f"(options and house rules); this one uses {len(tables)}",
+                             [Problem("", f"more than {limit} different tables of rules")])
+    return json_response([prefixed(f"/{i}", lambda it=it: answer(variant, it))
+                          for i, it in enumerate(items)])
+
+
+def prefixed(prefix: str, fn: Callable[[], Any]) -> Any:
+    """Run `fn`; domain errors get their pointers prefixed (the item's place in a batch)."""
+    if not prefix:
+        return fn()
+    try:
+        return fn()
+    except InvalidInput as err:
+        raise InvalidInput([Problem(prefix + p.pointer, p.message) for p in err.problems]
+                           ) from None

@@ -1,0 +1,92 @@
+"""Reading a request body and writing a JSON answer, the same way for every resource.
+
+Request bodies are read here rather than by `@blp.arguments` because the scoring endpoints
+take either one item or a list of items (the batch form, `batch.py`), and a malformed body of
+either form must come back as one 422 whose pointers say which item and which field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+import orjson
+from flask import Response, current_app, request
+
+from ..domain.errors import Problem
+from ..domain.rules import RuleSet, effective_rules
+from ..domain.scoring import Sheet, parse_scorecard
+from .problems import RequestProblem, flatten_messages
+
+JSON = "application/json"
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
+                  ) -> Response:
+    """Serialise a response body (plain dicts built by the views; orjson: ~10x json's speed)."""
+    return Response(orjson.dumps(data), status=status, mimetype=JSON, headers=headers)
+
+
+def read_json() -> Any:
+    """The parsed JSON body, or a 422 saying it is not JSON."""
+    raw = request.get_data(cache=True)  # raises 413 beyond MAX_CONTENT_LENGTH
+    if not raw:
+        raise RequestProblem(422, "Invalid request", "The request body is empty; send JSON",
+                             [Problem("", "a JSON body is required")])
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise RequestProblem(422, "Invalid request", f"The request body is not JSON: {exc}",
+                             [Problem("", "not valid JSON")]) from None
+
+
+def load_items(schema: ma.Schema, batch: bool) -> tuple[list[dict[str, Any]], bool]:
+    """Validate the body against the schema: one object, or (when `batch`) a list of them.
+
+    Returns the loaded items and whether the body was a list.
+    """
+    data = read_json()
+    is_list = isinstance(data, list)
+    if is_list and not batch:
+        raise RequestProblem(422, "Invalid request", "The request body must be a JSON object",
+                             [Problem("", "must be an object")])
+    if is_list:
+        limit = current_app.config["MAX_BATCH_ITEMS"]
+        if not data:
+            raise RequestProblem(422, "Invalid request", "A batch needs at least one item",
+                                 [Problem("", "empty list")])
+        if len(data) > limit:
+            raise RequestProblem(422, "Invalid request",
+                                 f"A batch holds at most {limit} items; got {len(data)}",
+                                 [Problem("", f"more than {limit} items")])
+    elif not isinstance(data, dict):
+        raise RequestProblem(422, "Invalid request", "The request body must be a JSON object"
+                             + (" or a list of objects" if batch else ""),
+                             [Problem("", "must be an object")])
+    fast_load = getattr(schema, "fast_load", None)
+    if fast_load is not None:
+        fast = [fast_load(d) for d in data] if is_list else [fast_load(data)]
+        if all(item is not None for item in fast):
+            return fast, is_list
+    try:
+        items = schema.load(data, many=is_list)
+    except ma.ValidationError as err:
+        problems = flatten_messages(err.messages)
+        first = problems[0]
+        raise RequestProblem(422, "Invalid request",
+                             f"{first.pointer or 'the request body'}: {first.message}",
+                             problems) from None
+    return (items if is_list else [items]), is_list
+
+
+def rules_for(variant: str, item: dict[str, Any]) -> RuleSet:
+    """The effective rules of the item's variant, options and house rules."""
+    return effective_rules(variant, item.get("options"), item.get("rules"))
+
+
+def sheet_for(rs: RuleSet, item: dict[str, Any], key: str | None = "scorecard") -> Sheet:
+    """The item's scorecard (the whole item when `key` is None) as a Sheet."""
+    if key is None:
+        fields = ("boxes", "bonus_five_of_a_kind", "saved_throws", "won", "columns")
+        return parse_scorecard(rs, {k: item[k] for k in fields if k in item}, base="")
+    return parse_scorecard(rs, item.get(key))

@@ -1,0 +1,125 @@
+"""Structured logs: one JSON object per line, each carrying the request id.
+
+Used by the app (`service.web.ops.init_ops` calls `configure_logging`) and by gunicorn
+(`gunicorn.conf.py` routes `gunicorn.error` and `gunicorn.access` through `JsonFormatter`),
+so every line on stdout has the same shape:
+
+    {"time": "...", "level": "INFO", "logger": "...", "message": "...", "request_id": "..."}
+
+gunicorn's access lines add method, path, status, duration_ms and remote_addr; their request
+id is the X-Request-ID response header that `service.web.ops` sets on every response.
+This module imports no web framework at import time, so gunicorn's config can load it early.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+#: Marks the handler `configure_logging` installs, so calling it again replaces, not adds.
+_HANDLER_NAME = "service-json-stdout"
+
+# Attributes every LogRecord has; anything else on a record came from `extra=` and is logged.
+_RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "request_id",
+}
+
+
+def current_request_id() -> str | None:
+    """The request id of the Flask request being handled on this thread, if any."""
+    try:
+        from flask import g, has_request_context
+    except ImportError:  # pragma: no cover - flask is a dependency
+        return None
+    if not has_request_context():
+        return None
+    return g.get("request_id")
+
+
+class RequestIdFilter(logging.Filter):
+    """Puts `request_id` on every record (None outside a request) so formatters can use it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "request_id", None) is None:
+            record.request_id = current_request_id()
+        return True
+
+
+def _access_fields(atoms: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields of a gunicorn access record, from gunicorn's atoms (see its glogging.atoms)."""
+
+    def atom(key: str) -> Any:
+        value = atoms.get(key)
+        return None if value in (None, "-") else value
+
+    status = atom("s")
+    duration = atom("M")
+    return {
+        "method": atom("m"),
+        "path": atom("U"),
+        "query": atom("q") or None,
+        "status": int(status) if status is not None else None,
+        "duration_ms": int(duration) if duration is not None else None,
+        "bytes": atom("B"),
+        "remote_addr": atom("h"),
+        "user_agent": atom("a"),
+        "request_id": atom("{x-request-id}o"),
+    }
+
+
+class JsonFormatter(logging.Formatter):
+    """Formats a record as one line of JSON: time, level, logger, message, request_id, extras."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        access = record.name == "gunicorn.access" and isinstance(record.args, Mapping)
+        doc: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": "request" if access else record.getMessage(),
+            "request_id": getattr(record, "request_id", None),
+        }
+        if access:
+            fields = _access_fields(record.args)  # type: ignore[arg-type]
+            doc["message"] = f"{fields['method']} {fields['path']} {fields['status']}"
+            doc.update(fields)
+        for key, value in vars(record).items():
+            if key not in _RESERVED and not key.startswith("_"):
+                doc[key] = value
+        if record.exc_info:
+            doc["exc_info"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            doc["stack_info"] = self.formatStack(record.stack_info)
+        return json.dumps(doc, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """Human-readable lines for local runs (LOG_FORMAT=text), still with the request id."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+
+
+def make_handler(log_format: str = "json") -> logging.Handler:
+    """A stdout handler with the request-id filter and the chosen formatter."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.set_name(_HANDLER_NAME)
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(TextFormatter() if log_format == "text" else JsonFormatter())
+    return handler
+
+
+def configure_logging(level: str = "INFO", log_format: str = "json") -> None:
+    """Send the root logger to stdout in the chosen format. Safe to call more than once."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() == _HANDLER_NAME:
+            root.removeHandler(handler)
+    root.addHandler(make_handler(log_format))
+    root.setLevel(level.upper())

@@ -1,0 +1,29 @@
+"""Print the OpenAPI document the code generates: `python -m service.web.spec`.
+
+The committed copy is `openapi/openapi.json`; a test fails when the two disagree
+(`make spec` rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def generate() -> dict[str, Any]:
+    """The OpenAPI document of a default app."""
+    from ..config import Settings
+    from .app import create_app
+
+    app = create_app(Settings())
+    with app.app_context():
+        return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec.to_dict()
+
+
+def render() -> str:
+    """The document as the committed file holds it."""
+    return json.dumps(generate(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")

@@ -1,0 +1,57 @@
+"""The app factory wires in the ops layer: the same behaviour through create_app()."""
+
+from __future__ import annotations
+
+from service.config import Settings
+from service.domain.variants import VARIANT_IDS
+from service.web.app import advisor_of, create_app
+
+
+def test_ops_endpoints_through_the_factory(client):
+    assert client.get("/healthz").status_code == 200
+    r = client.get("/readyz")  # the test app's tables are built on demand, not at start
+    assert r.status_code in (200, 503) and set(r.get_json()["advisor"]) == set(VARIANT_IDS)
+    assert b"http_requests_total" in client.get("/metrics").data
+
+
+def test_settings_reach_the_advisor(tmp_path):
+    app = create_app(Settings(advisor_table_dir=str(tmp_path), advisor_cache_size=3))
+    advisor = advisor_of(app)
+    assert advisor.store.directory == tmp_path and advisor.cache.lru_size == 3
+
+
+def test_ops_endpoints_are_not_in_the_public_spec(client):
+    spec = client.get("/openapi.json").get_json()
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert path not in spec["paths"]
+    assert any(p.startswith("/v1") for p in spec["paths"])
+
+
+def test_api_responses_carry_request_id_and_cors(client):
+    r = client.get("/v1/variants", headers={"X-Request-ID": "api-1", "Origin": "https://x.io"})
+    assert r.status_code == 200
+    assert r.headers["X-Request-ID"] == "api-1"
+    assert r.headers["Access-Control-Allow-Origin"] == "*"
+    assert "X-Request-ID" in r.headers["Access-Control-Expose-Headers"]
+
+
+def test_api_errors_carry_request_id(client):
+    r = client.get("/v1/variants/no-such-variant", headers={"X-Request-ID": "api-2"})
+    assert r.status_code == 404 and r.headers["X-Request-ID"] == "api-2"
+
+
+def test_preflight_on_an_api_route(client):
+    r = client.options(
+        "/v1/variants/yahtzee/hands/score",
+        headers={"Origin": "https://x.io", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "content-type"},
+    )
+    assert r.status_code == 204
+    assert "POST" in r.headers["Access-Control-Allow-Methods"]
+
+
+def test_metrics_off_is_a_problem_404():
+    client = create_app(Settings(metrics_enabled=False)).test_client()
+    r = client.get("/metrics")
+    assert r.status_code == 404
+    assert r.mimetype == "application/problem+json"

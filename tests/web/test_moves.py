@@ -1,0 +1,111 @@
+"""POST /v1/variants/{variant}/moves/suggest: the advisor over HTTP."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.domain.rules import effective_rules
+from service.domain.variants import VARIANTS
+
+PROBLEM = "application/problem+json"
+URL = "/v1/variants/{}/moves/suggest"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tables(advisor):
+    for vid in ("generala", "yacht"):
+        advisor.strategy(effective_rules(vid))
+
+
+def test_suggest_first_throw(client):
+    r = client.post(URL.format("generala"), json={"dice": [4, 4, 4, 4, 4], "throw": 1})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    assert body["exact"] is True and body["throw"] == 1 and body["throws_left"] == 2
+    assert body["best"] == body["alternatives"][0]
+    assert body["best"]["action"] == "score" and body["best"]["box"] == "five_of_a_kind"
+    assert body["best"]["wins_game"] is True
+    assert body["rules"]["variant"] == "generala" and body["current_total"] == 0
+    keeps = [a for a in body["alternatives"] if a["action"] == "keep"]
+    assert keeps and all(len(a["dice"]) < 5 for a in keeps)
+    assert body["expected_final_score"] == body["best"]["expected_final_score"]
+
+
+def test_suggest_with_scorecard_last_throw(client):
+    r = client.post(URL.format("yacht"), json={
+        "dice": [6, 5, 4, 3, 2], "throw": 3,
+        "scorecard": {"boxes": {"large_straight": 30, "ones": 2}}})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    assert body["current_total"] == 32 and body["throws_left"] == 0
+    assert all(a["action"] == "score" for a in body["alternatives"])
+    assert "large_straight" not in {a["box"] for a in body["alternatives"]}
+    assert body["expected_final_score"] > 32
+    ranks = [a["rank"] for a in body["alternatives"]]
+    assert ranks == sorted(ranks) and ranks[0] == 1
+
+
+def test_default_throw_is_the_first(client):
+    r = client.post(URL.format("generala"), json={"dice": [1, 2, 3, 4, 6]})
+    assert r.status_code == 200 and r.get_json()["throw"] == 1
+
+
+@pytest.mark.parametrize(("body", "pointer"), [
+    ({"dice": [1, 2, 3, 4]}, "/dice"),
+    ({"dice": [1, 2, 3, 4, 5], "throw": 4}, "/throw"),
+    ({"dice": [1, 2, 3, 4, 5], "em_baixo": True}, "/em_baixo"),
+    ({"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"sixes": 7}}}, "/scorecard/boxes/sixes"),
+])
+def test_invalid_requests_are_problems(client, body, pointer):
+    r = client.post(URL.format("generala"), json=body)
+    assert r.status_code == 422 and r.mimetype == PROBLEM
+    assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
+
+
+def test_unknown_variant_is_404(client):
+    r = client.post(URL.format("monopoly"), json={"dice": [1, 2, 3, 4, 5]})
+    assert r.status_code == 404 and r.mimetype == PROBLEM
+
+
+def test_house_rules_table_is_built_in_the_first_request(client):
+    body = {"dice": [2, 2, 3, 5, 5], "throw": 2,
+            "rules": {"boxes": {"full_house": {"value": 31}}}}
+    r = client.post(URL.format("generala"), json=body)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    out = r.get_json()
+    assert out["rules"]["overrides"] == body["rules"]
+    assert out["best"]["action"] in ("keep", "score")
+
+
+def test_em_baixo_advises_on_the_bottom_faces(client, advisor):
+    advisor.strategy(effective_rules("bozo"))
+    r = client.post(URL.format("bozo"), json={"dice": [6, 6, 6, 6, 6], "throw": 1,
+                                              "em_baixo": True})
+    assert r.status_code == 200
+    body = r.get_json()
+    assert body["dice"] == [1, 1, 1, 1, 1]
+    assert body["best"]["box"] == "five_of_a_kind" and body["best"]["wins_game"]
+
+
+def test_maxi_saved_throws_are_worth_nothing_on_the_last_turn(client):
+    boxes = {b: 0 for b in VARIANTS["maxi_yatzy"].box_ids if b != "chance"}
+    body = client.post("/v1/variants/maxi_yatzy/moves/suggest", json={
+        "dice": [3, 3, 3, 3, 3, 3], "throw": 2, "scorecard": {"boxes": boxes}}).get_json()
+    chance = next(a for a in body["alternatives"] if a["action"] == "score")
+    assert chance["expected_final_score"] == 18
+    assert body["best"]["action"] == "keep" and body["expected_final_score"] > 18
+
+
+def test_advice_with_no_legal_move_later_leaves_those_keeps_out(client):
+    ids = VARIANTS["yahtzee"].box_ids
+    full = {"boxes": {b: 0 for b in ids}}
+    last = {"boxes": {b: 0 for b in ids if b != "chance"}}
+    sheet = {"columns": [full, full, full, last]}
+    resp = client.post("/v1/variants/yahtzee/moves/suggest", json={
+        "dice": [1, 1, 1, 1, 1], "throw": 2, "options": {"columns": True}, "scorecard": sheet})
+    assert resp.status_code == 422 and resp.mimetype == PROBLEM
+    body = client.post("/v1/variants/yahtzee/moves/suggest", json={
+        "dice": [1, 1, 1, 1, 1], "throw": 1, "options": {"columns": True},
+        "scorecard": sheet}).get_json()
+    assert [a["action"] for a in body["alternatives"]] == ["score"]
+    assert body["expected_final_score"] > -1e6
