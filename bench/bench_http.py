@@ -36,7 +36,7 @@ HAND = {"dice": [3, 3, 4, 5, 6], "throw": 2,
         "scorecard": {"boxes": {"ones": 2, "full_house": 25, "five_of_a_kind": 50}}}
 CARD = {"boxes": {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15,
                   "three_of_a_kind": 22, "full_house": 25, "small_straight": 30,
-                  "five_of_a_kind": 50}, "bonus_five_of_a_kind": 1}
+                  "five_of_a_kind": 50}, "five_of_a_kind_bonuses": 1}
 BATCH = 1000
 
 

@@ -33,7 +33,7 @@ class Action:
     box: str | None = None  # the box to fill (score)
     column: int | None = None  # column number on a column sheet (score)
     score: int | None = None  # points the box receives (score)
-    bonus: int = 0  # five-of-a-kind bonus earned by the placement (as in hands/score)
+    five_of_a_kind_bonus: int = 0  # points of the five-of-a-kind bonus the placement earns
     upper_bonus: int = 0  # upper bonus the placement secures (as in hands/score)
     joker: bool = False
     wins_game: bool = False
@@ -52,7 +52,8 @@ class Action:
             d["dice"] = self.dice
             d["em_baixo"] = self.em_baixo
         else:
-            d.update(box=self.box, column=self.column, score=self.score, bonus=self.bonus,
+            d.update(box=self.box, column=self.column, score=self.score,
+                     five_of_a_kind_bonus=self.five_of_a_kind_bonus,
                      upper_bonus=self.upper_bonus,
                      joker=self.joker, wins_game=self.wins_game)
         return d
@@ -123,7 +124,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     saved_bonus = throw_value * (last - throw)
 
     actions: list[Action] = []
-    for p in hs.categories:
+    for p in hs.boxes:
         if not p.legal:
             continue
         col = (p.column or 1) - 1
@@ -137,10 +138,11 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
         if m.trk_bit[bi] >= 0:
             bit = 1 << int(m.trk_bit[bi])
             flags = flags | bit if p.score != 0 else flags & ~bit
-        gain = p.score + p.bonus + p.upper_bonus
+        gain = p.score + p.five_of_a_kind_bonus + p.upper_bonus
         value = now + gain + float(part.solution.values[nmask, ncode, flags]) - base[pi]
         actions.append(Action("score", value + saved_bonus, box=p.box, column=p.column,
-                              score=p.score, bonus=p.bonus, upper_bonus=p.upper_bonus,
+                              score=p.score, five_of_a_kind_bonus=p.five_of_a_kind_bonus,
+                              upper_bonus=p.upper_bonus,
                               joker=p.joker,
                               wins_game=p.wins_game))
     if throw < last:
@@ -174,7 +176,7 @@ def _check_achievable(rs: RuleSet, totals: dict[str, Any]) -> None:
         for b in col["boxes"]:
             if not b["achievable"]:
                 problems.append(Problem(f"{base}/{b['box']}",
-                                        f"{b['value']} cannot be scored in this box"))
+                                        f"{b['score']} cannot be scored in this box"))
     if problems:
         raise InvalidInput(problems)
 

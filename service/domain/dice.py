@@ -54,6 +54,12 @@ def _has_run(faces: set[int], length: int) -> bool:
     return any(set(range(s, s + length)) <= faces for s in range(1, 8 - length))
 
 
+#: Every name `patterns_of` can give, in the order it gives them.
+HAND_PATTERNS = ("pair", "two_pairs", "three_pairs", "three_of_a_kind", "four_of_a_kind",
+                 "five_of_a_kind", "six_of_a_kind", "full_house", "villa", "tower",
+                 "small_straight", "large_straight", "wrapped_straight", "full_straight")
+
+
 @lru_cache(maxsize=1024)
 def patterns_of(hand: Hand) -> tuple[str, ...]:
     """Names of the patterns the hand forms, independent of any variant's boxes.

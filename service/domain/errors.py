@@ -10,7 +10,7 @@ class Problem:
     """One thing wrong with the input: where (a JSON pointer into the request) and what."""
 
     pointer: str
-    message: str
+    detail: str
 
 
 class DomainError(Exception):
@@ -29,13 +29,13 @@ class InvalidInput(DomainError):
     """The request is well-formed JSON but breaks a rule of the game or of the variant."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("; ".join(f"{p.pointer}: {p.message}" for p in problems))
+        super().__init__("; ".join(f"{p.pointer}: {p.detail}" for p in problems))
         self.problems = problems
 
     @classmethod
-    def one(cls, pointer: str, message: str) -> InvalidInput:
+    def one(cls, pointer: str, detail: str) -> InvalidInput:
         """An error with a single problem."""
-        return cls([Problem(pointer, message)])
+        return cls([Problem(pointer, detail)])
 
 
 def escape_pointer_token(token: object) -> str:

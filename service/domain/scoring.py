@@ -49,7 +49,7 @@ class Placement:
     open: bool
     legal: bool
     joker: bool = False
-    bonus: int = 0
+    five_of_a_kind_bonus: int = 0
     upper_bonus: int = 0
     wins_game: bool = False
     column: int | None = None
@@ -57,7 +57,8 @@ class Placement:
     def as_dict(self) -> dict[str, Any]:
         """Plain data for a response (much faster than dataclasses.asdict)."""
         return {"box": self.box, "score": self.score, "open": self.open, "legal": self.legal,
-                "joker": self.joker, "bonus": self.bonus, "upper_bonus": self.upper_bonus,
+                "joker": self.joker, "five_of_a_kind_bonus": self.five_of_a_kind_bonus,
+                "upper_bonus": self.upper_bonus,
                 "wins_game": self.wins_game, "column": self.column}
 
 
@@ -68,7 +69,7 @@ class HandScore:
     dice: Hand
     scored_dice: Hand
     throw: int | None
-    categories: list[Placement]
+    boxes: list[Placement]
     wins_game: bool
     joker: bool
     patterns: tuple[str, ...] = field(default=())
@@ -95,9 +96,9 @@ def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
                                     f"{', '.join(v.box_ids)})"))
             continue
         boxes[box_id] = value
-    bonuses = data.get("bonus_five_of_a_kind") or 0
+    bonuses = data.get("five_of_a_kind_bonuses") or 0
     if bonuses and v.five_of_a_kind_bonus is None:
-        problems.append(Problem(f"{base}/bonus_five_of_a_kind",
+        problems.append(Problem(f"{base}/five_of_a_kind_bonuses",
                                 f"variant {v.id!r} (with these rules) has no five-of-a-kind "
                                 f"bonus"))
     return Column(boxes, bonuses)
@@ -107,7 +108,7 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
                     base: str = "/scorecard") -> Sheet:
     """Turn a request's scorecard into a Sheet, or raise InvalidInput naming the field.
 
-    Shape: ``{"boxes": {id: int|null}, "bonus_five_of_a_kind": int, "saved_throws": int,
+    Shape: ``{"boxes": {id: int|null}, "five_of_a_kind_bonuses": int, "saved_throws": int,
     "won": bool}``; with the `columns` option, ``{"columns": [four of {"boxes", ...}]}``.
     """
     if data is None:
@@ -116,7 +117,7 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
     problems: list[Problem] = []
     columns: list[Column] = []
     if v.columns:
-        if "boxes" in data or "bonus_five_of_a_kind" in data:
+        if "boxes" in data or "five_of_a_kind_bonuses" in data:
             problems.append(Problem(base, "with the columns option the scorecard is "
                                           "{\"columns\": [...]}, one entry per column"))
         cols = data.get("columns")
@@ -139,6 +140,19 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
     if problems:
         raise InvalidInput(problems)
     return Sheet(columns=columns, saved_throws=saved, won=bool(data.get("won", False)))
+
+
+def scorecard_data(rs: RuleSet, sheet: Sheet) -> dict[str, Any]:
+    """A Sheet as requests write a scorecard (every box listed, null while open): what
+    `parse_scorecard` reads back to the same Sheet."""
+    def column(c: Column) -> dict[str, Any]:
+        return {"boxes": dict(c.boxes), "five_of_a_kind_bonuses": c.five_of_a_kind_bonuses}
+
+    data: dict[str, Any] = ({"columns": [column(c) for c in sheet.columns]}
+                            if rs.variant.columns else column(sheet.columns[0]))
+    data["saved_throws"] = sheet.saved_throws
+    data["won"] = sheet.won
+    return data
 
 
 # --------------------------------------------------------------------------- hands
@@ -270,19 +284,19 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
     h = rs.hand_index[scored]
     counts = counts_of(scored)
     v = rs.variant
-    categories: list[Placement] = []
+    boxes: list[Placement] = []
     if v.columns:
         for c, (column, order) in enumerate(zip(sheet.columns, v.columns)):
-            categories += _column_placements(rs, h, counts, throw, column, order, c + 1)
+            boxes += _column_placements(rs, h, counts, throw, column, order, c + 1)
     else:
-        categories = _column_placements(rs, h, counts, throw, sheet.columns[0], v.order, None)
+        boxes = _column_placements(rs, h, counts, throw, sheet.columns[0], v.order, None)
     if sheet.won:  # the game was won at once: nothing more may be entered
-        for p in categories:
+        for p in boxes:
             p.legal = False
-            p.bonus = p.upper_bonus = 0
+            p.five_of_a_kind_bonus = p.upper_bonus = 0
     wins = any(_wins(rs, i, h, throw == 1) for i in range(len(v.boxes)))
-    return HandScore(dice=hand, scored_dice=scored, throw=throw, categories=categories,
-                     wins_game=wins, joker=any(p.joker for p in categories),
+    return HandScore(dice=hand, scored_dice=scored, throw=throw, boxes=boxes,
+                     wins_game=wins, joker=any(p.joker for p in boxes),
                      patterns=patterns_of(scored))
 
 
@@ -294,7 +308,7 @@ def validate_hand(rs: RuleSet, dice: Any, throw: Any = None,
     faces_ok = isinstance(dice, list) and all(
         isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)
     result: dict[str, Any] = {"valid": not problems, "dice_count": rs.variant.dice,
-                              "problems": [{"pointer": p.pointer, "message": p.message}
+                              "problems": [{"pointer": p.pointer, "detail": p.detail}
                                            for p in problems]}
     if faces_ok:
         hand = normalise(dice)
@@ -327,26 +341,32 @@ def _column_totals(rs: RuleSet, column: Column, final: bool) -> dict[str, Any]:
             if val and any(not values.get(req) for req in b.requires):
                 # made only after the required box was made: it cannot be empty or 0
                 ok = False
-        boxes.append({"box": b.id, "value": val, "filled": val is not None, "achievable": ok})
-    bonuses_ok = True
-    if column.five_of_a_kind_bonuses:
-        five = values.get("five_of_a_kind")
-        # one bonus per further five of a kind; Kniffel's only into its free number box
-        most = (sum(1 for b in v.boxes if b.section == "upper")
-                if fb and fb.placement == "matching_upper" else len(v.boxes) - 1)
-        bonuses_ok = column.five_of_a_kind_bonuses <= most and (
-            five is not None and (not fb or not fb.needs_made_box or five != 0))
+        boxes.append({"box": b.id, "score": val, "filled": val is not None, "achievable": ok})
     return {
         "upper_subtotal": upper,
         "upper_bonus": upper_bonus,
         "lower_total": lower,
-        "bonus": bonus,
-        "bonus_five_of_a_kind": {"count": column.five_of_a_kind_bonuses, "points": bonus,
-                                 "achievable": bonuses_ok},
+        "five_of_a_kind_bonus": bonus,
+        "five_of_a_kind_bonuses": column.five_of_a_kind_bonuses,
         "total": upper + upper_bonus + lower + bonus,
         "complete": all(val is not None for val in values.values()),
         "boxes": boxes,
     }
+
+
+def five_of_a_kind_bonuses_possible(rs: RuleSet, column: Column) -> bool:
+    """Whether a game can have won the column's count of five-of-a-kind bonuses: one per
+    further five of a kind (Kniffel's only into its free number box), and only once the
+    five-of-a-kind box holds its made score where the rules require it."""
+    if not column.five_of_a_kind_bonuses:
+        return True
+    v = rs.variant
+    fb = v.five_of_a_kind_bonus
+    five = column.boxes.get("five_of_a_kind")
+    most = (sum(1 for b in v.boxes if b.section == "upper")
+            if fb and fb.placement == "matching_upper" else len(v.boxes) - 1)
+    return column.five_of_a_kind_bonuses <= most and (
+        five is not None and (not fb or not fb.needs_made_box or five != 0))
 
 
 def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, Any]:
@@ -359,7 +379,8 @@ def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, Any
     if not rs.variant.columns:
         result = cols[0]
     else:
-        keys = ("upper_subtotal", "upper_bonus", "lower_total", "bonus", "total")
+        keys = ("upper_subtotal", "upper_bonus", "lower_total", "five_of_a_kind_bonus",
+                "five_of_a_kind_bonuses", "total")
         result = {k: sum(c[k] for c in cols) for k in keys}
         result["complete"] = all(c["complete"] for c in cols)
         result["columns"] = [dict(c, column=i + 1, order=o)

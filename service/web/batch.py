@@ -47,5 +47,5 @@ def prefixed(prefix: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except InvalidInput as err:
-        raise InvalidInput([Problem(prefix + p.pointer, p.message) for p in err.problems]
+        raise InvalidInput([Problem(prefix + p.pointer, p.detail) for p in err.problems]
                            ) from None

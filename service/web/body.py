@@ -74,7 +74,7 @@ def load_items(schema: ma.Schema, batch: bool) -> tuple[list[dict[str, Any]], bo
         problems = flatten_messages(err.messages)
         first = problems[0]
         raise RequestProblem(422, "Invalid request",
-                             f"{first.pointer or 'the request body'}: {first.message}",
+                             f"{first.pointer or 'the request body'}: {first.detail}",
                              problems) from None
     return (items if is_list else [items]), is_list
 
@@ -87,6 +87,6 @@ def rules_for(variant: str, item: dict[str, Any]) -> RuleSet:
 def sheet_for(rs: RuleSet, item: dict[str, Any], key: str | None = "scorecard") -> Sheet:
     """The item's scorecard (the whole item when `key` is None) as a Sheet."""
     if key is None:
-        fields = ("boxes", "bonus_five_of_a_kind", "saved_throws", "won", "columns")
+        fields = ("boxes", "five_of_a_kind_bonuses", "saved_throws", "won", "columns")
         return parse_scorecard(rs, {k: item[k] for k in fields if k in item}, base="")
     return parse_scorecard(rs, item.get(key))

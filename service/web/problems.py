@@ -61,7 +61,7 @@ def problem_response(status: int, title: str, detail: str, type_: str = "about:b
     body: dict[str, Any] = {"type": type_, "title": title, "status": status, "detail": detail,
                             "instance": request.path}
     if errors:
-        body["errors"] = [{"pointer": p.pointer, "detail": p.message} for p in errors]
+        body["errors"] = [{"pointer": p.pointer, "detail": p.detail} for p in errors]
     resp = Response(json.dumps(body), status=status, mimetype=PROBLEM_MEDIA_TYPE)
     for k, v in (headers or {}).items():
         resp.headers[k] = v
@@ -90,7 +90,7 @@ def invalid(errors: list[Problem]) -> Response:
     first = errors[0]
     where = first.pointer or "the request body"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return problem_response(422, "Invalid request", f"{where}: {first.message}{more}",
+    return problem_response(422, "Invalid request", f"{where}: {first.detail}{more}",
                             TYPE_INVALID, errors)
 
 

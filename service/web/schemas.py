@@ -10,6 +10,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..domain.boxes import PATTERNS, SCORINGS
+from ..domain.dice import HAND_PATTERNS
 from ..domain.rules import BOX_OVERRIDE_FIELDS
 from ..domain.variants import ALL_BOX_IDS, COLUMN_ORDERS, LANGS, VARIANT_IDS, VARIANTS
 
@@ -187,7 +188,7 @@ class ColumnSchema(StrictSchema):
     """One column of a column sheet."""
 
     boxes = BoxValuesField()
-    bonus_five_of_a_kind = _int(0, MAX_BONUSES, metadata={
+    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
         "description": "How many five-of-a-kind bonuses were won in this column"})
 
 
@@ -195,7 +196,7 @@ class ScorecardFields(StrictSchema):
     """The fields of a scorecard (a request may add others around them)."""
 
     boxes = BoxValuesField()
-    bonus_five_of_a_kind = _int(0, MAX_BONUSES, metadata={
+    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
         "description": "How many five-of-a-kind bonuses were won (YAHTZEE bonuses, "
                        "extra Kniffels)"})
     saved_throws = _int(0, MAX_THROW, metadata={
@@ -243,7 +244,7 @@ def _fast_boxes(value: object) -> bool:
 
 _FAST_SCORECARD = {
     "boxes": _fast_boxes,
-    "bonus_five_of_a_kind": lambda v: _fast_int(v, 0, MAX_BONUSES),
+    "five_of_a_kind_bonuses": lambda v: _fast_int(v, 0, MAX_BONUSES),
     "saved_throws": lambda v: _fast_int(v, 0, MAX_THROW),
     "won": lambda v: type(v) is bool,
 }
@@ -288,6 +289,18 @@ class HandScoreRequestSchema(RulesRequestFields):
     em_baixo = _bool(metadata={"description": "Bozó: score the faces turned to the table"})
 
 
+class MoveSuggestRequestSchema(RulesRequestFields):
+    """A position to advise on: the dice, the throw they stand on, the sheet."""
+
+    dice = dice_field(required=True)
+    throw = _int(1, MAX_THROW, required=True, metadata={
+        "description": "Throw of the turn these dice stand on (1 = first); the throws left "
+                       "follow from it"})
+    scorecard = fields.Nested(ScorecardSchema)
+    em_baixo = _bool(metadata={"description": "Bozó: the dice are scored by the faces turned "
+                                              "to the table"})
+
+
 class HandValidateRequestSchema(RulesRequestFields):
     """A hand to check; anything in `dice` is reported on rather than rejected."""
 
@@ -324,116 +337,160 @@ PATTERNS_DOC = (
 class EchoRulesSchema(ma.Schema):
     """The effective rules a response was computed with."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS))
-    options = fields.Dict(required=True)
-    overrides = fields.Dict(required=True)
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    options = fields.Dict(required=True, metadata={
+        "description": "Every option of the variant with its effective value"})
+    overrides = fields.Dict(required=True, metadata={
+        "description": "The house rules as sent (`rules` of the request)"})
     fingerprint = fields.String(required=True, metadata={
         "description": "Stable hash of the effective rules"})
 
 
-class CategorySchema(ma.Schema):
+class PlacementSchema(ma.Schema):
     """What filling one box with the hand gives."""
 
-    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS))
-    score = fields.Integer(required=True)
+    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata={
+        "description": "The box id"})
+    column = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "Column number (1-4) on a column sheet, else null"})
+    score = fields.Integer(required=True, metadata={
+        "description": "Points the box receives (0: a scratch)"})
     open = fields.Boolean(required=True, metadata={"description": "Not yet filled"})
     legal = fields.Boolean(required=True, metadata={
         "description": "May be filled now (Joker, order and first-throw rules applied)"})
     joker = fields.Boolean(required=True, metadata={"description": "Score comes from a Joker"})
-    bonus = fields.Integer(required=True, metadata={
-        "description": "Five-of-a-kind bonus this placement earns (YAHTZEE 100, Kniffel 50)"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Five-of-a-kind bonus points this placement earns (YAHTZEE 100, "
+                       "Kniffel 50)"})
     upper_bonus = fields.Integer(required=True, metadata={
-        "description": "Upper bonus this placement secures"})
-    wins_game = fields.Boolean(required=True)
-    column = fields.Integer(allow_none=True, required=True, metadata={
-        "description": "Column number (1-4) on a column sheet, else null"})
+        "description": "Upper bonus points this placement secures (it reaches the "
+                       "threshold)"})
+    wins_game = fields.Boolean(required=True, metadata={
+        "description": "Filling this box now wins the game at once (Generala servida, "
+                       "General de boca)"})
 
 
 class HandScoreSchema(ma.Schema):
     """The boxes a hand can fill, with their scores."""
 
-    variant = fields.String(required=True)
-    rules = fields.Nested(EchoRulesSchema, required=True)
-    dice = fields.List(fields.Integer(), required=True)
-    scored_dice = fields.List(fields.Integer(), required=True, metadata={
-        "description": "The faces scored (the bottom faces with em_baixo)"})
-    throw = fields.Integer(allow_none=True, required=True)
-    wins_game = fields.Boolean(required=True)
-    joker = fields.Boolean(required=True)
-    patterns = fields.List(fields.String(), required=True,
-                           metadata={"description": PATTERNS_DOC})
-    categories = fields.List(fields.Nested(CategorySchema), required=True)
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
+        "description": "The effective rules the hand was scored with"})
+    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
+        "description": "The hand, sorted"})
+    scored_dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
+                              metadata={"description": "The faces scored, sorted (the bottom "
+                                                       "faces with em_baixo)"})
+    throw = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "The throw the dice stand on, as sent (null: not given, so not a "
+                       "first throw)"})
+    wins_game = fields.Boolean(required=True, metadata={
+        "description": "The hand wins the game at once (whatever box it is written in)"})
+    joker = fields.Boolean(required=True, metadata={
+        "description": "The hand is a Joker on this sheet"})
+    patterns = fields.List(fields.String(validate=validate.OneOf(HAND_PATTERNS)),
+                           required=True, metadata={"description": PATTERNS_DOC})
+    boxes = fields.List(fields.Nested(PlacementSchema), required=True, metadata={
+        "description": "Every box of the sheet (every column's on a column sheet), in "
+                       "sheet order"})
 
 
 class ValidateProblemSchema(ma.Schema):
     """Why a hand is not legal."""
 
-    pointer = fields.String(required=True)
-    message = fields.String(required=True)
+    pointer = fields.String(required=True, metadata={
+        "description": "JSON pointer to the offending field of the request"})
+    detail = fields.String(required=True, metadata={"description": "What is wrong"})
 
 
 class HandValidationSchema(ma.Schema):
     """Whether a hand is legal for the variant, and what it forms."""
 
-    variant = fields.String(required=True)
-    valid = fields.Boolean(required=True)
-    dice_count = fields.Integer(required=True)
-    dice = fields.List(fields.Integer())
-    counts = fields.Dict(keys=fields.String(), values=fields.Integer())
-    sum = fields.Integer()
-    patterns = fields.List(fields.String(), metadata={"description": PATTERNS_DOC})
-    problems = fields.List(fields.Nested(ValidateProblemSchema), required=True)
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    valid = fields.Boolean(required=True, metadata={
+        "description": "The hand is legal for the variant"})
+    dice_count = fields.Integer(required=True, metadata={
+        "description": "How many dice the variant is played with"})
+    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), metadata={
+        "description": "The hand, sorted (when every die is a face)"})
+    counts = fields.Dict(keys=fields.String(validate=validate.OneOf(("1", "2", "3", "4", "5",
+                                                                     "6"))),
+                         values=fields.Integer(), metadata={
+                             "description": "How many dice show each face"})
+    sum = fields.Integer(metadata={"description": "Sum of the dice"})
+    patterns = fields.List(fields.String(validate=validate.OneOf(HAND_PATTERNS)), metadata={
+        "description": PATTERNS_DOC})
+    problems = fields.List(fields.Nested(ValidateProblemSchema), required=True, metadata={
+        "description": "Why the hand is not legal (empty when valid)"})
 
 
 class BoxCheckSchema(ma.Schema):
     """A box of a scored scorecard."""
 
-    box = fields.String(required=True)
-    value = fields.Integer(allow_none=True, required=True)
-    filled = fields.Boolean(required=True)
+    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata={
+        "description": "The box id"})
+    score = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "Points written in the box (null: open; 0 for an open box of a final "
+                       "sheet)"})
+    filled = fields.Boolean(required=True, metadata={"description": "The box has an entry"})
     achievable = fields.Boolean(required=True, metadata={
         "description": "Whether any hand could have put this value in this box"})
-
-
-class FiveOfAKindBonusTotalSchema(ma.Schema):
-    """Five-of-a-kind bonuses: how many, their points."""
-
-    count = fields.Integer(required=True)
-    points = fields.Integer(required=True)
-    achievable = fields.Boolean(required=True)
 
 
 class ColumnTotalsSchema(ma.Schema):
     """Totals of one column."""
 
-    column = fields.Integer()
-    order = fields.String(validate=validate.OneOf(COLUMN_ORDERS))
-    upper_subtotal = fields.Integer(required=True)
-    upper_bonus = fields.Integer(required=True)
-    lower_total = fields.Integer(required=True)
-    bonus = fields.Integer(required=True)
-    bonus_five_of_a_kind = fields.Nested(FiveOfAKindBonusTotalSchema, required=True)
-    total = fields.Integer(required=True)
-    complete = fields.Boolean(required=True)
-    boxes = fields.List(fields.Nested(BoxCheckSchema), required=True)
+    column = fields.Integer(required=True, metadata={"description": "Column number (1-4)"})
+    order = fields.String(required=True, validate=validate.OneOf(COLUMN_ORDERS), metadata={
+        "description": "The order rule of the column"})
+    upper_subtotal = fields.Integer(required=True, metadata={
+        "description": "Sum of the number boxes"})
+    upper_bonus = fields.Integer(required=True, metadata={"description": "Upper bonus points"})
+    lower_total = fields.Integer(required=True, metadata={
+        "description": "Sum of the other boxes"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Five-of-a-kind bonus points"})
+    five_of_a_kind_bonuses = fields.Integer(required=True, metadata={
+        "description": "How many five-of-a-kind bonuses were won"})
+    total = fields.Integer(required=True, metadata={"description": "The column's total"})
+    complete = fields.Boolean(required=True, metadata={
+        "description": "Every box of the column has an entry"})
+    boxes = fields.List(fields.Nested(BoxCheckSchema), required=True, metadata={
+        "description": "Every box of the column, in sheet order"})
 
 
 class ScorecardTotalsSchema(ma.Schema):
     """Totals of a scorecard (per column too, on a column sheet)."""
 
-    variant = fields.String(required=True)
-    rules = fields.Nested(EchoRulesSchema, required=True)
-    upper_subtotal = fields.Integer(required=True)
-    upper_bonus = fields.Integer(required=True)
-    lower_total = fields.Integer(required=True)
-    bonus = fields.Integer(required=True)
-    bonus_five_of_a_kind = fields.Nested(FiveOfAKindBonusTotalSchema)
-    total = fields.Integer(required=True)
-    complete = fields.Boolean(required=True)
-    won = fields.Boolean(required=True)
-    final = fields.Boolean(required=True)
-    boxes = fields.List(fields.Nested(BoxCheckSchema))
-    columns = fields.List(fields.Nested(ColumnTotalsSchema))
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
+        "description": "The effective rules the scorecard was totalled with"})
+    scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
+        "description": "The scorecard as read, every box listed: valid to send back as is"})
+    upper_subtotal = fields.Integer(required=True, metadata={
+        "description": "Sum of the number boxes (of every column)"})
+    upper_bonus = fields.Integer(required=True, metadata={"description": "Upper bonus points"})
+    lower_total = fields.Integer(required=True, metadata={
+        "description": "Sum of the other boxes"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Five-of-a-kind bonus points"})
+    five_of_a_kind_bonuses = fields.Integer(required=True, metadata={
+        "description": "How many five-of-a-kind bonuses were won"})
+    total = fields.Integer(required=True, metadata={"description": "The final score so far"})
+    complete = fields.Boolean(required=True, metadata={
+        "description": "Every box has an entry, or the game was won at once"})
+    won = fields.Boolean(required=True, metadata={
+        "description": "The game was won at once (Generala servida, General de boca)"})
+    final = fields.Boolean(required=True, metadata={
+        "description": "Empty boxes were counted as scratches (the request's `final`)"})
+    boxes = fields.List(fields.Nested(BoxCheckSchema), metadata={
+        "description": "One-column sheets: every box, in sheet order"})
+    columns = fields.List(fields.Nested(ColumnTotalsSchema), metadata={
+        "description": "Column sheets: the totals of each column"})
 
 
 class BoxDefinitionSchema(ma.Schema):
@@ -505,50 +562,85 @@ class EffectiveRulesSchema(ma.Schema):
     definition = fields.Nested(VariantDefinitionSchema, required=True)
 
 
-class MoveSchema(ma.Schema):
-    """One possible action with its expected final score."""
+def _move_common() -> dict[str, fields.Field]:
+    return {
+        "expected_final_score": fields.Float(required=True, metadata={
+            "description": "Expected final total of the sheet after this action under optimal "
+                           "play (points already on the sheet included)"}),
+        "regret": fields.Float(required=True, metadata={
+            "description": "Best expected final score minus this action's (0 for the best)"}),
+        "rank": fields.Integer(required=True, metadata={
+            "description": "1 = best; actions tied in value share a rank"}),
+        "tie": fields.Boolean(required=True, metadata={
+            "description": "Another action has the same value (within 1e-6)"}),
+    }
 
-    action = fields.String(required=True, validate=validate.OneOf(("keep", "score")),
-                           metadata={"description": "keep: keep these dice and throw the "
-                                                    "others; score: fill a box now"})
-    expected_final_score = fields.Float(required=True, metadata={
-        "description": "Expected final total of the sheet after this action under optimal "
-                       "play (points already on the sheet included)"})
-    regret = fields.Float(required=True, metadata={
-        "description": "Best expected final score minus this action's"})
-    rank = fields.Integer(required=True, metadata={"description": "1 = best; ties share"})
-    tie = fields.Boolean(required=True, metadata={
-        "description": "Another action has the same value (within 1e-6)"})
-    dice = fields.List(fields.Integer(), metadata={"description": "keep: the dice to keep"})
-    em_baixo = fields.Boolean(metadata={
-        "description": "keep (Bozó): announce 'em baixo' before the next throw"})
-    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), metadata={
-        "description": "score: the box to fill"})
-    column = fields.Integer(allow_none=True, metadata={
-        "description": "score: column number on a column sheet, else null"})
-    score = fields.Integer(metadata={"description": "score: points the box receives"})
-    bonus = fields.Integer(metadata={
-        "description": "score: five-of-a-kind bonus the placement earns (as in hands/score)"})
-    upper_bonus = fields.Integer(metadata={
-        "description": "score: upper bonus the placement secures (as in hands/score)"})
-    joker = fields.Boolean(metadata={"description": "score: the score comes from a Joker"})
-    wins_game = fields.Boolean(metadata={
-        "description": "score: the placement wins the game at once (valued at its score)"})
+
+KeepMoveSchema = ma.Schema.from_dict({
+    "action": fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
+        "description": "keep: keep these dice and throw the others"}),
+    **_move_common(),
+    "dice": fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
+                        metadata={"description": "The dice to keep, sorted (fewer than all)"}),
+    "em_baixo": fields.Boolean(required=True, metadata={
+        "description": "Bozó: announce 'em baixo' before the next throw (false elsewhere)"}),
+}, name="KeepMoveSchema")
+
+ScoreMoveSchema = ma.Schema.from_dict({
+    "action": fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
+        "description": "score: fill a box now"}),
+    **_move_common(),
+    "box": fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata={
+        "description": "The box to fill"}),
+    "column": fields.Integer(required=True, allow_none=True, metadata={
+        "description": "Column number (1-4) on a column sheet, else null"}),
+    "score": fields.Integer(required=True, metadata={
+        "description": "Points the box receives"}),
+    "five_of_a_kind_bonus": fields.Integer(required=True, metadata={
+        "description": "Five-of-a-kind bonus points the placement earns (as in hands/score)"}),
+    "upper_bonus": fields.Integer(required=True, metadata={
+        "description": "Upper bonus points the placement secures (as in hands/score)"}),
+    "joker": fields.Boolean(required=True, metadata={
+        "description": "The score comes from a Joker"}),
+    "wins_game": fields.Boolean(required=True, metadata={
+        "description": "The placement wins the game at once (valued at its score)"}),
+}, name="ScoreMoveSchema")
+
+
+class MoveField(fields.Raw):
+    """A keep or a score action: a union discriminated by `action` in the spec."""
+
+    openapi_doc = {
+        "oneOf": [{"$ref": "#/components/schemas/KeepMove"},
+                  {"$ref": "#/components/schemas/ScoreMove"}],
+        "discriminator": {"propertyName": "action",
+                          "mapping": {"keep": "#/components/schemas/KeepMove",
+                                      "score": "#/components/schemas/ScoreMove"}},
+    }
 
 
 class MoveSuggestionSchema(ma.Schema):
     """The best move for a position and every alternative, ranked."""
 
-    variant = fields.String(required=True)
-    rules = fields.Nested(EchoRulesSchema, required=True)
-    dice = fields.List(fields.Integer(), required=True, metadata={
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
+        "description": "The effective rules the advice was computed with"})
+    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
         "description": "The faces advised on (the bottom faces with em_baixo), sorted"})
-    throw = fields.Integer(required=True)
-    throws_left = fields.Integer(required=True)
+    throw = fields.Integer(required=True, metadata={
+        "description": "The throw the dice stand on, as sent"})
+    throws_left = fields.Integer(required=True, metadata={
+        "description": "Throws this turn may still make (saved throws included)"})
     exact = fields.Boolean(required=True, metadata={
         "description": "Exact optimum (false: a documented approximation, see method)"})
-    method = fields.String(required=True)
-    current_total = fields.Integer(required=True)
-    expected_final_score = fields.Float(required=True)
-    best = fields.Nested(MoveSchema, required=True)
-    alternatives = fields.List(fields.Nested(MoveSchema), required=True)
+    method = fields.String(required=True, metadata={
+        "description": "How the values are computed"})
+    current_total = fields.Integer(required=True, metadata={
+        "description": "Points on the sheet now (bonuses included)"})
+    expected_final_score = fields.Float(required=True, metadata={
+        "description": "Expected final total under optimal play from here (the best "
+                       "action's value)"})
+    best = MoveField(required=True, metadata={"description": "The best action"})
+    alternatives = fields.List(MoveField(), required=True, metadata={
+        "description": "Every action (the best first), ranked by expected final score"})

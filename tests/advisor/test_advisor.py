@@ -139,12 +139,12 @@ def brute_force(rs) -> float:
         @cache
         def score_now(hand: tuple, throw: int) -> float:
             best = -1e18
-            for p in score_hand(rs, list(hand), throw, sheet).categories:
+            for p in score_hand(rs, list(hand), throw, sheet).boxes:
                 if not p.legal:
                     continue
                 nxt = tuple(p.score if b == p.box else x
                             for b, x in zip(ids, values, strict=True))
-                best = max(best, p.score + p.bonus + p.upper_bonus + game(nxt))
+                best = max(best, p.score + p.five_of_a_kind_bonus + p.upper_bonus + game(nxt))
             return best
 
         @cache
@@ -256,13 +256,13 @@ def _check_part_against_score_hand(part, rng: random.Random) -> None:
                 h = rs.hand_index[hand]
                 oracle = score_hand(rs, list(hand), 1 if first else 2, sheet)
                 best = -np.inf
-                for b, p in enumerate(oracle.categories):
+                for b, p in enumerate(oracle.boxes):
                     legal, score, bonus, nm, nu, nf = kernel.placement(
                         kd, mask, code, flags, h, first, b)
                     assert legal == p.legal, (hand, p.box, first, sheet)
                     if legal:
                         assert score == p.score, (hand, p.box, first, sheet)
-                        assert bonus == p.bonus + p.upper_bonus, (hand, p.box, sheet)
+                        assert bonus == p.five_of_a_kind_bonus + p.upper_bonus, (hand, p.box, sheet)
                         best = max(best, score + bonus + values[nm, nu, nf])
                 assert s[h, 0] == pytest.approx(best, abs=1e-3)
 
@@ -331,7 +331,7 @@ def test_yahtzee_bonus_and_forced_joker_position():
     assert {a.box for a in sug.alternatives} == {"three_of_a_kind", "four_of_a_kind",
                                                   "full_house", "small_straight",
                                                   "large_straight", "chance"}
-    assert all(a.bonus == 100 for a in sug.alternatives)
+    assert all(a.five_of_a_kind_bonus == 100 for a in sug.alternatives)
     ls = next(a for a in sug.alternatives if a.box == "large_straight")
     assert ls.score == 40 and ls.joker
 

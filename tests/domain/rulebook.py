@@ -48,7 +48,7 @@ def hand(variant: str, dice: list[int], *, options: dict[str, Any] | None = None
     else:
         card = {"boxes": dict(boxes or {})}
         if bonuses:
-            card["bonus_five_of_a_kind"] = bonuses
+            card["five_of_a_kind_bonuses"] = bonuses
     if saved:
         card["saved_throws"] = saved
     return score_hand(rs, dice, throw, parse_scorecard(rs, card), em_baixo)
@@ -56,14 +56,14 @@ def hand(variant: str, dice: list[int], *, options: dict[str, Any] | None = None
 
 def placement(result: HandScore, box: str, column: int | None = None) -> Placement:
     """The placement of the hand in one box (of one column on a column sheet)."""
-    found = [p for p in result.categories if p.box == box and p.column == column]
+    found = [p for p in result.boxes if p.box == box and p.column == column]
     assert len(found) == 1, f"box {box!r} (column {column}) not on the sheet"
     return found[0]
 
 
 def legal(result: HandScore, column: int | None = None) -> set[str]:
     """The boxes the hand may legally be written in."""
-    return {p.box for p in result.categories if p.legal and p.column == column}
+    return {p.box for p in result.boxes if p.legal and p.column == column}
 
 
 def box_ids(variant: str, options: dict[str, Any] | None = None,
@@ -79,7 +79,7 @@ def totals(variant: str, boxes: dict[str, int | None], *,
     rs = rules(variant, options, overrides)
     card: dict[str, Any] = {"boxes": boxes}
     if bonuses:
-        card["bonus_five_of_a_kind"] = bonuses
+        card["five_of_a_kind_bonuses"] = bonuses
     return score_sheet(rs, parse_scorecard(rs, card), final=final)
 
 

@@ -138,14 +138,14 @@ def test_every_hand_matches_the_reference(variant):
         key = tuple(sorted(dice))
         for throw in (1, 2):
             got = score_hand(rs, list(dice), throw)
-            scores = {c.box: c.score for c in got.categories}
+            scores = {c.box: c.score for c in got.boxes}
             if (key, throw) in seen_sorted:
                 # order-independence: every permutation scores the same
                 assert scores == seen_sorted[(key, throw)]
                 continue
             seen_sorted[(key, throw)] = scores
             assert scores == reference(variant, dice, throw == 1), (dice, throw)
-            assert all(c.legal and c.open for c in got.categories)
+            assert all(c.legal and c.open for c in got.boxes)
             for box, score in scores.items():
                 assert 0 <= score <= max_score[box]
 
@@ -195,12 +195,12 @@ def test_some_box_is_always_legal(variant, joker, data, dice, throw):
     boxes = data.draw(sheet_states(variant))
     sheet = parse_scorecard(rs, {"boxes": boxes})
     result = score_hand(rs, dice, throw, sheet)
-    open_boxes = [c for c in result.categories if c.open]
+    open_boxes = [c for c in result.boxes if c.open]
     if open_boxes:
         assert any(c.legal for c in open_boxes)
-    for c in result.categories:
+    for c in result.boxes:
         assert not (c.legal and not c.open)
-        assert c.score >= 0 and c.bonus >= 0
+        assert c.score >= 0 and c.five_of_a_kind_bonus >= 0
 
 
 @settings(max_examples=200, deadline=None)
@@ -214,9 +214,10 @@ def test_yahtzee_forced_joker_never_leaves_the_matching_upper_box(data, dice):
     upper = ("ones", "twos", "threes", "fours", "fives", "sixes")[dice[0] - 1]
     boxes.pop(upper, None)
     result = score_hand(rs, dice, 2, parse_scorecard(rs, {"boxes": boxes}))
-    legal = [c.box for c in result.categories if c.legal]
+    legal = [c.box for c in result.boxes if c.legal]
     assert legal == [upper]
-    assert result.categories[dice[0] - 1].bonus == (100 if boxes["five_of_a_kind"] == 50 else 0)
+    expected = 100 if boxes["five_of_a_kind"] == 50 else 0
+    assert result.boxes[dice[0] - 1].five_of_a_kind_bonus == expected
 
 
 @pytest.mark.parametrize("variant", VARIANT_IDS)
@@ -228,7 +229,8 @@ def test_sheet_total_is_the_sum_of_its_parts(variant, data):
     boxes = data.draw(sheet_states(variant))
     final = data.draw(st.booleans())
     t = score_sheet(rs, parse_scorecard(rs, {"boxes": boxes}), final=final)
-    assert t["total"] == t["upper_subtotal"] + t["upper_bonus"] + t["lower_total"] + t["bonus"]
+    assert t["total"] == (t["upper_subtotal"] + t["upper_bonus"] + t["lower_total"]
+                          + t["five_of_a_kind_bonus"])
     ub = rs.variant.upper_bonus
     assert t["upper_bonus"] == (ub.amount if ub and t["upper_subtotal"] >= ub.threshold else 0)
     assert t["complete"] == (final or len(boxes) == len(rs.variant.boxes))

@@ -114,8 +114,9 @@ def test_house_rule_no_upper_bonus():
 def test_house_rule_five_of_a_kind_bonus():
     o = {"five_of_a_kind_bonus": {"amount": 50}}
     result = hand("yahtzee", [4, 4, 4, 4, 4], overrides=o, boxes={"five_of_a_kind": 50})
-    assert placement(result, "fours").bonus == 50
-    assert totals("yahtzee", {"five_of_a_kind": 50}, overrides=o, bonuses=2)["bonus"] == 100
+    assert placement(result, "fours").five_of_a_kind_bonus == 50
+    t = totals("yahtzee", {"five_of_a_kind": 50}, overrides=o, bonuses=2)
+    assert t["five_of_a_kind_bonus"] == 100
 
 
 BAD_OVERRIDES = [
@@ -144,7 +145,7 @@ def test_override_that_makes_no_sense_is_an_error(variant, options, overrides, p
     with pytest.raises(InvalidInput) as err:
         effective_rules(variant, options, overrides)
     assert ptr in [p.pointer for p in err.value.problems]
-    assert all(p.message for p in err.value.problems)
+    assert all(p.detail for p in err.value.problems)
 
 
 SAME = [

@@ -87,7 +87,7 @@ def test_second_five_of_a_kind_normal_value_no_bonus(variant, box, expected):
     assert legal(result) == set(box_ids(variant)) - {"five_of_a_kind"}
     p = placement(result, box)
     assert p.score == expected
-    assert p.bonus == 0
+    assert p.five_of_a_kind_bonus == 0
 
 
 # --------------------------------------------------------------------------- Kniffel
@@ -101,20 +101,20 @@ def test_extra_kniffel_goes_to_the_free_number_box_plus_50():
     result = hand(K, THREES, boxes={"five_of_a_kind": 50})
     assert legal(result) == {"threes"}
     assert placement(result, "threes").score == 15
-    assert placement(result, "threes").bonus == 50
+    assert placement(result, "threes").five_of_a_kind_bonus == 50
 
 
 def test_extra_kniffel_plus_50_needs_50_by_default():
     """§3 option extra_kniffel_needs_50 (default true): +50 only when the box holds 50."""
     result = hand(K, THREES, boxes={"five_of_a_kind": 0})
-    assert placement(result, "threes").bonus == 0
+    assert placement(result, "threes").five_of_a_kind_bonus == 0
 
 
 def test_extra_kniffel_plus_50_on_any_entry_when_option_off():
     """§3: Schmidt's text says only "has an entry" (a 0 is an entry)."""
     result = hand(K, THREES, options={"extra_kniffel_needs_50": False},
                   boxes={"five_of_a_kind": 0})
-    assert placement(result, "threes").bonus == 50
+    assert placement(result, "threes").five_of_a_kind_bonus == 50
 
 
 @pytest.mark.parametrize("needs_50", [True, False])
@@ -127,7 +127,7 @@ def test_extra_kniffel_is_a_lower_joker_without_bonus_when_number_box_filled(nee
     assert legal(result) == set(expected)
     for box, value in expected.items():
         assert placement(result, box).score == value, box
-        assert placement(result, box).bonus == 0, box
+        assert placement(result, box).five_of_a_kind_bonus == 0, box
 
 
 def test_extra_kniffel_strikes_an_upper_box_when_lower_is_full():
@@ -138,4 +138,4 @@ def test_extra_kniffel_strikes_an_upper_box_when_lower_is_full():
     assert legal(result) == {"ones", "sixes"}
     for box in ("ones", "sixes"):
         assert placement(result, box).score == 0
-        assert placement(result, box).bonus == 0
+        assert placement(result, box).five_of_a_kind_bonus == 0

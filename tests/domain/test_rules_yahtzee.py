@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from service.domain.rules import effective_rules
+from service.domain.scoring import five_of_a_kind_bonuses_possible, parse_scorecard
+
 from .rulebook import (
     UPPER,
     YAHTZEE_LOWER,
@@ -68,7 +71,7 @@ def test_box_scores(variant, options, dice, throw, sheet, box, expected, source)
     p = placement(result, box)
     assert p.score == expected
     assert p.legal, "on an open sheet every box is open"
-    assert p.bonus == 0, "no YAHTZEE bonus while the YAHTZEE box is open"
+    assert p.five_of_a_kind_bonus == 0, "no YAHTZEE bonus while the YAHTZEE box is open"
 
 
 def test_a_yahtzee_on_an_open_sheet_is_no_joker():
@@ -110,7 +113,7 @@ def test_yahtzee_bonus_only_when_the_box_holds_50(joker, held, bonus):
                   boxes={"five_of_a_kind": held})
     assert legal(result)
     for box in legal(result):
-        assert placement(result, box).bonus == bonus, box
+        assert placement(result, box).five_of_a_kind_bonus == bonus, box
 
 
 def test_forced_joker_matching_upper_box_first():
@@ -118,7 +121,7 @@ def test_forced_joker_matching_upper_box_first():
     result = hand(Y, FIVE_FOURS, boxes={"five_of_a_kind": 50})
     assert legal(result) == {"fours"}
     assert placement(result, "fours").score == 20
-    assert placement(result, "fours").bonus == 100
+    assert placement(result, "fours").five_of_a_kind_bonus == 100
 
 
 @pytest.mark.parametrize("held", [50, 0])
@@ -146,7 +149,7 @@ def test_forced_joker_zero_in_an_upper_box_when_lower_is_full():
     assert legal(result) == {"twos", "sixes"}
     for box in ("twos", "sixes"):
         assert placement(result, box).score == 0
-        assert placement(result, box).bonus == 100
+        assert placement(result, box).five_of_a_kind_bonus == 100
 
 
 @pytest.mark.parametrize(("box", "upper_open", "upper_filled"), [
@@ -207,7 +210,7 @@ def test_maximum_without_bonus_yahtzees_is_375():
 def test_maximum_with_a_yahtzee_every_turn_is_1575():
     """§1 / seed 004: twelve further Yahtzees at +100 each: 375 + 1200."""
     t = totals(Y, MAX_SHEET, bonuses=12)
-    assert t["bonus"] == 1200
+    assert t["five_of_a_kind_bonus"] == 1200
     assert t["total"] == 1575
 
 
@@ -244,7 +247,7 @@ def test_game_has_13_turns():
 def test_yahtzee_bonus_is_unlimited():
     """§1: Unlimited: the sixth further Yahtzee still scores +100."""
     result = hand(Y, FIVE_FOURS, boxes={"five_of_a_kind": 50}, bonuses=5)
-    assert placement(result, "fours").bonus == 100
+    assert placement(result, "fours").five_of_a_kind_bonus == 100
 
 
 @pytest.mark.parametrize(("variant", "options", "held"), [
@@ -260,8 +263,9 @@ def test_bonus_chips_without_50_in_the_box_are_not_scored_silently(variant, opti
     off, only once the Kniffel box "has an entry"). A sheet claiming bonuses while the box is
     empty or scratched cannot have earned them: either no bonus, or the claim is flagged."""
     boxes = {} if held is None else {"five_of_a_kind": held}
-    t = totals(variant, boxes, options=options, bonuses=1)
-    assert t["bonus"] == 0 or not t["bonus_five_of_a_kind"]["achievable"]
+    rs = effective_rules(variant, options)
+    column = parse_scorecard(rs, {"boxes": boxes, "five_of_a_kind_bonuses": 1}).columns[0]
+    assert not five_of_a_kind_bonuses_possible(rs, column)
 
 
 def test_upper_and_lower_sections():

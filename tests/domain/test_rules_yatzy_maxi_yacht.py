@@ -121,7 +121,7 @@ def test_second_yatzy_no_bonus_no_joker():
     """§5: no Yatzy bonus, no Joker."""
     result = hand(YZ, [5, 5, 5, 5, 5], boxes={"five_of_a_kind": 50})
     assert legal(result) == set(box_ids(YZ)) - {"five_of_a_kind"}
-    assert all(p.bonus == 0 for p in result.categories)
+    assert all(p.five_of_a_kind_bonus == 0 for p in result.boxes)
     assert placement(result, "full_house").score == 0
     assert placement(result, "large_straight").score == 0
 

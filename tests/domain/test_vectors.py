@@ -1,6 +1,6 @@
 """Worked examples from rule books (tests/data/vectors.jsonl), scored by the core.
 
-Each line names its source; categories are in the source's words and are mapped here to our
+Each line names its source; the boxes are named in the source's words and are mapped here to our
 box ids. docs/rules.md decides where a source's semantics differ.
 """
 
@@ -90,7 +90,7 @@ def test_vector(row):
     sheet = parse_scorecard(rs, scorecard_for(row))
     result = score_hand(rs, row["dice"], row.get("roll"), sheet)
     box = box_id(row["category"])
-    entry = next(c for c in result.categories if c.box == box)
+    entry = next(c for c in result.boxes if c.box == box)
     assert entry.score == row["expected"], row
     if row.get("context"):
         assert entry.legal, row

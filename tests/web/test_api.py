@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from service.config import Settings
+from service.domain.rules import effective_rules
+from service.domain.scoring import five_of_a_kind_bonuses_possible, parse_scorecard
 from service.domain.variants import VARIANT_IDS, VARIANTS
 from service.web.app import create_app
 
@@ -134,9 +136,9 @@ def test_validate_six_dice_and_saved_throws(client):
 def test_score_hand_without_scorecard(client):
     body = client.post("/v1/variants/yahtzee/hands/score",
                        json={"dice": [2, 3, 4, 5, 6]}).get_json()
-    scores = {c["box"]: c["score"] for c in body["categories"]}
+    scores = {c["box"]: c["score"] for c in body["boxes"]}
     assert scores["large_straight"] == 40 and scores["small_straight"] == 30
-    assert all(c["open"] and c["legal"] for c in body["categories"])
+    assert all(c["open"] and c["legal"] for c in body["boxes"])
     assert body["rules"]["variant"] == "yahtzee" and len(body["rules"]["fingerprint"]) == 16
 
 
@@ -144,24 +146,24 @@ def test_score_hand_yahtzee_bonus_and_joker(client):
     body = client.post("/v1/variants/yahtzee/hands/score", json={
         "dice": [6, 6, 6, 6, 6], "throw": 3,
         "scorecard": {"boxes": {"five_of_a_kind": 50, "sixes": 24}}}).get_json()
-    cats = {c["box"]: c for c in body["categories"]}
+    cats = {c["box"]: c for c in body["boxes"]}
     assert cats["full_house"] == {**cats["full_house"], "score": 25, "legal": True,
-                                  "joker": True, "bonus": 100}
+                                  "joker": True, "five_of_a_kind_bonus": 100}
     assert not cats["ones"]["legal"]
 
 
 def test_score_hand_kniffel_extra(client):
     body = client.post("/v1/variants/kniffel/hands/score", json={
         "dice": [2, 2, 2, 2, 2], "scorecard": {"boxes": {"five_of_a_kind": 50}}}).get_json()
-    legal = [c for c in body["categories"] if c["legal"]]
-    assert [(c["box"], c["score"], c["bonus"]) for c in legal] == [("twos", 10, 50)]
+    legal = [c for c in body["boxes"] if c["legal"]]
+    assert [(c["box"], c["score"], c["five_of_a_kind_bonus"]) for c in legal] == [("twos", 10, 50)]
 
 
 def test_generala_servida_wins(client):
     body = client.post("/v1/variants/generala/hands/score",
                        json={"dice": [4, 4, 4, 4, 4], "throw": 1}).get_json()
     assert body["wins_game"] is True
-    cats = {c["box"]: c for c in body["categories"]}
+    cats = {c["box"]: c for c in body["boxes"]}
     assert cats["five_of_a_kind"]["wins_game"] and cats["five_of_a_kind"]["score"] == 50
 
 
@@ -197,8 +199,8 @@ def test_batch_hand_scoring(client):
                        json=[{"dice": [1, 1, 2, 2, 3]}, {"dice": [6, 6, 6, 6, 6], "throw": 1}])
     assert resp.status_code == 200
     first, second = resp.get_json()
-    assert {c["box"]: c["score"] for c in first["categories"]}["two_pairs"] == 6
-    assert {c["box"]: c["score"] for c in second["categories"]}["five_of_a_kind"] == 50
+    assert {c["box"]: c["score"] for c in first["boxes"]}["two_pairs"] == 6
+    assert {c["box"]: c["score"] for c in second["boxes"]}["five_of_a_kind"] == 50
 
 
 def test_batch_errors_name_the_item(client):
@@ -237,9 +239,9 @@ def test_scorecard_totals(client):
              "three_of_a_kind": 24, "four_of_a_kind": 0, "full_house": 25,
              "small_straight": 30, "large_straight": 40, "five_of_a_kind": 50, "chance": 22}
     body = client.post("/v1/variants/yahtzee/scorecards/score",
-                       json={"boxes": boxes, "bonus_five_of_a_kind": 2}).get_json()
+                       json={"boxes": boxes, "five_of_a_kind_bonuses": 2}).get_json()
     assert body["upper_subtotal"] == 63 and body["upper_bonus"] == 35
-    assert body["lower_total"] == 191 and body["bonus"] == 200
+    assert body["lower_total"] == 191 and body["five_of_a_kind_bonus"] == 200
     assert body["total"] == 63 + 35 + 191 + 200
     assert body["complete"] is True
 
@@ -256,12 +258,12 @@ def test_scorecard_final_scratches_empty_boxes(client):
     body = client.post("/v1/variants/yacht/scorecards/score",
                        json={"boxes": {"chance": 20}, "final": True}).get_json()
     assert body["complete"] is True and body["total"] == 20
-    assert all(b["value"] is not None for b in body["boxes"])
+    assert all(b["score"] is not None for b in body["boxes"])
 
 
 def test_scorecard_chips_need_a_bonus_variant(client):
-    resp = client.post("/v1/variants/yatzy/scorecards/score", json={"bonus_five_of_a_kind": 1})
-    assert_problem(resp, 422, "/bonus_five_of_a_kind")
+    resp = client.post("/v1/variants/yatzy/scorecards/score", json={"five_of_a_kind_bonuses": 1})
+    assert_problem(resp, 422, "/five_of_a_kind_bonuses")
 
 
 def test_scorecard_batch(client):
@@ -289,14 +291,13 @@ def test_a_number_box_wins_only_with_its_face(client):
     assert body["wins_game"] is True
 
 
-def test_kniffel_has_at_most_six_extra_kniffels(client):
+def test_kniffel_has_at_most_six_extra_kniffels():
+    rs = effective_rules("kniffel")
     boxes = {b: 0 for b in VARIANTS["kniffel"].box_ids} | {"five_of_a_kind": 50}
-    six = client.post("/v1/variants/kniffel/scorecards/score",
-                      json={"boxes": boxes, "bonus_five_of_a_kind": 6}).get_json()
-    seven = client.post("/v1/variants/kniffel/scorecards/score",
-                        json={"boxes": boxes, "bonus_five_of_a_kind": 7}).get_json()
-    assert six["bonus_five_of_a_kind"]["achievable"] is True
-    assert seven["bonus_five_of_a_kind"]["achievable"] is False
+    six = parse_scorecard(rs, {"boxes": boxes, "five_of_a_kind_bonuses": 6}).columns[0]
+    seven = parse_scorecard(rs, {"boxes": boxes, "five_of_a_kind_bonuses": 7}).columns[0]
+    assert five_of_a_kind_bonuses_possible(rs, six)
+    assert not five_of_a_kind_bonuses_possible(rs, seven)
 
 
 def test_removing_number_boxes_must_leave_the_bonus_reachable(client):
@@ -328,7 +329,7 @@ def test_validate_reports_a_null_die(client):
 def test_a_won_game_takes_no_entry(client):
     body = client.post("/v1/variants/generala/hands/score",
                        json={"dice": [1, 2, 3, 4, 5], "scorecard": {"won": True}}).get_json()
-    assert not any(c["legal"] for c in body["categories"])
+    assert not any(c["legal"] for c in body["boxes"])
 
 
 def test_upper_bonus_without_a_threshold_on_a_sheet_without_bonus(client):

@@ -19,7 +19,7 @@ ints = st.one_of(st.integers(-2, 45), odd)
 boxes = st.dictionaries(st.one_of(st.sampled_from(ALL_BOX_IDS), st.text(max_size=4)),
                         st.one_of(st.none(), st.integers(-1, 10_001), odd), max_size=6)
 scorecard = st.fixed_dictionaries({}, optional={
-    "boxes": st.one_of(boxes, odd), "bonus_five_of_a_kind": ints, "saved_throws": ints,
+    "boxes": st.one_of(boxes, odd), "five_of_a_kind_bonuses": ints, "saved_throws": ints,
     "won": st.one_of(st.booleans(), odd), "columns": st.just([]), "extra": odd})
 dice = st.one_of(st.lists(st.one_of(st.integers(0, 7), odd), min_size=4, max_size=7), odd)
 hand_request = st.fixed_dictionaries({}, optional={
@@ -50,7 +50,7 @@ def test_fast_scorecard_check_agrees_with_the_schema(data):
 
 def test_fast_path_takes_the_common_request():
     body = {"dice": [3, 3, 4, 5, 6], "throw": 2,
-            "scorecard": {"boxes": {"ones": 2, "full_house": None}, "bonus_five_of_a_kind": 1}}
+            "scorecard": {"boxes": {"ones": 2, "full_house": None}, "five_of_a_kind_bonuses": 1}}
     assert HandScoreRequestSchema.fast_load(body) is body
     assert HandScoreRequestSchema.fast_load({**body, "throw": True}) is None
     assert HandScoreRequestSchema.fast_load({**body, "dice": [1, 2, 3, 4, 7]}) is None

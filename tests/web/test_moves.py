@@ -45,16 +45,31 @@ def test_suggest_with_scorecard_last_throw(client):
     assert ranks == sorted(ranks) and ranks[0] == 1
 
 
-def test_default_throw_is_the_first(client):
+def test_throw_is_required(client):
+    """docs/rules.md decision 8: advice depends on the throws left, so no default."""
     r = client.post(URL.format("generala"), json={"dice": [1, 2, 3, 4, 6]})
-    assert r.status_code == 200 and r.get_json()["throw"] == 1
+    assert r.status_code == 422 and r.mimetype == PROBLEM
+    assert "/throw" in [e["pointer"] for e in r.get_json()["errors"]]
+
+
+def test_moves_are_a_union_on_action(client):
+    body = client.post(URL.format("yahtzee"), json={"dice": [1, 2, 3, 4, 6],
+                                                    "throw": 2}).get_json()
+    for move in body["alternatives"]:
+        keys = set(move) - {"action", "expected_final_score", "regret", "rank", "tie"}
+        if move["action"] == "keep":
+            assert keys == {"dice", "em_baixo"}
+        else:
+            assert keys == {"box", "column", "score", "five_of_a_kind_bonus", "upper_bonus",
+                            "joker", "wins_game"}
 
 
 @pytest.mark.parametrize(("body", "pointer"), [
-    ({"dice": [1, 2, 3, 4]}, "/dice"),
+    ({"dice": [1, 2, 3, 4], "throw": 1}, "/dice"),
     ({"dice": [1, 2, 3, 4, 5], "throw": 4}, "/throw"),
-    ({"dice": [1, 2, 3, 4, 5], "em_baixo": True}, "/em_baixo"),
-    ({"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"sixes": 7}}}, "/scorecard/boxes/sixes"),
+    ({"dice": [1, 2, 3, 4, 5], "throw": 1, "em_baixo": True}, "/em_baixo"),
+    ({"dice": [1, 2, 3, 4, 5], "throw": 1, "scorecard": {"boxes": {"sixes": 7}}},
+     "/scorecard/boxes/sixes"),
 ])
 def test_invalid_requests_are_problems(client, body, pointer):
     r = client.post(URL.format("generala"), json=body)
@@ -63,7 +78,7 @@ def test_invalid_requests_are_problems(client, body, pointer):
 
 
 def test_unknown_variant_is_404(client):
-    r = client.post(URL.format("monopoly"), json={"dice": [1, 2, 3, 4, 5]})
+    r = client.post(URL.format("monopoly"), json={"dice": [1, 2, 3, 4, 5], "throw": 1})
     assert r.status_code == 404 and r.mimetype == PROBLEM
 
 

@@ -45,7 +45,7 @@ def test_column_order_http(client):
     r = client.post("/v1/variants/yahtzee/hands/score", json=body)
     assert r.status_code == 200
     by_col: dict[int, set[str]] = {1: set(), 2: set(), 3: set(), 4: set()}
-    for c in r.get_json()["categories"]:
+    for c in r.get_json()["boxes"]:
         if c["legal"]:
             by_col[c["column"]].add(c["box"])
     assert by_col[1] == {"twos"}
@@ -156,7 +156,7 @@ def test_em_baixo_http():
         "/v1/variants/bozo/hands/score",
         json={"dice": [1, 1, 1, 2, 2], "throw": 2, "em_baixo": True})
     assert r.status_code == 200
-    cats = {c["box"]: c["score"] for c in r.get_json()["categories"]}
+    cats = {c["box"]: c["score"] for c in r.get_json()["boxes"]}
     assert cats["sixes"] == 18
     assert cats["ones"] == 0
 
@@ -171,7 +171,7 @@ def test_generala_servida_http():
 def test_generala_spanish_poker_de_ases_http():
     r = create_app().test_client().post(
         "/v1/variants/generala_spanish/hands/score", json={"dice": [1, 1, 1, 1, 4], "throw": 2})
-    cats = {c["box"]: c["score"] for c in r.get_json()["categories"]}
+    cats = {c["box"]: c["score"] for c in r.get_json()["boxes"]}
     assert cats["four_of_a_kind"] == 80
 
 
@@ -181,23 +181,23 @@ def test_obligada_http():
         json={"dice": [2, 2, 2, 6, 6], "throw": 2, "options": {"obligada": True},
               "scorecard": {"boxes": {"ones": 0, "twos": 6}}})
     assert r.status_code == 200
-    assert [c["box"] for c in r.get_json()["categories"] if c["legal"]] == ["threes"]
+    assert [c["box"] for c in r.get_json()["boxes"] if c["legal"]] == ["threes"]
 
 
 def test_http_forced_joker_full_house(client):
     body = {"dice": FIVE_FOURS, "scorecard": {"boxes": {"five_of_a_kind": 50, "fours": 12}}}
     r = client.post("/v1/variants/yahtzee/hands/score", json=body)
     assert r.status_code == 200
-    cats = {c["box"]: c for c in r.get_json()["categories"]}
+    cats = {c["box"]: c for c in r.get_json()["boxes"]}
     assert cats["full_house"]["score"] == 25
     assert cats["full_house"]["legal"]
-    assert cats["full_house"]["bonus"] == 100
+    assert cats["full_house"]["five_of_a_kind_bonus"] == 100
     assert not cats["ones"]["legal"]
 
 
 def test_http_maximum_sheet(client):
     r = client.post("/v1/variants/yahtzee/scorecards/score",
-                    json={"boxes": MAX_SHEET, "bonus_five_of_a_kind": 12})
+                    json={"boxes": MAX_SHEET, "five_of_a_kind_bonuses": 12})
     assert r.status_code == 200
     assert r.get_json()["total"] == 1575
 
@@ -206,7 +206,7 @@ def test_http_free_joker_option(client):
     body = {"dice": FIVE_FOURS, "options": {"joker": "free"},
             "scorecard": {"boxes": {"five_of_a_kind": 50}}}
     r = client.post("/v1/variants/yahtzee/hands/score", json=body)
-    cats = {c["box"]: c for c in r.get_json()["categories"]}
+    cats = {c["box"]: c for c in r.get_json()["boxes"]}
     assert cats["full_house"]["score"] == 0
     assert cats["chance"]["legal"]
 
@@ -224,7 +224,7 @@ def test_maxi_six_dice_http():
     c = create_app().test_client()
     r = c.post("/v1/variants/maxi_yatzy/hands/score", json={"dice": [2, 2, 2, 6, 6, 6]})
     assert r.status_code == 200
-    cats = {x["box"]: x["score"] for x in r.get_json()["categories"]}
+    cats = {x["box"]: x["score"] for x in r.get_json()["boxes"]}
     assert cats["villa"] == 24
     assert cats["chance"] == 24
     r = c.post("/v1/variants/maxi_yatzy/hands/score", json={"dice": [2, 2, 2, 6, 6]})

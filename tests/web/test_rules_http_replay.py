@@ -26,6 +26,6 @@ def test_box_scores_http(client, variant, options, dice, throw, sheet, box, expe
         body["scorecard"] = {"boxes": sheet}
     r = client.post(f"/v1/variants/{variant}/hands/score", json=body)
     assert r.status_code == 200, r.get_json()
-    cats = {c["box"]: c for c in r.get_json()["categories"]}
+    cats = {c["box"]: c for c in r.get_json()["boxes"]}
     assert cats[box]["score"] == expected
     assert cats[box]["legal"]

@@ -26,7 +26,10 @@ COMPONENTS = {
     "EffectiveRules": schemas.EffectiveRulesSchema,
     "VariantDefinition": schemas.VariantDefinitionSchema,
     "VariantList": schemas.VariantListSchema,
+    "MoveSuggestRequest": schemas.MoveSuggestRequestSchema,
     "MoveSuggestion": schemas.MoveSuggestionSchema,
+    "KeepMove": schemas.KeepMoveSchema,
+    "ScoreMove": schemas.ScoreMoveSchema,
 }
 
 API_CONFIG = {
@@ -76,5 +79,7 @@ def register_api(app: Flask) -> Api:
             api.spec.components.schema(name, schema=schema)
     for blp in BLUEPRINTS:
         api.register_blueprint(blp)
+    # flask-smorest registers a pagination model for paginated views; none is paginated here
+    registered.pop("PaginationMetadata", None)
     register_error_handlers(app)
     return api

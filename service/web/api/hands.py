@@ -33,7 +33,7 @@ def _score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
         "wins_game": result.wins_game,
         "joker": result.joker,
         "patterns": list(result.patterns),
-        "categories": [c.as_dict() for c in result.categories],
+        "boxes": [p.as_dict() for p in result.boxes],
     }
 
 

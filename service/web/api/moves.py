@@ -10,17 +10,17 @@ from flask.views import MethodView
 from ...domain.rules import get_variant
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import HandScoreRequestSchema
+from ..schemas import MoveSuggestRequestSchema
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 
-_request_schema = HandScoreRequestSchema()
+_request_schema = MoveSuggestRequestSchema()
 
 
 def _advise(variant: str, item: dict[str, Any]) -> Response:
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
-    throw = item.get("throw") or 1
+    throw = item["throw"]
     # Built-in tables are loaded at start-up; a house-rules table is built here, inside the
     # first request that needs it (well under a second for 13 boxes), then cached by its
     # fingerprint; concurrent requests for the same rules wait for one build.
@@ -35,7 +35,7 @@ class MoveSuggestion(MethodView):
     """Move advice."""
 
     @blp.doc(operationId="suggestMove",
-             requestBody=body_doc("HandScoreRequest", False,
+             requestBody=body_doc("MoveSuggestRequest", False,
                                   "The dice, the throw they stand on and the scorecard"),
              responses={"200": response_doc("MoveSuggestion", False,
                                             "The best keep or box, and every alternative with "
@@ -44,7 +44,7 @@ class MoveSuggestion(MethodView):
     def post(self, variant: str) -> Response:
         """Suggest the move that maximises the expected final score.
 
-        `throw` is the number of throws made this turn (default 1). With throws left the
+        `throw` is the throw the dice stand on (1 = first; required). With throws left the
         alternatives are every keep (the dice to keep, fewer than all) and every legal box;
         on the last throw only boxes. Values are expected final totals under optimal play,
         points already on the sheet included. Exact for every 5-dice one-column variant;

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
-from ...domain.scoring import score_sheet
+from ...domain.scoring import score_sheet, scorecard_data
 from ..batch import answer_one_or_many
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
@@ -21,7 +21,7 @@ _schema = ScorecardScoreRequestSchema()
 def _score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item, key=None)
-    return {"variant": variant, "rules": rs.describe(),
+    return {"variant": variant, "rules": rs.describe(), "scorecard": scorecard_data(rs, sheet),
             **score_sheet(rs, sheet, final=item.get("final", False))}
 
 
