@@ -8,12 +8,13 @@ from ..advisor import Advisor
 from ..config import Settings
 from .api import register_api
 from .ops import init_ops
+from .pages import pages
 
 
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the Flask app from settings (the environment's unless given): the API, errors,
     the advisor (`app.extensions["advisor"]`), and the ops layer (/healthz, /readyz,
-    /metrics, request ids, JSON logs, CORS)."""
+    /metrics, request ids, JSON logs, CORS), and the pages for people (/, /docs, /playground)."""
     settings = settings or Settings.from_env()
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
@@ -23,6 +24,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["advisor"] = Advisor(settings.advisor_table_dir,
                                         settings.advisor_cache_size, settings.advisor_threads)
     register_api(app)
+    app.register_blueprint(pages)
     init_ops(app, settings)
     return app
 

@@ -19,6 +19,36 @@ from ..domain.errors import InvalidInput, Problem, UnknownVariant, escape_pointe
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"
 TYPE_UNKNOWN_VARIANT = "/problems/unknown-variant"
+TYPE_NOT_FOUND = "/problems/not-found"
+TYPE_METHOD_NOT_ALLOWED = "/problems/method-not-allowed"
+TYPE_TOO_LARGE = "/problems/body-too-large"
+TYPE_UNSUPPORTED = "/problems/unsupported-media-type"
+TYPE_INTERNAL = "/problems/internal-error"
+
+#: Every problem type the service answers, with its status and what it means (the docs and
+#: the spec list them from here).
+PROBLEM_TYPES: dict[str, tuple[int, str]] = {
+    TYPE_INVALID: (422, "The body is not JSON, breaks the schema, or breaks a rule of the game "
+                        "or of the variant; `errors` names each field by JSON pointer"),
+    TYPE_UNKNOWN_VARIANT: (404, "The variant in the path is not one of the service's"),
+    TYPE_NOT_FOUND: (404, "No such resource"),
+    TYPE_METHOD_NOT_ALLOWED: (405, "The resource does not take this method (see Allow)"),
+    TYPE_TOO_LARGE: (413, "The request body is larger than MAX_BODY_BYTES"),
+    TYPE_UNSUPPORTED: (415, "The body is not sent as JSON"),
+    TYPE_INTERNAL: (500, "A bug: the service failed to handle the request (it is logged)"),
+    "about:blank": (400, "Any other HTTP error (e.g. 400 for a malformed request line): the "
+                         "status's standard title"),
+}
+
+#: werkzeug's HTTP errors -> (problem type, title, detail) in the service's own words
+_HTTP_PROBLEMS = {
+    404: (TYPE_NOT_FOUND, "Not found", "No resource at this path; GET / lists the service's "
+                                       "resources"),
+    405: (TYPE_METHOD_NOT_ALLOWED, "Method not allowed",
+          "This resource does not take this method"),
+    413: (TYPE_TOO_LARGE, "Request body too large", ""),
+    415: (TYPE_UNSUPPORTED, "Unsupported media type", "Send the body as application/json"),
+}
 
 log = logging.getLogger(__name__)
 
@@ -28,16 +58,21 @@ class ProblemErrorSchema(ma.Schema):
 
     pointer = ma.fields.String(required=True, metadata={
         "description": "JSON pointer (RFC 6901) into the request body; '' for the whole body"})
-    detail = ma.fields.String(required=True)
+    detail = ma.fields.String(required=True, metadata={"description": "What is wrong there"})
 
 
 class ProblemSchema(ma.Schema):
     """An RFC 9457 problem document."""
 
-    type = ma.fields.String(required=True, metadata={"description": "Problem type URI"})
-    title = ma.fields.String(required=True)
-    status = ma.fields.Integer(required=True)
-    detail = ma.fields.String(required=True)
+    type = ma.fields.String(required=True, validate=ma.validate.OneOf(list(PROBLEM_TYPES)),
+                            metadata={"description": "Problem type URI (relative to the "
+                                                     "service); each is documented in the "
+                                                     "README"})
+    title = ma.fields.String(required=True, metadata={
+        "description": "Short summary of the problem type"})
+    status = ma.fields.Integer(required=True, metadata={"description": "The HTTP status"})
+    detail = ma.fields.String(required=True, metadata={
+        "description": "What went wrong with this request"})
     instance = ma.fields.String(metadata={"description": "The request path"})
     errors = ma.fields.List(ma.fields.Nested(ProblemErrorSchema),
                             metadata={"description": "Field-level errors"})
@@ -127,14 +162,16 @@ def register_error_handlers(app: Flask) -> None:
         headers = {}
         if status == 405 and err.valid_methods:  # type: ignore[attr-defined]
             headers["Allow"] = ", ".join(err.valid_methods)  # type: ignore[attr-defined]
-        detail = err.description or err.name
+        type_, title, detail = _HTTP_PROBLEMS.get(
+            status, ("about:blank", err.name, err.description or err.name))
         if status == 413:
             detail = (f"The request body is larger than the limit of "
                       f"{app.config.get('MAX_CONTENT_LENGTH')} bytes")
-        return problem_response(status, err.name, detail, headers=headers)
+        return problem_response(status, title, detail, type_, headers=headers)
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception) -> Response:  # pragma: no cover - a bug if reached
         log.exception("unhandled error")
         return problem_response(500, "Internal Server Error",
-                                "The server failed to handle this request; it has been logged")
+                                "The server failed to handle this request; it has been logged",
+                                TYPE_INTERNAL)

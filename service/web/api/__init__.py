@@ -38,8 +38,6 @@ API_CONFIG = {
     "OPENAPI_VERSION": "3.1.0",
     "OPENAPI_URL_PREFIX": "/",
     "OPENAPI_JSON_PATH": "openapi.json",
-    "OPENAPI_SWAGGER_UI_PATH": "/docs",
-    "OPENAPI_SWAGGER_UI_URL": "https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
     "API_SPEC_OPTIONS": {
         "info": {"description": (
             "Validates dice hands, lists the boxes a hand can fill with their scores, scores "

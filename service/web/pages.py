@@ -1,0 +1,85 @@
+"""Pages for people: the landing page, the API docs (Swagger UI), the playground.
+
+Everything is served from the service's own files: Swagger UI from the pinned
+`flask-swagger-ui` package's copy of swagger-ui-dist, the landing page and the playground from
+`static/`. No page loads anything from another host, so they work without internet. `/`
+answers browsers with the landing page and API clients (JSON) with an index of links.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import flask_swagger_ui
+from flask import Blueprint, Response, current_app, request, send_from_directory
+
+from .. import __version__
+
+pages = Blueprint("pages", __name__)
+
+#: Swagger UI's files (swagger-ui-dist) as the pinned package ships them.
+SWAGGER_UI_DIR = Path(flask_swagger_ui.__file__).resolve().parent / "dist"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+#: The links of the JSON index (`GET /` with Accept: application/json).
+LINKS = {
+    "variants": {"href": "/v1/variants", "title": "Every variant's rules"},
+    "openapi": {"href": "/openapi.json", "title": "The OpenAPI 3.1 document"},
+    "docs": {"href": "/docs", "title": "Interactive API documentation (Swagger UI)"},
+    "playground": {"href": "/playground", "title": "Play a game against the API in a browser"},
+    "health": {"href": "/healthz", "title": "Liveness"},
+    "ready": {"href": "/readyz", "title": "Readiness (advisor tables loaded)"},
+}
+
+DOCS_HTML = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>API docs · Yahtzee family scoring service</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/docs/static/swagger-ui.css">
+<link rel="icon" type="image/png" href="/docs/static/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/static/swagger-ui-bundle.js"></script>
+<script src="/static/docs-init.js"></script>
+</body>
+</html>
+"""
+
+
+def _wants_html() -> bool:
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return best == "text/html" and request.accept_mimetypes[best] > \
+        request.accept_mimetypes["application/json"]
+
+
+@pages.get("/")
+def index() -> Response:
+    """Browsers get the landing page; API clients a JSON index of links."""
+    if _wants_html():
+        return send_from_directory(STATIC_DIR, "index.html", max_age=300)
+    body = {"service": "Yahtzee family scoring service", "version": __version__,
+            "links": LINKS}
+    response = current_app.json.response(body)
+    response.headers["Vary"] = "Accept"
+    return response
+
+
+@pages.get("/docs")
+def docs() -> Response:
+    """Swagger UI on the service's own OpenAPI document."""
+    return Response(DOCS_HTML, mimetype="text/html")
+
+
+@pages.get("/docs/static/<path:filename>")
+def docs_static(filename: str) -> Response:
+    """Swagger UI's own files, from the pinned package."""
+    return send_from_directory(SWAGGER_UI_DIR, filename, max_age=86400)
+
+
+@pages.get("/playground")
+def playground() -> Response:
+    """The playground: a game against the public API, in the browser."""
+    return send_from_directory(STATIC_DIR / "playground", "index.html", max_age=300)

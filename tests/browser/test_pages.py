@@ -1,0 +1,182 @@
+"""The pages people look at, in a real headless browser (Playwright driving Debian's chromium):
+the landing page, the API docs and the playground, a whole game played through the page.
+
+Every page must work without internet: each test records the hosts the page asks for and
+fails on any other than the service's own. The screenshot of a finished game is kept in
+`test-artifacts/` (or $TEST_ARTIFACTS). Where no browser is present the tests skip and say
+why; under CI (CI=true) a missing browser is a failure, since `.ci/run` installs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from werkzeug.serving import make_server
+
+from service.config import Settings
+from service.web.app import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", ROOT / "test-artifacts"))
+
+try:
+    from playwright.sync_api import Browser, Page, sync_playwright
+except ImportError:  # pragma: no cover - a test dependency
+    sync_playwright = None
+
+
+def _missing() -> str | None:
+    if sync_playwright is None:
+        return "the playwright package is not installed (pip install -e '.[test]')"
+    if CHROMIUM is None:
+        return "no chromium on PATH (Debian: apt-get install chromium; .ci/run does it)"
+    return None
+
+
+if _missing():
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run in CI: {_missing()}", pytrace=False)
+    pytest.skip(_missing(), allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    """The app on a loopback port, served by werkzeug in a thread."""
+    app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
+                              metrics_enabled=False))
+    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser: Browser, server: str) -> Iterator[Page]:
+    """A fresh page that records every host it asks for, and refuses the others."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.foreign_hosts = []  # type: ignore[attr-defined]
+    own = urlparse(server).netloc
+
+    def route(r):
+        host = urlparse(r.request.url).netloc
+        if host and host != own and not r.request.url.startswith("data:"):
+            page.foreign_hosts.append(r.request.url)  # type: ignore[attr-defined]
+            return r.abort()
+        return r.continue_()
+
+    page.route("**/*", route)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.js_errors = errors  # type: ignore[attr-defined]
+    yield page
+    context.close()
+
+
+def _offline_and_clean(page: Page) -> None:
+    assert page.foreign_hosts == [], page.foreign_hosts  # type: ignore[attr-defined]
+    assert page.js_errors == [], page.js_errors  # type: ignore[attr-defined]
+
+
+def test_landing_page_links_everything(page: Page, server: str):
+    page.goto(server + "/")
+    assert "Yahtzee family scoring service" in page.title()
+    hrefs = page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))")
+    assert {"/playground", "/docs", "/openapi.json", "/v1/variants"} <= set(hrefs)
+    _offline_and_clean(page)
+
+
+def test_api_clients_get_a_json_index(server: str):
+    req = urllib.request.Request(server + "/", headers={"Accept": "application/json"})
+    with urllib.request.urlopen(req) as resp:
+        body = json.load(resp)
+    assert body["links"]["openapi"]["href"] == "/openapi.json"
+
+
+def test_docs_render_every_operation_offline(page: Page, server: str):
+    page.goto(server + "/docs")
+    page.wait_for_selector(".opblock", timeout=20_000)
+    spec = json.load(urllib.request.urlopen(server + "/openapi.json"))
+    methods = {"get", "post", "put", "patch", "delete"}
+    operations = sum(1 for ops in spec["paths"].values() for m in ops if m in methods)
+    assert page.locator(".opblock").count() == operations
+    _offline_and_clean(page)
+
+
+def _wait_ready(page: Page) -> None:
+    page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+
+
+def test_typed_dice_show_their_boxes_and_labels_follow_the_language(page: Page, server: str):
+    page.goto(server + "/playground")
+    _wait_ready(page)
+    page.fill("[data-testid=typed]", "6 6 6 6 6")
+    page.click("[data-testid=set-dice]")
+    row = page.locator("[data-testid=place-five_of_a_kind]")
+    row.wait_for(timeout=20_000)
+    assert row.locator("td").nth(1).inner_text() == "50"
+    page.select_option("[data-testid=lang]", "pt")
+    assert page.locator("[data-testid=sheet-ones] td").first.inner_text() == "Jogada de 1"
+    page.select_option("[data-testid=lang]", "de")
+    assert page.locator("[data-testid=sheet-three_of_a_kind] td").first.inner_text() \
+        == "Dreierpasch"
+    _offline_and_clean(page)
+
+
+def _play_whole_game(page: Page, turns: int) -> None:
+    """Each turn: roll, then follow the advisor's best move: keep its dice and roll again,
+    or write its box, which ends the turn."""
+    best = page.locator("[data-testid=apply-best]")
+    for _ in range(turns):
+        page.click("[data-testid=roll]")
+        while True:
+            best.wait_for(timeout=20_000)
+            if best.get_attribute("data-action") == "keep":
+                best.click()
+                page.click("[data-testid=roll]")
+                continue
+            best.click()
+            break
+        if page.locator("[data-testid=game-over]").is_visible():
+            return
+    page.wait_for_selector("[data-testid=game-over]", timeout=10_000)
+
+
+def test_a_whole_game_through_the_playground(page: Page, server: str):
+    page.goto(server + "/playground")
+    _wait_ready(page)
+    _play_whole_game(page, turns=13)
+    over = page.locator("[data-testid=game-over]")
+    assert over.is_visible()
+    shown = int(page.inner_text("[data-testid=total]"))
+    scorecard = page.evaluate("state.scorecard")
+    assert all(v is not None for v in scorecard["boxes"].values())
+    # the page's total is the service's total of the page's scorecard
+    req = urllib.request.Request(
+        server + "/v1/variants/yahtzee/scorecards/score", method="POST",
+        data=json.dumps(scorecard).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as resp:
+        assert json.load(resp)["total"] == shown
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "playground-finished-game.png"), full_page=True)
+    _offline_and_clean(page)
