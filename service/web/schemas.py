@@ -141,7 +141,8 @@ class BoxOverrideSchema(StrictSchema):
     """Changes to one box of the sheet."""
 
     value = _int(0, MAX_VALUE, metadata={"description": "Fixed score (scoring 'fixed')"})
-    scoring = fields.String(validate=validate.OneOf(SCORINGS))
+    scoring = fields.String(validate=validate.OneOf(SCORINGS), metadata={
+        "description": "sum: all dice; matching: the dice of the pattern; fixed: `value`"})
     first_throw_bonus = _int(0, MAX_VALUE, metadata={
         "description": "Points added when made on the first throw (servida, de boca)"})
     first_throw_value = _int(0, MAX_VALUE, allow_none=True, metadata={
@@ -159,14 +160,15 @@ BoxOverridesSchema = ma.Schema.from_dict(
 class UpperBonusSchema(StrictSchema):
     """The upper-section bonus: amount once the upper total reaches the threshold."""
 
-    threshold = _int(1, MAX_VALUE)
-    amount = _int(1, MAX_VALUE)
+    threshold = _int(1, MAX_VALUE, metadata={
+        "description": "Upper total that earns the bonus (itself included)"})
+    amount = _int(1, MAX_VALUE, metadata={"description": "Points of the bonus"})
 
 
 class FiveOfAKindBonusSchema(StrictSchema):
     """The bonus per further five of a kind (YAHTZEE bonus, extra Kniffel)."""
 
-    amount = _int(1, MAX_VALUE)
+    amount = _int(1, MAX_VALUE, metadata={"description": "Points per bonus"})
 
 
 class RulesSchema(StrictSchema):
@@ -175,7 +177,8 @@ class RulesSchema(StrictSchema):
     boxes = fields.Nested(BoxOverridesSchema, metadata={
         "description": "Per box id, the fields to change"})
     remove_boxes = fields.List(fields.String(validate=validate.OneOf(ALL_BOX_IDS)),
-                               validate=validate.Length(max=len(ALL_BOX_IDS)))
+                               validate=validate.Length(max=len(ALL_BOX_IDS)), metadata={
+                                   "description": "Boxes the table plays without"})
     upper_bonus = fields.Nested(UpperBonusSchema, allow_none=True, metadata={
         "description": "null removes the upper bonus"})
     five_of_a_kind_bonus = fields.Nested(FiveOfAKindBonusSchema, allow_none=True, metadata={
@@ -305,8 +308,11 @@ class HandValidateRequestSchema(RulesRequestFields):
     """A hand to check; anything in `dice` is reported on rather than rejected."""
 
     dice = fields.List(fields.Raw(allow_none=True), required=True,
-                       validate=validate.Length(max=64))
-    throw = _int(1, MAX_THROW)
+                       validate=validate.Length(max=64), metadata={
+                           "description": "The dice to check: anything in the list is "
+                                          "reported on (`problems`), not rejected"})
+    throw = _int(1, MAX_THROW, metadata={
+        "description": "Throw of the turn these dice stand on (1 = first)"})
     scorecard = fields.Nested(ScorecardSchema)
 
 
@@ -493,27 +499,42 @@ class ScorecardTotalsSchema(ma.Schema):
         "description": "Column sheets: the totals of each column"})
 
 
+def _d(text: str) -> dict[str, str]:
+    return {"description": text}
+
+
 class BoxDefinitionSchema(ma.Schema):
     """A box of a variant's sheet."""
 
-    id = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS))
-    section = fields.String(required=True, validate=validate.OneOf(("upper", "lower")))
+    id = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata=_d(
+        "The box id, the same in every variant"))
+    section = fields.String(required=True, validate=validate.OneOf(("upper", "lower")),
+                            metadata=_d("upper: a number box (counts toward the upper bonus)"))
     labels = fields.Dict(keys=fields.String(validate=validate.OneOf(LANGS)),
-                         values=fields.String(), required=True)
-    rule = fields.String(required=True)
-    min_score = fields.Integer(required=True)
-    max_score = fields.Integer(required=True)
-    pattern = fields.String(required=True, validate=validate.OneOf(PATTERNS))
-    scoring = fields.String(required=True, validate=validate.OneOf(SCORINGS))
-    value = fields.Integer()
-    face = fields.Integer()
-    n = fields.Integer()
-    groups = fields.List(fields.Integer())
-    runs = fields.List(fields.List(fields.Integer()))
-    value_by_face = fields.Dict(keys=fields.String(), values=fields.Integer())
-    first_throw_bonus = fields.Integer(required=True)
-    first_throw_value = fields.Integer(allow_none=True, required=True)
-    wins_on_first_throw = fields.Boolean(required=True)
+                         values=fields.String(), required=True, metadata=_d(
+                             "The box's name in each language (en, pt, es, de, sv, fr)"))
+    rule = fields.String(required=True, metadata=_d("How the box scores, in a sentence"))
+    min_score = fields.Integer(required=True, metadata=_d("Lowest score (0: a scratch)"))
+    max_score = fields.Integer(required=True, metadata=_d("Highest score any hand gives"))
+    pattern = fields.String(required=True, validate=validate.OneOf(PATTERNS), metadata=_d(
+        "The kind of pattern the hand must form"))
+    scoring = fields.String(required=True, validate=validate.OneOf(SCORINGS), metadata=_d(
+        "sum: all dice; matching: the dice of the pattern; fixed: `value`"))
+    value = fields.Integer(metadata=_d("Fixed score (scoring fixed)"))
+    face = fields.Integer(metadata=_d("The face of a number box"))
+    n = fields.Integer(metadata=_d("How many equal dice (pattern n_kind)"))
+    groups = fields.List(fields.Integer(), metadata=_d(
+        "Sizes of the groups of equal dice (pattern groups, e.g. [3, 2] for a full house)"))
+    runs = fields.List(fields.List(fields.Integer()), metadata=_d(
+        "The faces of each straight that counts (pattern straight)"))
+    value_by_face = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata=_d(
+        "Fixed score by the face of the pattern (e.g. Póker de ases)"))
+    first_throw_bonus = fields.Integer(required=True, metadata=_d(
+        "Points added when made on the first throw (servida, de boca)"))
+    first_throw_value = fields.Integer(allow_none=True, required=True, metadata=_d(
+        "Score replacing the normal one on the first throw (null: none)"))
+    wins_on_first_throw = fields.Boolean(required=True, metadata=_d(
+        "Made on the first throw, the game is won at once"))
     requires = fields.List(fields.String(), required=True, metadata={
         "description": "Boxes that must hold their score (not a scratch) first"})
 
@@ -521,38 +542,53 @@ class BoxDefinitionSchema(ma.Schema):
 class OptionDefinitionSchema(ma.Schema):
     """An option of a variant."""
 
-    name = fields.String(required=True)
-    choices = fields.List(fields.Raw(), required=True)
-    default = fields.Raw(required=True)
-    description = fields.String(required=True)
+    name = fields.String(required=True, metadata=_d("The option's name in `options`"))
+    choices = fields.List(fields.Raw(), required=True, metadata=_d("Its possible values"))
+    default = fields.Raw(required=True, metadata=_d("Its value when not given"))
+    description = fields.String(required=True, metadata=_d("What it changes"))
 
 
 class VariantDefinitionSchema(ma.Schema):
     """A variant's rules: the sheet, dice, throws, turns, bonuses, options."""
 
-    id = fields.String(required=True)
-    name = fields.String(required=True)
-    description = fields.String(required=True)
-    dice = fields.Integer(required=True)
-    throws = fields.Integer(required=True)
-    turns = fields.Integer(required=True)
-    boxes = fields.List(fields.Nested(BoxDefinitionSchema), required=True)
-    upper_bonus = fields.Dict(allow_none=True, required=True)
-    five_of_a_kind_bonus = fields.Dict(allow_none=True, required=True)
-    joker = fields.String(required=True)
-    order = fields.String(required=True)
-    columns = fields.List(fields.String(), required=True)
-    saved_throws = fields.Boolean(required=True)
-    em_baixo = fields.Boolean(required=True)
-    options = fields.List(fields.Nested(OptionDefinitionSchema), required=True)
-    sources = fields.List(fields.String(), required=True)
-    fingerprint = fields.String(required=True)
+    id = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata=_d(
+        "The variant id"))
+    name = fields.String(required=True, metadata=_d("The game's name"))
+    description = fields.String(required=True, metadata=_d("The game in a few sentences"))
+    dice = fields.Integer(required=True, metadata=_d("How many dice"))
+    throws = fields.Integer(required=True, metadata=_d("Throws a turn has"))
+    turns = fields.Integer(required=True, metadata=_d("Turns a game has (one box a turn)"))
+    boxes = fields.List(fields.Nested(BoxDefinitionSchema), required=True, metadata=_d(
+        "The boxes in sheet order"))
+    upper_bonus = fields.Dict(allow_none=True, required=True, metadata=_d(
+        "{threshold, amount}: the bonus once the number boxes reach the threshold; null: none"))
+    five_of_a_kind_bonus = fields.Dict(allow_none=True, required=True, metadata=_d(
+        "{amount, needs_made_box, placement}: points per further five of a kind; null: none"))
+    joker = fields.String(required=True, validate=validate.OneOf(("forced", "free", "none")),
+                          metadata=_d("The Joker rule for a five of a kind thrown while its "
+                                      "box is filled"))
+    order = fields.String(required=True, validate=validate.OneOf(COLUMN_ORDERS), metadata=_d(
+        "The order boxes must be filled in (down: top to bottom, obligada)"))
+    columns = fields.List(fields.String(validate=validate.OneOf(COLUMN_ORDERS)),
+                          required=True, metadata=_d(
+                              "Column sheet: each column's order rule; [] for one column"))
+    saved_throws = fields.Boolean(required=True, metadata=_d(
+        "Unused throws carry over to later turns (Maxi Yatzy)"))
+    em_baixo = fields.Boolean(required=True, metadata=_d(
+        "The player may score the faces turned to the table (Bozó)"))
+    options = fields.List(fields.Nested(OptionDefinitionSchema), required=True, metadata=_d(
+        "The options a request may set"))
+    sources = fields.List(fields.String(), required=True, metadata=_d(
+        "Where the rules come from"))
+    fingerprint = fields.String(required=True, metadata=_d(
+        "Stable hash of these rules (as in `rules.fingerprint` of responses)"))
 
 
 class VariantListSchema(ma.Schema):
     """Every variant."""
 
-    variants = fields.List(fields.Nested(VariantDefinitionSchema), required=True)
+    variants = fields.List(fields.Nested(VariantDefinitionSchema), required=True,
+                           metadata=_d("Every variant with its default options"))
 
 
 class EffectiveRulesSchema(ma.Schema):

@@ -17,7 +17,7 @@ def generate() -> dict[str, Any]:
 
     app = create_app(Settings())
     with app.app_context():
-        return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec.to_dict()
+        return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].document()
 
 
 def render() -> str:

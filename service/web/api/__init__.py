@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Flask
+import json
+
+from flask import Flask, Response, current_app
 from flask_smorest import Api
 
 from ... import __version__
 from .. import schemas
 from ..openapi import VariantConverter, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
+from ..variant_spec import specialise
 from . import hands, moves, scorecards, variants
 
 BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp)
@@ -52,9 +55,22 @@ class ProblemApi(Api):
     """flask-smorest's Api with RFC 9457 problem documents as the error format."""
 
     ERROR_SCHEMA = ProblemSchema
+    _document: dict | None = None
 
     def _register_error_handlers(self) -> None:
         """Errors are handled by `problems.register_error_handlers`, not smorest's JSON."""
+
+    def document(self) -> dict:
+        """The OpenAPI document as served and committed: one path per variant
+        (`variant_spec.specialise`), built once."""
+        if self._document is None:
+            self._document = specialise(self.spec.to_dict())
+        return self._document
+
+    def _openapi_json(self) -> Response:
+        """Serve `document()` (flask-smorest would serve the generic paths)."""
+        return current_app.response_class(json.dumps(self.document(), indent=2),
+                                          mimetype="application/json")
 
     def _register_responses(self) -> None:
         """Document the default error response as problem+json."""
