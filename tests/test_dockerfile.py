@@ -56,7 +56,7 @@ def test_build_stage_makes_venv_and_tables_with_the_scripts():
     assert "docker/build-venv.sh" in runs and "docker/build-tables.sh" in runs
     env = build.env()
     assert env["VENV"] == "/opt/venv" and env["ADVISOR_TABLE_DIR"] == "/app/tables"
-    assert "/bin/python\" -m service.advisor build" in (ROOT / "docker/build-tables.sh").read_text()
+    assert "/bin/python\" -P -m service.advisor build" in (ROOT / "docker/build-tables.sh").read_text()
 
 
 def test_runtime_stage_copies_venv_and_tables_and_runs_unprivileged():
