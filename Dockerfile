@@ -16,7 +16,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY service/ service/
 COPY docker/ docker/
-RUN sh docker/build-venv.sh && sh docker/build-tables.sh
+RUN sh docker/build-venv.sh && sh docker/build-tables.sh && sh docker/trim-venv.sh
 
 FROM ${PYTHON_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="yahtzee-scoring-service" \
