@@ -562,9 +562,28 @@ def run_image(image: str, config: dict[str, Any], work: Path, report: dict[str, 
                 f"{p} {before.get(p)} -> {after.get(p)}" for p in written[:20]))
         tmp = sorted(p.name for p in (root / "tmp").iterdir())
         report["tmp"] = tmp
+        report["kernels_compiled_at_start"] = compiled_at_start(root, config)
         if "prometheus" not in tmp:
             raise CheckFailed(f"no metrics directory in the container's /tmp ({tmp}): was the "
                               "comparison looking at the container the service ran in?")
+
+
+def compiled_at_start(root: Path, config: dict[str, Any]) -> list[str] | None:
+    """numba cache files the run wrote or rewrote: those in NUMBA_CACHE_DIR that are not, byte
+    for byte, the ones the image ships in NUMBA_CACHE_SEED (gunicorn.conf.py copies the seed
+    at start). Empty when every kernel came from the image; None when the image has no seed."""
+    env = dict(item.split("=", 1) for item in config.get("Env") or [])
+    if not env.get("NUMBA_CACHE_SEED") or not env.get("NUMBA_CACHE_DIR"):
+        return None
+    seed = root / env["NUMBA_CACHE_SEED"].lstrip("/")
+    cache = root / env["NUMBA_CACHE_DIR"].lstrip("/")
+    written = []
+    for path in sorted(cache.rglob("*")) if cache.is_dir() else []:
+        if path.is_file():
+            shipped = seed / path.relative_to(cache)
+            if not shipped.is_file() or shipped.read_bytes() != path.read_bytes():
+                written.append(str(path.relative_to(cache)))
+    return written
 
 
 def tail(path: Path, lines: int = 30) -> str:

@@ -34,10 +34,11 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 SKIPPED = 77  # the script's exit status when it cannot run on this machine
 # The image's size on the stand-in base (README, "Image size"): the issue's target.
 MAX_IMAGE_MIB = 450
-# Seconds from start to /readyz 200: the tables and compiled kernels are in the image, so
-# nothing is computed or compiled at start (about 2 s measured; 8-9 s when the kernels'
-# cache was missed).
-MAX_READY_SECONDS = 6.0
+# Seconds from start to /readyz 200. The tables and compiled kernels are in the image, so
+# nothing is computed or compiled at start: about 2 s measured on an idle machine, 7 s with
+# the other xdist worker and other jobs busy (8-9 s idle when the kernels' cache was missed,
+# which kernels_compiled_at_start below catches whatever the load).
+MAX_READY_SECONDS = 30.0
 
 pytestmark = pytest.mark.image
 
@@ -88,7 +89,9 @@ def test_the_image_builds_runs_as_its_user_and_plays_a_game(tmp_path: Path) -> N
     assert run["user"] == user
     assert run["uids"] == [int(user.split(":")[0])] and run["uids"] != [0]
 
-    # Ready at once: the tables and compiled kernels are in the image.
+    # Ready at once: the tables and compiled kernels are in the image, and no kernel was
+    # compiled again at start (numba's cache shipped in the image was found).
+    assert run["kernels_compiled_at_start"] == [], run["kernels_compiled_at_start"]
     assert run["ready_seconds"] <= MAX_READY_SECONDS, run["ready_seconds"]
 
     # The whole game was played (the script stops at the first wrong answer), metrics counted
