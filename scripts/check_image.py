@@ -332,7 +332,9 @@ def pip_mounts() -> tuple[list[str], list[str]]:
 def image_id(name: str) -> str | None:
     """The id of the local image `name`, or None."""
     result = run(["podman", "image", "inspect", "--format", "{{.Id}}", name], check=False)
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    if result.returncode != 0:
+        return None
+    return result.stdout.strip() or None
 
 
 def build(base: str, work: Path) -> dict[str, Any]:
@@ -445,8 +447,13 @@ def changes(before: dict[str, tuple], after: dict[str, tuple],
 @contextlib.contextmanager
 def container(image: str) -> Iterator[tuple[str, Path]]:
     """A fresh working container from `image` and its mounted root filesystem; removed after."""
-    name = f"yahtzee-image-check-{os.getpid()}"
-    run(["buildah", "rm", name], check=False)
+    prefix = "yahtzee-image-check-"
+    # Containers left by an earlier check that was killed (checks run one at a time: the lock).
+    listed = run(["buildah", "containers", "--format", "{{.ContainerName}}"], check=False)
+    for stale in listed.stdout.split():
+        if stale.startswith(prefix):
+            run(["buildah", "rm", stale], check=False)
+    name = f"{prefix}{os.getpid()}"
     run(["buildah", "from", "--pull=never", "--name", name, image])
     try:
         root = Path(run(["buildah", "mount", name]).stdout.strip())
