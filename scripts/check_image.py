@@ -25,8 +25,8 @@ What it does (docs/deploy.md, "How CI builds and runs the image"):
 
 It prints one JSON report (build seconds, image size, readiness seconds, ...) on stdout and
 exits 0 when every check passed, 1 when one failed, and 77 when it cannot run here (not root,
-or tools missing and no apt-get); the reason is printed on stderr. tests/test_container_image.py
-runs it on every CI run.
+or tools missing and no apt-get); the reason is printed on stderr.
+tests/deploy/test_container_image.py runs it on every CI run.
 """
 
 from __future__ import annotations
