@@ -243,6 +243,7 @@ def base_image(work: Path, fresh: bool) -> tuple[str, dict[str, Any]]:
         info["reused"] = True
         return name, info
     started = time.monotonic()
+    replaced = image_id(name)  # with --fresh-base
     rootfs = Path(tempfile.mkdtemp(prefix="base-", dir=work)) / "rootfs"
     try:
         log(f"debootstrap {suite} from {mirror} (a minute or two)")
@@ -266,12 +267,11 @@ def base_image(work: Path, fresh: bool) -> tuple[str, dict[str, Any]]:
     finally:
         shutil.rmtree(rootfs.parent, ignore_errors=True)
     info.update(reused=False, seconds=round(time.monotonic() - started, 1))
-    # Bases made by an earlier recipe are of no further use.
+    # Bases made by an earlier recipe, or replaced by this one, are of no further use.
     listed = run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}",
                   "--filter", f"reference={BASE_REPOSITORY}"], check=False).stdout.split()
-    for old in listed:
-        if old != name:
-            run(["podman", "rmi", old], check=False)
+    for old in [*(x for x in listed if x != name), *([replaced] if replaced else [])]:
+        run(["podman", "rmi", old], check=False)
     return name, info
 
 
