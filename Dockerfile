@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
 # Yahtzee scoring service: build with `docker build -t yahtzee-scoring:1.0.0 .`
-# (docs/deploy.md). The build stage makes a virtualenv and the advisor's tables; the runtime
-# stage copies both onto a clean slim image and runs gunicorn as an unprivileged user. Nothing
-# is written outside /tmp at run time, so the root filesystem can be mounted read-only.
+# (docs/deploy.md). The build stage makes a virtualenv and the advisor's tables, then trims the
+# virtualenv of what the runtime never loads; the runtime stage copies both onto a clean slim
+# image and runs gunicorn as an unprivileged user. Nothing is written outside /tmp at run time,
+# so the root filesystem can be mounted read-only. CI builds and runs this image with buildah
+# (scripts/check_image.py), no Docker engine needed.
 ARG PYTHON_IMAGE=python:3.11-slim
 
 FROM ${PYTHON_IMAGE} AS build
@@ -16,7 +18,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY service/ service/
 COPY docker/ docker/
-RUN sh docker/build-venv.sh && sh docker/build-tables.sh
+RUN sh docker/build-venv.sh && sh docker/build-tables.sh && sh docker/trim-venv.sh
 
 FROM ${PYTHON_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="yahtzee-scoring-service" \

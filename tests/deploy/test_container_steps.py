@@ -45,7 +45,9 @@ from .dockerfile import Stage, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_ADVISOR = importlib.util.find_spec("service.advisor") is not None
-HAS_APP = importlib.util.find_spec("service.web.app") is not None
+# The app module the image's CMD names (service.app:create_app() or wherever it moves).
+_APP_MODULE = parse(ROOT / "Dockerfile")[-1].all("CMD")[-1].exec_form()[-1].partition(":")[0]
+HAS_APP = importlib.util.find_spec(_APP_MODULE) is not None
 
 STAND_IN_APP = '''\
 """Stand-in for service.web.app until the app factory lands: a Flask app with init_ops only."""

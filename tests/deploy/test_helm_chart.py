@@ -9,10 +9,12 @@ the oldest Kubernetes the chart supports and the newest the package knows.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import helm_python as helm
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
@@ -51,14 +53,37 @@ def env_of(objs) -> dict[str, str]:
     return {e["name"]: e.get("value") for e in container(objs)["env"]}
 
 
+# Values that turn on every optional object: ServiceMonitor, NetworkPolicy, and two
+# topology spread constraints (nodes, zones).
+MONITORING = {
+    "metrics": {"scrapeAnnotations": False,
+                "serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus"},
+                                   "interval": "15s", "scrapeTimeout": "5s"}},
+    "networkPolicy": {
+        "enabled": True,
+        "from": [{"namespaceSelector": {"matchLabels": {
+            "kubernetes.io/metadata.name": "ingress-nginx"}}}],
+        "metricsFrom": [{"namespaceSelector": {"matchLabels": {
+            "kubernetes.io/metadata.name": "monitoring"}}}],
+    },
+    "topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+         "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+         "whenUnsatisfiable": "ScheduleAnyway"},
+    ],
+}
+
+
 @pytest.mark.parametrize(
     "values",
     [
         None,
         {"ingress": {"enabled": True, "className": "nginx"}},
         {"autoscaling": {"enabled": False}},
+        MONITORING,
     ],
-    ids=["defaults", "ingress", "no-hpa"],
+    ids=["defaults", "ingress", "no-hpa", "monitoring-networkpolicy-spread"],
 )
 def test_lint_strict_is_clean(values):
     report = helm.lint(CHART, values, strict=True, kube_version="1.25.0")
@@ -86,13 +111,15 @@ def test_lint_does_catch_a_broken_chart(tmp_path):
         {"autoscaling": {"enabled": False}, "replicaCount": 1, "service": {"type": "NodePort"}},
         {"extraEnv": [{"name": "POD_NAME",
                        "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]},
+        MONITORING,
     ],
-    ids=["defaults", "ingress-tls", "single-nodeport", "extra-env"],
+    ids=["defaults", "ingress-tls", "single-nodeport", "extra-env",
+         "monitoring-networkpolicy-spread"],
 )
 def test_rendered_objects_match_the_kubernetes_schemas(values, kube):
     objs = render(values)
     for (kind, name), doc in objs.items():
-        if kind == "NOTES":
+        if kind in ("NOTES", "ServiceMonitor"):  # a CRD: test_service_monitor_* checks it
             continue
         try:
             kubernetes_validate.validate(doc, kube, strict=True)
@@ -236,3 +263,244 @@ def test_values_are_documented():
             stack.append((indent, documented))
         if line.strip():
             previous = line
+
+
+# --- values.schema.json: wrong values fail at install, naming the value ------------------------
+SCHEMA = json.loads((CHART / "values.schema.json").read_text())
+# Settings the chart sets itself, from its own values (containerPort, workers, the /tmp volume).
+CHART_OWNED_SETTINGS = {"PORT", "WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR"}
+
+
+def _resolve(node: dict) -> dict:
+    """A schema node with its $ref followed (refs are local: #/definitions/...)."""
+    while "$ref" in node:
+        node = SCHEMA["definitions"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def _value_paths(values: dict, prefix: str = "") -> list[tuple[str, list[str]]]:
+    """(dotted path, keys) of every mapping key in values.yaml, depth first."""
+    out = []
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        out.append((path, [*prefix.split(".")[:-1], key] if prefix else [key]))
+        if isinstance(value, dict):
+            out += _value_paths(value, f"{path}.")
+    return out
+
+
+def test_schema_is_draft_07_and_refuses_unknown_top_level_values():
+    assert SCHEMA["$schema"] == "http://json-schema.org/draft-07/schema#"
+    assert SCHEMA["additionalProperties"] is False
+
+
+def test_schema_covers_every_value():
+    """Every key of values.yaml has a schema with a type, enum or reference; free-form maps
+    (annotations, labels, securityContext, ...) are typed as maps and not walked into."""
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    missing = []
+    for path, keys in _value_paths(values):
+        node = SCHEMA
+        for key in keys:
+            node = _resolve(node)
+            props = node.get("properties")
+            if props is None:
+                break  # a free-form map: its entries are not values of the chart
+            if key not in props:
+                missing.append(path)
+                break
+            node = props[key]
+        else:
+            node = _resolve(node)
+            if not ({"type", "enum", "anyOf"} & node.keys()):
+                missing.append(f"{path} (no type)")
+    assert missing == []
+
+
+def test_default_values_pass_the_schema():
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    jsonschema.Draft7Validator(SCHEMA).validate(values)
+
+
+def test_schema_config_names_exactly_the_settings_the_service_reads():
+    read = set(re.findall(r'(?:_env_\w+|environ\.get)\(\s*"([A-Z][A-Z0-9_]+)"',
+                          (ROOT / "service/config.py").read_text()))
+    assert set(SCHEMA["properties"]["config"]["properties"]) == read - CHART_OWNED_SETTINGS
+
+
+BAD_VALUES = [
+    ({"replicaCount": -1}, "at '/replicaCount': minimum: got -1, want 0"),
+    ({"replicas": 3}, "additional properties 'replicas' not allowed"),
+    ({"image": {"tag": 2}}, "at '/image/tag': got number, want string"),
+    ({"image": {"repository": "yahtzee-scoring:1.0.0"}}, "at '/image/repository'"),
+    ({"image": {"pullPolicy": "Sometimes"}}, "at '/image/pullPolicy': value must be one of"),
+    ({"containerPort": 80}, "at '/containerPort': minimum: got 80, want 1,024"),
+    ({"service": {"type": "ExternalName"}}, "at '/service/type': value must be one of"),
+    ({"workers": 0}, "at '/workers': minimum: got 0, want 1"),
+    ({"config": {"LOG_LEVL": "DEBUG"}}, "additional properties 'LOG_LEVL' not allowed"),
+    ({"config": {"LOG_FORMAT": "xml"}}, "at '/config/LOG_FORMAT': value must be one of"),
+    ({"config": {"MAX_BODY_BYTES": "1MB"}}, "at '/config/MAX_BODY_BYTES'"),
+    ({"config": {"ACCESS_LOG": "maybe"}}, "at '/config/ACCESS_LOG'"),
+    ({"resources": {"requests": {"cpu": "lots"}}}, "at '/resources/requests/cpu'"),
+    ({"resources": {"requests": {"cpu": None}}},
+     "at '/resources/requests': missing property 'cpu'"),
+    ({"autoscaling": {"enabled": "yes"}}, "at '/autoscaling/enabled': got string, want boolean"),
+    ({"autoscaling": {"targetCPUUtilizationPercentage": 0}},
+     "at '/autoscaling/targetCPUUtilizationPercentage': minimum: got 0, want 1"),
+    ({"autoscaling": {"minReplicas": 5, "maxReplicas": 3}},
+     "autoscaling.minReplicas (5) is above autoscaling.maxReplicas (3)"),
+    ({"terminationGracePeriodSeconds": 20},
+     "terminationGracePeriodSeconds (20) must exceed preStopSleepSeconds (5) + "
+     "config.GUNICORN_GRACEFUL_TIMEOUT (25)"),
+    ({"podDisruptionBudget": {"minAvailable": "half"}}, "at '/podDisruptionBudget/minAvailable'"),
+    ({"ingress": {"hosts": [{"host": "yahtzee.example.com", "paths": [{"path": "api"}]}]}},
+     "at '/ingress/hosts/0/paths/0/path'"),
+    ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                     "whenUnsatisfiable": "Sometimes"}]},
+     "at '/topologySpreadConstraints/0/whenUnsatisfiable': value must be one of"),
+    ({"topologySpreadConstraints": [{"topologyKey": "kubernetes.io/hostname",
+                                     "whenUnsatisfiable": "DoNotSchedule"}]},
+     "at '/topologySpreadConstraints/0': missing property 'maxSkew'"),
+    ({"metrics": {"serviceMonitor": {"enabled": True, "interval": "30 seconds"}}},
+     "at '/metrics/serviceMonitor/interval'"),
+    ({"networkPolicy": {"enabled": True, "from": [{"podSelectr": {}}]}},
+     "additional properties 'podSelectr' not allowed"),
+    ({"nameOverride": "Yahtzee_Scoring"}, "at '/nameOverride'"),
+]
+
+
+@pytest.mark.parametrize(("values", "message"), BAD_VALUES,
+                         ids=[m.split("'")[1] if "'" in m else m[:30] for _, m in BAD_VALUES])
+def test_bad_values_fail_with_a_message_naming_them(values, message):
+    with pytest.raises(helm.HelmError) as failed:
+        render(values)
+    assert message in str(failed.value), str(failed.value)
+
+
+def test_lint_refuses_bad_values_too():
+    report = helm.lint(CHART, {"containerPort": 80}, strict=True, kube_version="1.25.0")
+    assert any("at '/containerPort': minimum" in e for e in report["errors"]), report
+
+
+# --- Optional objects: ServiceMonitor, NetworkPolicy; topologySpreadConstraints ----------------
+# The Prometheus Operator's duration format (monitoring.coreos.com/v1 Duration).
+DURATION = ("^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?"
+            "(([0-9]+)ms)?)$")
+# The fields of the Prometheus Operator's ServiceMonitor (monitoring.coreos.com/v1) the chart
+# uses, as its CRD defines them; kubernetes-validate knows only Kubernetes' own kinds.
+SERVICE_MONITOR_SCHEMA = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "ServiceMonitor"},
+        "metadata": {"type": "object", "required": ["name", "namespace", "labels"]},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["selector", "endpoints"],
+            "properties": {
+                "namespaceSelector": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {"any": {"type": "boolean"},
+                                   "matchNames": {"type": "array", "items": {"type": "string"}}}},
+                "selector": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {"matchLabels": {"type": "object",
+                                                   "additionalProperties": {"type": "string"}},
+                                   "matchExpressions": {"type": "array"}}},
+                "endpoints": {
+                    "type": "array", "minItems": 1,
+                    "items": {
+                        "type": "object", "additionalProperties": False,
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "interval": {"type": "string", "pattern": DURATION},
+                            "scrapeTimeout": {"type": "string", "pattern": DURATION},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def _seconds(duration: str) -> float:
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return sum(int(n) * units[u] for n, u in re.findall(r"([0-9]+)(ms|s|m|h)", duration))
+
+
+def test_optional_objects_are_off_by_default():
+    kinds = {kind for kind, _ in render()}
+    assert "ServiceMonitor" not in kinds and "NetworkPolicy" not in kinds
+
+
+def test_service_monitor_scrapes_the_services_metrics_port():
+    objs = render(MONITORING)
+    sm = objs[("ServiceMonitor", "rel-yahtzee-scoring")]
+    jsonschema.Draft7Validator(SERVICE_MONITOR_SCHEMA).validate(sm)
+    svc = objs[("Service", "rel-yahtzee-scoring")]
+    # It selects the chart's Service (by its labels, in its namespace) and a port it names.
+    assert sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    assert sm["spec"]["namespaceSelector"]["matchNames"] == ["games"]
+    (endpoint,) = sm["spec"]["endpoints"]
+    assert endpoint["port"] in {p["name"] for p in svc["spec"]["ports"]}
+    assert endpoint["path"] == "/metrics"
+    assert _seconds(endpoint["scrapeTimeout"]) <= _seconds(endpoint["interval"]) == 15
+    assert sm["metadata"]["labels"]["release"] == "kube-prometheus"
+    # With the ServiceMonitor, the scrape annotations can go (no double scrape).
+    pod = deployment(objs)["spec"]["template"]["metadata"]
+    assert "prometheus.io/scrape" not in pod.get("annotations", {})
+
+
+def test_network_policy_lets_in_only_the_service_port_and_nothing_out():
+    objs = render(MONITORING)
+    np = objs[("NetworkPolicy", "rel-yahtzee-scoring")]
+    pod_labels = deployment(objs)["spec"]["template"]["metadata"]["labels"]
+    assert np["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert np["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    (rule,) = np["spec"]["ingress"]
+    assert rule["ports"] == [{"port": "http", "protocol": "TCP"}]
+    peers = rule["from"]
+    assert MONITORING["networkPolicy"]["from"][0] in peers  # the ingress controller
+    assert MONITORING["networkPolicy"]["metricsFrom"][0] in peers  # Prometheus
+    # and the release's `helm test` pod, which the policy itself does not select
+    hook = objs[("Pod", "rel-yahtzee-scoring-test-connection")]
+    test_peer = next(p for p in peers if "podSelector" in p)
+    assert test_peer["podSelector"]["matchLabels"].items() <= hook["metadata"]["labels"].items()
+    assert np["spec"]["egress"] == []
+    # Without `from`, anyone may connect to the port (the policy still closes the rest).
+    open_np = render({"networkPolicy": {"enabled": True}})[("NetworkPolicy",
+                                                            "rel-yahtzee-scoring")]
+    assert "from" not in open_np["spec"]["ingress"][0]
+    everything_out = render({"networkPolicy": {"enabled": True, "egress": [{}]}})
+    assert everything_out[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"] == [{}]
+
+
+def test_the_helm_test_pod_is_not_one_of_the_services_pods():
+    objs = render({"networkPolicy": {"enabled": True}})
+    hook = objs[("Pod", "rel-yahtzee-scoring-test-connection")]["metadata"]["labels"]
+    selectors = [
+        objs[("Service", "rel-yahtzee-scoring")]["spec"]["selector"],
+        objs[("PodDisruptionBudget", "rel-yahtzee-scoring")]["spec"]["selector"]["matchLabels"],
+        objs[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["podSelector"]["matchLabels"],
+    ]
+    for selector in selectors:
+        assert not selector.items() <= hook.items(), selector
+
+
+def test_topology_spread_across_nodes_by_default_and_from_values():
+    default = deployment(render())["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    pod_labels = deployment(render())["spec"]["template"]["metadata"]["labels"]
+    (node_spread,) = default
+    assert node_spread["topologyKey"] == "kubernetes.io/hostname"
+    assert node_spread["whenUnsatisfiable"] == "ScheduleAnyway"  # prefers, never blocks
+    assert node_spread["labelSelector"]["matchLabels"].items() <= pod_labels.items()
+    custom = deployment(render(MONITORING))["spec"]["template"]["spec"]
+    keys = [(c["topologyKey"], c["whenUnsatisfiable"]) for c in custom["topologySpreadConstraints"]]
+    assert keys == [("kubernetes.io/hostname", "DoNotSchedule"),
+                    ("topology.kubernetes.io/zone", "ScheduleAnyway")]
+    assert deployment(render({"topologySpreadConstraints": []}))["spec"]["template"]["spec"].get(
+        "topologySpreadConstraints") is None

@@ -67,3 +67,27 @@ The container image: repository:tag, the tag defaulting to the chart's appVersio
 {{- define "yahtzee-scoring.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
 {{- end }}
+
+{{/*
+Labels of the `helm test` pod: the release's, but not the selector labels, so that neither the
+Service nor the PodDisruptionBudget nor the NetworkPolicy counts it as one of the service's pods.
+*/}}
+{{- define "yahtzee-scoring.testLabels" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test-connection
+{{- end }}
+
+{{/*
+Checks across values that values.schema.json cannot express; each fails with a message that
+names the values.
+*/}}
+{{- define "yahtzee-scoring.validate" -}}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail (printf "autoscaling.minReplicas (%d) is above autoscaling.maxReplicas (%d)" (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- end }}
+{{- $graceful := int (.Values.config.GUNICORN_GRACEFUL_TIMEOUT | default 25) }}
+{{- $needed := add (int .Values.preStopSleepSeconds) $graceful }}
+{{- if le (int .Values.terminationGracePeriodSeconds) (int $needed) }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) + config.GUNICORN_GRACEFUL_TIMEOUT (%d), or Kubernetes kills pods mid-request" (int .Values.terminationGracePeriodSeconds) (int .Values.preStopSleepSeconds) $graceful) }}
+{{- end }}
+{{- end }}
