@@ -68,12 +68,12 @@ logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "json": {"()": "service.web.logs.JsonFormatter"},
-        "text": {"()": "service.web.logs.TextFormatter"},
+        "json": {"()": "service.logs.JsonFormatter"},
+        "text": {"()": "service.logs.TextFormatter"},
     },
-    "filters": {"request_id": {"()": "service.web.logs.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "service.logs.RequestIdFilter"}},
     "handlers": {
-        # Same name as the handler service.web.logs.configure_logging installs, which
+        # Same name as the handler service.logs.configure_logging installs, which
         # replaces this one on the root logger instead of adding a second.
         "service-json-stdout": {
             "class": "logging.StreamHandler",

@@ -34,7 +34,7 @@ from prometheus_client import (
 
 from .. import __version__
 from ..config import Settings
-from .logs import configure_logging
+from ..logs import configure_logging
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,8 @@ def metrics() -> Response:
         multiprocess.MultiProcessCollector(registry)
     else:
         registry = REGISTRY
-    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    # content_type, not mimetype: CONTENT_TYPE_LATEST names its charset already
+    return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
 
 
 def _origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
