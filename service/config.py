@@ -25,6 +25,11 @@ def _env_str(name: str, default: str) -> str:
     return default if raw in (None, "") else raw
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return default if raw in (None, "") else float(raw)
+
+
 def _env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw in (None, ""):
@@ -89,13 +94,31 @@ class Settings:
     # ADVISOR_TABLE_DIR: directory of the advisor's precomputed tables (`python -m
     # service.advisor build` writes them there; the container image builds them in).
     advisor_table_dir: str = ".tables"
-    # ADVISOR_CACHE_SIZE: how many house-rules tables (built on first use) stay in memory.
+    # ADVISOR_CACHE_SIZE: how many house-rules tables (built on first use) a pod keeps: on
+    # disk in ADVISOR_BUILD_DIR (least recently used removed first) and mapped per worker.
     advisor_cache_size: int = 8
     # ADVISOR_WARM: built-in variants whose tables gunicorn's master builds or loads before
     # forking workers: "all", "none", or a comma-separated list of variant ids.
     advisor_warm: str = "all"
     # ADVISOR_THREADS: threads that build a table (0 = every CPU).
     advisor_threads: int = 0
+    # ADVISOR_BUILDS: where a table that is not on disk yet gets built. "background": by the
+    # pod's build process (one build at a time, at a lower CPU priority, shared by every
+    # worker through ADVISOR_BUILD_DIR); the request waits up to ADVISOR_BUILD_WAIT seconds,
+    # then gets 503 with Retry-After. "inline": inside the request (tests, one local user).
+    advisor_builds: str = "background"
+    # ADVISOR_BUILD_DIR: writable directory of the build queue and of the tables built in the
+    # background. Empty: "house-rules" inside ADVISOR_TABLE_DIR when that is writable, else
+    # a directory in the system's temporary directory.
+    advisor_build_dir: str = ""
+    # ADVISOR_BUILD_WAIT: seconds a request waits for a table being built before its 503.
+    advisor_build_wait: float = 1.0
+    # ADVISOR_BUILD_QUEUE: most tables waiting to be built in a pod; beyond it, 429.
+    advisor_build_queue: int = 16
+    # ADVISOR_BUILD_QUEUE_PER_CLIENT: most tables one client address may have waiting; 429.
+    advisor_build_queue_per_client: int = 4
+    # ADVISOR_BUILD_NICE: how much lower the build process's CPU priority is (nice, 0-19).
+    advisor_build_nice: int = 10
 
     # --- Logging and metrics ---------------------------------------------------------------
     # LOG_LEVEL: lowest level logged (DEBUG, INFO, WARNING, ERROR).
@@ -128,6 +151,10 @@ class Settings:
     # GUNICORN_MAX_REQUESTS: restart a worker after this many requests (0: never); jittered.
     gunicorn_max_requests: int = 0
 
+    def __post_init__(self) -> None:
+        if self.advisor_builds not in ("background", "inline"):
+            raise ValueError(f"ADVISOR_BUILDS={self.advisor_builds!r}: use background or inline")
+
     @property
     def workers(self) -> int:
         """Worker processes: WEB_CONCURRENCY when set, else from the CPU count."""
@@ -146,6 +173,13 @@ class Settings:
             advisor_cache_size=_env_int("ADVISOR_CACHE_SIZE", cls.advisor_cache_size),
             advisor_warm=_env_str("ADVISOR_WARM", cls.advisor_warm),
             advisor_threads=_env_int("ADVISOR_THREADS", cls.advisor_threads),
+            advisor_builds=_env_str("ADVISOR_BUILDS", cls.advisor_builds).lower(),
+            advisor_build_dir=_env_str("ADVISOR_BUILD_DIR", cls.advisor_build_dir),
+            advisor_build_wait=_env_float("ADVISOR_BUILD_WAIT", cls.advisor_build_wait),
+            advisor_build_queue=_env_int("ADVISOR_BUILD_QUEUE", cls.advisor_build_queue),
+            advisor_build_queue_per_client=_env_int("ADVISOR_BUILD_QUEUE_PER_CLIENT",
+                                                    cls.advisor_build_queue_per_client),
+            advisor_build_nice=_env_int("ADVISOR_BUILD_NICE", cls.advisor_build_nice),
             log_level=_env_str("LOG_LEVEL", cls.log_level).upper(),
             log_format=_env_str("LOG_FORMAT", cls.log_format).lower(),
             access_log=_env_bool("ACCESS_LOG", cls.access_log),

@@ -1,5 +1,6 @@
 """Shared fixtures: the app from the factory (its advisor writing tables to a temporary
-directory), its test client, and its advisor."""
+directory and building them inside the request: no build process), its test client, and its
+advisor."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from service.web.app import advisor_of, create_app
 
 @pytest.fixture(scope="session")
 def app(tmp_path_factory):
-    """The application with default settings, but its own table directory."""
+    """The application with default settings, but its own table directory and inline builds
+    (the build process is tested in tests/advisor/test_background.py and tests/live)."""
     tables = tmp_path_factory.mktemp("app-tables")
-    return create_app(Settings(advisor_table_dir=str(tables)))
+    return create_app(Settings(advisor_table_dir=str(tables), advisor_builds="inline"))
 
 
 @pytest.fixture()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Flask
 
 from ..advisor import Advisor
+from ..advisor.background import BuildQueue, BuildSettings, default_build_dir
 from ..config import Settings
 from .api import register_api
+from .busy import register_busy_handlers
 from .ops import init_ops
 
 
@@ -20,11 +24,27 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_BATCH_ITEMS"] = settings.max_batch_items
     app.config["MAX_BATCH_RULE_SETS"] = settings.max_batch_rule_sets
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["advisor"] = Advisor(settings.advisor_table_dir,
-                                        settings.advisor_cache_size, settings.advisor_threads)
+    app.extensions["advisor"] = make_advisor(settings)
     register_api(app)
+    register_busy_handlers(app)
     init_ops(app, settings)
     return app
+
+
+def make_advisor(settings: Settings) -> Advisor:
+    """The advisor the settings describe: its tables, cache and (background) builds."""
+    builds = None
+    if settings.advisor_builds == "background":
+        build_dir = (Path(settings.advisor_build_dir) if settings.advisor_build_dir
+                     else default_build_dir(settings.advisor_table_dir))
+        builds = BuildQueue(BuildSettings(
+            directory=build_dir, table_dir=Path(settings.advisor_table_dir),
+            max_queue=settings.advisor_build_queue,
+            per_client=settings.advisor_build_queue_per_client,
+            keep=settings.advisor_cache_size, nice=settings.advisor_build_nice,
+            threads=settings.advisor_threads))
+    return Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
+                   settings.advisor_threads, builds, settings.advisor_build_wait)
 
 
 def advisor_of(app: Flask) -> Advisor:
