@@ -139,15 +139,21 @@ class Settings:
     port: int = 8000
     # WEB_CONCURRENCY: worker processes; 0 means 2 x usable CPUs + 1, at most 8.
     web_concurrency: int = 0
-    # GUNICORN_THREADS: threads per worker (gthread worker class when above 1).
-    gunicorn_threads: int = 1
+    # GUNICORN_WORKER_CONNECTIONS: connections one worker holds open at once (gevent worker:
+    # one greenlet each); beyond it new connections wait in the accept queue.
+    gunicorn_worker_connections: int = 1000
     # GUNICORN_TIMEOUT: seconds a worker may be silent on a request before it is restarted.
     gunicorn_timeout: int = 30
     # GUNICORN_GRACEFUL_TIMEOUT: seconds workers get to finish requests after SIGTERM.
     gunicorn_graceful_timeout: int = 25
-    # GUNICORN_KEEPALIVE: seconds to hold an idle keep-alive connection (keep it above the
-    # load balancer's idle timeout if it pools connections; below it otherwise).
+    # GUNICORN_KEEPALIVE: seconds to hold an idle keep-alive connection, and seconds a client
+    # has to send a request's headers (keep it above the load balancer's idle timeout if it
+    # pools connections; below it otherwise).
     gunicorn_keepalive: int = 5
+    # GUNICORN_DRAIN_SECONDS: after SIGTERM, workers answer /readyz with 503 and keep
+    # accepting connections while they still arrive (until none came for a second), for at
+    # most this long; then they stop accepting and finish what they accepted.
+    gunicorn_drain_seconds: int = 10
     # GUNICORN_MAX_REQUESTS: restart a worker after this many requests (0: never); jittered.
     gunicorn_max_requests: int = 0
 
@@ -187,11 +193,14 @@ class Settings:
             prometheus_multiproc_dir=os.environ.get("PROMETHEUS_MULTIPROC_DIR", ""),
             port=_env_int("PORT", cls.port),
             web_concurrency=_env_int("WEB_CONCURRENCY", cls.web_concurrency),
-            gunicorn_threads=_env_int("GUNICORN_THREADS", cls.gunicorn_threads),
+            gunicorn_worker_connections=_env_int("GUNICORN_WORKER_CONNECTIONS",
+                                                 cls.gunicorn_worker_connections),
             gunicorn_timeout=_env_int("GUNICORN_TIMEOUT", cls.gunicorn_timeout),
             gunicorn_graceful_timeout=_env_int(
                 "GUNICORN_GRACEFUL_TIMEOUT", cls.gunicorn_graceful_timeout
             ),
             gunicorn_keepalive=_env_int("GUNICORN_KEEPALIVE", cls.gunicorn_keepalive),
+            gunicorn_drain_seconds=_env_int("GUNICORN_DRAIN_SECONDS",
+                                            cls.gunicorn_drain_seconds),
             gunicorn_max_requests=_env_int("GUNICORN_MAX_REQUESTS", cls.gunicorn_max_requests),
         )

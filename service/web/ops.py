@@ -4,7 +4,9 @@ One entry point, `init_ops(app, settings)`, which the application factory calls.
 endpoints live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI document:
 
     GET /healthz   200 while the process can answer at all (liveness)
-    GET /readyz    200 once the advisor's tables are loaded, else 503 (readiness)
+    GET /readyz    200 once the advisor's tables are loaded, else 503 (readiness); 503 again
+                   once the worker was told to stop (SIGTERM: draining, see
+                   `service.web.worker`)
     GET /metrics   Prometheus text format; adds up every gunicorn worker when
                    PROMETHEUS_MULTIPROC_DIR is set (gunicorn.conf.py sets it)
 
@@ -66,6 +68,20 @@ IN_PROGRESS = Gauge(
 
 ops_blueprint = Blueprint("ops", __name__)
 
+# Set in a worker told to stop (SIGTERM) while it still answers: readiness fails first.
+_draining = False
+
+
+def start_draining() -> None:
+    """From now on /readyz answers 503 in this process (the server is stopping)."""
+    global _draining
+    _draining = True
+
+
+def draining() -> bool:
+    """Whether this process was told to stop."""
+    return _draining
+
 
 def valid_request_id(value: str | None) -> bool:
     """Whether a caller's X-Request-ID may be reused: 1-128 of [A-Za-z0-9._-]."""
@@ -90,8 +106,11 @@ def healthz() -> Response:
 
 @ops_blueprint.get("/readyz")
 def readyz() -> tuple[Response, int]:
-    """Readiness: 200 once the advisor's built-in tables are loaded, else 503."""
+    """Readiness: 200 once the advisor's built-in tables are loaded, else 503; 503 while
+    the server is stopping."""
     ready, advisor = _advisor_status()
+    if _draining:
+        return jsonify(status="draining", advisor=advisor), 503
     body = jsonify(status="ready" if ready else "not ready", advisor=advisor)
     return body, 200 if ready else 503
 

@@ -251,6 +251,17 @@ def test_metrics_count_by_endpoint_template_and_status(ops_client):
     assert r.headers["Content-Type"].count("charset") == 1
 
 
+def test_readyz_503_once_draining(monkeypatch, ops_client):
+    from service.web import ops
+
+    monkeypatch.setattr(ops, "_draining", False)
+    assert ops_client.get("/readyz").status_code == 200
+    ops.start_draining()
+    r = ops_client.get("/readyz")
+    assert r.status_code == 503 and r.get_json()["status"] == "draining"
+    assert ops_client.get("/healthz").status_code == 200
+
+
 def test_metrics_can_be_switched_off():
     ops_client = make_app(metrics_enabled=False).test_client()
     assert ops_client.get("/metrics").status_code == 404
