@@ -20,6 +20,8 @@ from ..domain.scoring import Sheet, parse_scorecard
 from .problems import RequestProblem, flatten_messages
 
 JSON = "application/json"
+#: Bytes of a chunked body past the limit read and dropped before its 413 is sent.
+DRAIN_BYTES = 16 * 1024 * 1024
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
@@ -46,6 +48,11 @@ def read_body() -> bytes:
         chunks.append(chunk)
         size += len(chunk)
     if size > limit:
+        # Read (and drop) a bounded amount more, so that the 413 reaches a client still
+        # sending instead of a connection reset for unread data.
+        left = DRAIN_BYTES
+        while left > 0 and (chunk := stream.read(min(65536, left))):
+            left -= len(chunk)
         raise RequestEntityTooLarge()
     return b"".join(chunks)
 
