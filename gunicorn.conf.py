@@ -144,6 +144,14 @@ def when_ready(server):
     # as the process: move it out of the garbage collector's sight, so that collections in
     # the workers scan only what requests allocate, and forked pages stay shared.
     gc.freeze()
+    # The pod's table build process, forked from here so that it shares this memory (workers
+    # start another if it is ever gone; service/advisor/background.py).
+    builds = server.app.wsgi().extensions["advisor"].builds
+    if builds is not None:
+        from service.advisor.background import fork_builder
+
+        pid = fork_builder(builds.settings, close=server.LISTENERS)
+        server.log.info("table build process started", extra={"pid": pid})
     server.log.info("listening", extra={
         "bind": [str(listener) for listener in server.LISTENERS], "workers": server.num_workers,
         "worker_connections": worker_connections, "metrics_dir": _metrics_dir})

@@ -97,6 +97,8 @@ class Settings:
     # ADVISOR_CACHE_SIZE: how many house-rules tables (built on first use) a pod keeps: on
     # disk in ADVISOR_BUILD_DIR (least recently used removed first) and mapped per worker.
     advisor_cache_size: int = 8
+    # ADVISOR_CACHE_MIB: and at most this many MiB of them on disk (a table is 0.01-27 MiB).
+    advisor_cache_mib: int = 128
     # ADVISOR_WARM: built-in variants whose tables gunicorn's master builds or loads before
     # forking workers: "all", "none", or a comma-separated list of variant ids.
     advisor_warm: str = "all"
@@ -177,6 +179,7 @@ class Settings:
             cors_max_age=_env_int("CORS_MAX_AGE", cls.cors_max_age),
             advisor_table_dir=_env_str("ADVISOR_TABLE_DIR", cls.advisor_table_dir),
             advisor_cache_size=_env_int("ADVISOR_CACHE_SIZE", cls.advisor_cache_size),
+            advisor_cache_mib=_env_int("ADVISOR_CACHE_MIB", cls.advisor_cache_mib),
             advisor_warm=_env_str("ADVISOR_WARM", cls.advisor_warm),
             advisor_threads=_env_int("ADVISOR_THREADS", cls.advisor_threads),
             advisor_builds=_env_str("ADVISOR_BUILDS", cls.advisor_builds).lower(),

@@ -14,9 +14,12 @@ is built once per pod, not once per worker. Everything is a file in the build di
     builder.json               the build process's figures (mean seconds a build takes)
     <variant>-<fingerprint>-<part>-v<FORMAT>.npy   the tables (`TableStore`)
 
-No daemon has to be started beforehand: the first worker that queues a job while no build
-process holds the lock starts one (``python -m service.advisor serve-builds``). It stops
-after a minute without jobs, or when the server that started it is gone.
+The server forks the build process from its master once the tables are loaded
+(`fork_builder`, from gunicorn.conf.py), so it shares the master's memory (the interpreter,
+numba's compiled kernels) instead of loading its own; it stays while the server runs. If it
+is gone, the first worker that queues a job while no process holds the lock starts a fresh
+one (``python -m service.advisor serve-builds``), which leaves after a minute without jobs.
+Either leaves when the server that started it is gone.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ class BuildSettings:
     max_queue: int = 16
     per_client: int = 4
     keep: int = 8  # house-rules tables kept on disk (least recently used removed first)
+    keep_mib: int = 128  # and at most this many MiB of them
     nice: int = 10
     threads: int = 0
 
@@ -216,7 +220,8 @@ class BuildQueue:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "service.advisor", "serve-builds",
                  "--dir", str(s.directory), "--table-dir", str(s.table_dir),
-                 "--keep", str(s.keep), "--nice", str(s.nice), "--threads", str(s.threads),
+                 "--keep", str(s.keep), "--keep-mib", str(s.keep_mib), "--nice", str(s.nice),
+                 "--threads", str(s.threads),
                  "--owner", str(os.getppid())],
                 env=env, stdin=subprocess.DEVNULL, close_fds=True)
             # reap it when it exits (a greenlet under gevent, a thread otherwise)
@@ -241,8 +246,10 @@ def _alive(pid: int) -> bool:
 class Builder:
     """The build process: takes jobs from the queue, one at a time, fairly between clients."""
 
-    def __init__(self, settings: BuildSettings, owner: int = 0) -> None:
+    def __init__(self, settings: BuildSettings, owner: int = 0,
+                 idle_exit: float | None = IDLE_EXIT) -> None:
         self.settings = settings
+        self.idle_exit = idle_exit
         self.queue = BuildQueue(settings, autostart=False)
         self.house = TableStore(settings.directory)
         self.builtin = TableStore(settings.table_dir)
@@ -260,7 +267,7 @@ class Builder:
                                         j.get("queued", 0.0)))
 
     def run(self) -> int:
-        """Serve jobs until idle for IDLE_EXIT seconds or the owner is gone."""
+        """Serve jobs until idle for `idle_exit` seconds (None: never) or the owner is gone."""
         d = self.settings.directory
         d.mkdir(parents=True, exist_ok=True)
         lock = open(d / "builder.lock", "a+b")  # noqa: SIM115 - held for the process's life
@@ -281,9 +288,9 @@ class Builder:
                 break
             job = self.next_job()
             if job is None:
-                if time.monotonic() - idle_since > IDLE_EXIT:
+                if self.idle_exit is not None and time.monotonic() - idle_since > self.idle_exit:
                     break
-                time.sleep(0.05)
+                time.sleep(0.1)
                 continue
             self.served[job.get("client", "")] = time.monotonic()
             self.build(job)
@@ -304,16 +311,18 @@ class Builder:
                 raise ValueError(f"job {fp} describes rules {rs.fingerprint}")
         except Exception as exc:  # a job this code cannot read: drop it, remember why
             rs, error = None, f"{type(exc).__name__}: {exc}"
+        peak_mib = 0.0
         if rs is not None:
             store = self.builtin if job.get("builtin") and _writable(self.builtin) else self.house
-            error = _build_in_child(rs, store, self.settings.threads)
+            error, peak_mib = _build_in_child(rs, store, self.settings.threads)
         seconds = time.monotonic() - started
         if error is None:
             self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
             _write_json(self.settings.directory / "builder.json",
                         {"mean_seconds": round(self.mean_seconds, 3), "pid": os.getpid()})
             log.info("table built", extra={"variant": job["variant"], "fingerprint": fp,
-                                           "seconds": round(seconds, 2)})
+                                           "seconds": round(seconds, 2),
+                                           "memory_mib": round(peak_mib, 1)})
             self.evict()
         else:
             log.error("table build failed", extra={"variant": job.get("variant"),
@@ -324,25 +333,60 @@ class Builder:
             os.unlink(self.queue.queue_dir / f"{fp}.json")
 
     def evict(self) -> None:
-        """Keep at most `keep` house-rules tables on disk: remove the least recently used
-        (workers touch a table's files when they map them and while they use them)."""
+        """Keep at most `keep` house-rules tables, of at most `keep_mib` MiB in all, on disk:
+        remove the least recently used (workers touch a table's files when they map them and
+        while they use them; they drop a table whose files are gone)."""
         builtin = _builtin_fingerprints()
         tables: dict[str, list[Path]] = {}
         for path in self.settings.directory.glob("*.npy"):
             parts = path.name.split("-")
             if len(parts) >= 3 and parts[1] not in builtin:
                 tables.setdefault(parts[1], []).append(path)
-        if len(tables) <= self.settings.keep:
-            return
-
-        def last_used(paths: list[Path]) -> float:
-            return max((p.stat().st_mtime for p in paths if p.exists()), default=0.0)
-
-        by_age = sorted(tables.values(), key=last_used)
-        for paths in by_age[:len(tables) - self.settings.keep]:
-            for p in paths:
+        stats = {}
+        for fp, paths in tables.items():
+            with contextlib.suppress(FileNotFoundError):
+                sts = [p.stat() for p in paths]
+                stats[fp] = (max(st.st_mtime for st in sts), sum(st.st_size for st in sts))
+        size = sum(nbytes for _, nbytes in stats.values())
+        count = len(stats)
+        for fp in sorted(stats, key=lambda f: stats[f][0]):  # least recently used first
+            if count <= self.settings.keep and size <= self.settings.keep_mib * 2**20:
+                break
+            for p in tables[fp]:
                 with contextlib.suppress(FileNotFoundError):
                     p.unlink()
+            count -= 1
+            size -= stats[fp][1]
+
+
+def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = ()) -> int:
+    """Fork the build process from this process (gunicorn's master, tables loaded): it
+    shares this process's memory and compiled kernels. `close`: sockets the child must not
+    keep open (the listening sockets: a process holding one keeps connections queued after
+    the server stopped). Returns the child's pid; the child never returns."""
+    owner = os.getpid()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:
+        for sock in close:
+            with contextlib.suppress(OSError):
+                sock.close()
+        for sig in (signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+                    signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)  # the master's handlers are not ours
+        with contextlib.suppress(Exception):
+            from setproctitle import setproctitle  # type: ignore[import-not-found]
+
+            setproctitle("yahtzee table builds")
+        Builder(settings, owner=owner, idle_exit=None).run()
+    except BaseException:  # never return into the master's code
+        code = 1
+        with contextlib.suppress(Exception):
+            log.exception("table build process failed")
+    finally:
+        os._exit(code)
 
 
 def _builtin_fingerprints() -> set[str]:
@@ -370,8 +414,19 @@ def _load_kernels() -> None:
     build_strategy(effective_rules("bozo"), None, 1)
 
 
-def _build_in_child(rs: RuleSet, store: TableStore, threads: int) -> str | None:
-    """Build and save the table in a forked child; None when it worked, else the error."""
+def _status_kib(field: str) -> int:
+    """A field of /proc/self/status in KiB (VmRSS, VmHWM); 0 where there is none."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _build_in_child(rs: RuleSet, store: TableStore, threads: int) -> tuple[str | None, float]:
+    """Build and save the table in a forked child: (None when it worked, else the error;
+    the memory the build added to the child, MiB: its peak resident size less what it had
+    from the parent at the fork)."""
     from .builder import build_strategy
 
     read_fd, write_fd = os.pipe()
@@ -380,13 +435,15 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int) -> str | None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         os.close(read_fd)
-        code = 0
+        code, report = 0, ""
+        start_kib = _status_kib("VmRSS")
         try:
             build_strategy(rs, store, threads)
+            report = f"ok {(_status_kib('VmHWM') - start_kib) / 1024:.1f}"
         except BaseException as exc:
-            code = 1
-            with contextlib.suppress(OSError):
-                os.write(write_fd, f"{type(exc).__name__}: {exc}"[:2000].encode())
+            code, report = 1, f"{type(exc).__name__}: {exc}"[:2000]
+        with contextlib.suppress(OSError):
+            os.write(write_fd, report.encode())
         os._exit(code)
     os.close(write_fd)
     deadline = time.monotonic() + BUILD_TIMEOUT
@@ -398,14 +455,13 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int) -> str | None:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(read_fd)
-            return f"build took more than {BUILD_TIMEOUT:.0f} s"
+            return f"build took more than {BUILD_TIMEOUT:.0f} s", 0.0
         time.sleep(0.02)
-    message = b""
     with os.fdopen(read_fd, "rb") as fh:
-        message = fh.read()
-    if os.waitstatus_to_exitcode(status) == 0:
-        return None
-    return message.decode(errors="replace") or f"build process ended with status {status}"
+        report = fh.read().decode(errors="replace")
+    if os.waitstatus_to_exitcode(status) == 0 and report.startswith("ok "):
+        return None, float(report[3:])
+    return report or f"build process ended with status {status}", 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -417,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", required=True)
     ap.add_argument("--table-dir", required=True)
     ap.add_argument("--keep", type=int, default=8)
+    ap.add_argument("--keep-mib", type=int, default=128)
     ap.add_argument("--nice", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--owner", type=int, default=0, help="exit when this pid is gone")
@@ -424,5 +481,6 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     configure(settings.log_level, settings.log_format)
     builder = Builder(BuildSettings(Path(args.dir), Path(args.table_dir), keep=args.keep,
-                                    nice=args.nice, threads=args.threads), owner=args.owner)
+                                    keep_mib=args.keep_mib, nice=args.nice,
+                                    threads=args.threads), owner=args.owner)
     return builder.run()

@@ -118,6 +118,11 @@ class StrategyCache:
             if path is not None:
                 now = time.monotonic()
                 self.backing[key] = [path, now, now]
+                # a new table was built: the build process may have removed older ones
+                for other, (other_path, _, _) in list(self.backing.items()):
+                    if other != key and not other_path.exists():
+                        self.lru.pop(other, None)
+                        self.backing.pop(other, None)
             while len(self.lru) > self.lru_size:
                 old, _ = self.lru.popitem(last=False)
                 self.backing.pop(old, None)

@@ -17,7 +17,7 @@ from ..domain.scoring import Sheet
 from ..domain.variants import VARIANT_IDS
 from . import kernel, solver
 from .advice import Suggestion, suggest
-from .background import BuildFailed, BuildQueue, TableBuilding
+from .background import BuildFailed, BuildQueue, BuildQueueFull, TableBuilding
 from .cache import StrategyCache, is_builtin
 from .store import TableStore
 from .strategy import Strategy
@@ -62,8 +62,9 @@ class Advisor:
 
         With background builds, a table not on disk is queued for the build process
         (`client` names who asked, for the per-client limit) and this waits up to
-        `build_wait` seconds for it; then raises `TableBuilding` (or `BuildQueueFull`,
-        `BuildFailed`). Without, it is built now, in this process.
+        `build_wait` seconds for it; then raises `TableBuilding`, or `BuildQueueFull` (also
+        after `build_wait`) when the queue has no room, or `BuildFailed`. Without, it is
+        built now, in this process.
         """
         st = self.cache.load(rs)
         if st is not None:
@@ -73,8 +74,14 @@ class Advisor:
         error = self.builds.failure(rs)
         if error is not None:
             raise BuildFailed(f"the table of rules {rs.fingerprint} could not be built: {error}")
-        waiting = self.builds.submit(rs, client, builtin=is_builtin(rs))
         deadline = time.monotonic() + self.build_wait
+        try:
+            waiting = self.builds.submit(rs, client, builtin=is_builtin(rs))
+        except BuildQueueFull:
+            # Answered after the same wait as a 503: a client that ignores Retry-After
+            # cannot ask (and make this worker check new rules) faster than once a wait.
+            time.sleep(max(0.0, deadline - time.monotonic()))
+            raise
         while time.monotonic() < deadline:
             time.sleep(0.05)  # under gevent, other requests run meanwhile
             st = self.cache.load(rs)

@@ -41,7 +41,8 @@ def make_advisor(settings: Settings) -> Advisor:
             directory=build_dir, table_dir=Path(settings.advisor_table_dir),
             max_queue=settings.advisor_build_queue,
             per_client=settings.advisor_build_queue_per_client,
-            keep=settings.advisor_cache_size, nice=settings.advisor_build_nice,
+            keep=settings.advisor_cache_size, keep_mib=settings.advisor_cache_mib,
+            nice=settings.advisor_build_nice,
             threads=settings.advisor_threads))
     return Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
                    settings.advisor_threads, builds, settings.advisor_build_wait)

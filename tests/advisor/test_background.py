@@ -162,3 +162,24 @@ def test_default_build_dir(tmp_path, monkeypatch):
     # a read-only table directory (the image's /app/tables): the temporary directory
     monkeypatch.setattr(background.os, "access", lambda *_: False)
     assert default_build_dir(tmp_path / "tables").parent == Path(tempfile.gettempdir())
+
+
+def test_tables_beyond_the_size_budget_are_removed(tmp_path):
+    # a Generala table is 16 KiB: a budget of 0 MiB keeps only... none beyond the newest
+    settings = BuildSettings(tmp_path / "build", tmp_path / "tables", keep=8, keep_mib=0)
+    queue = BuildQueue(settings, autostart=False)
+    builder = Builder(settings)
+    for v in (35, 36):
+        queue.submit(house(v), "a")
+        builder.build(builder.next_job())
+    assert not queue.store.has(house(35), ["all"]) and not queue.store.has(house(36), ["all"])
+
+
+def test_a_full_queue_is_answered_after_the_wait(queue, settings):
+    for v, client in ((35, "a"), (36, "a"), (37, "b"), (38, "b")):
+        queue.submit(house(v), client)
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.3)
+    started = time.monotonic()
+    with pytest.raises(BuildQueueFull):
+        advisor.strategy(house(39), client="c")
+    assert time.monotonic() - started >= 0.3
