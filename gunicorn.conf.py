@@ -146,7 +146,8 @@ def when_ready(server):
     gc.freeze()
     # The pod's table build process, forked from here so that it shares this memory (workers
     # start another if it is ever gone; service/advisor/background.py).
-    builds = server.app.wsgi().extensions["advisor"].builds
+    advisor = server.app.wsgi().extensions.get("advisor")  # absent from bench's bare app
+    builds = advisor.builds if advisor is not None else None
     if builds is not None:
         from service.advisor.background import fork_builder
 
