@@ -19,6 +19,7 @@ import json
 import logging
 import sys
 from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,15 +34,14 @@ _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 }
 
 
+#: The id of the request being handled (set by `service.web.ops.OpsMiddleware`). A context
+#: variable: each thread, and each greenlet under gevent, sees its own request's.
+REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
 def current_request_id() -> str | None:
-    """The request id of the Flask request being handled on this thread, if any."""
-    try:
-        from flask import g, has_request_context
-    except ImportError:  # pragma: no cover - flask is a dependency
-        return None
-    if not has_request_context():
-        return None
-    return g.get("request_id")
+    """The id of the request being handled here, if any."""
+    return REQUEST_ID.get()
 
 
 class RequestIdFilter(logging.Filter):
