@@ -277,6 +277,7 @@ class Builder:
             return 0  # another build process serves this directory
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._stop)
+        set_process_name(PROCESS_NAME)
         with contextlib.suppress(OSError):
             os.nice(self.settings.nice)
         _load_kernels()
@@ -359,6 +360,19 @@ class Builder:
             size -= stats[fp][1]
 
 
+#: The build process's name (/proc/<pid>/comm, `ps -o comm`): tells it from the workers.
+PROCESS_NAME = "table-builds"
+
+
+def set_process_name(name: str) -> None:
+    """Name this process as `ps` and /proc/<pid>/comm show it (Linux; 15 bytes at most)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, name.encode()[:15] + b"\0", 0, 0, 0)  # PR_SET_NAME
+
+
 def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = ()) -> int:
     """Fork the build process from this process (gunicorn's master, tables loaded): it
     shares this process's memory and compiled kernels. `close`: sockets the child must not
@@ -376,10 +390,7 @@ def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = (
         for sig in (signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
                     signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)  # the master's handlers are not ours
-        with contextlib.suppress(Exception):
-            from setproctitle import setproctitle  # type: ignore[import-not-found]
-
-            setproctitle("yahtzee table builds")
+        set_process_name(PROCESS_NAME)
         Builder(settings, owner=owner, idle_exit=None).run()
     except BaseException:  # never return into the master's code
         code = 1

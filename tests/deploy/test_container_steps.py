@@ -208,8 +208,15 @@ def _metric(text: str, name: str, **labels: str) -> float:
 
 
 def _workers(master: int) -> list[int]:
+    """The master's children but the advisor's table build process (named table-builds)."""
+    def name(pid: str) -> str:
+        try:
+            return Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:  # gone meanwhile
+            return ""
+
     children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
-    return [int(c) for c in children]
+    return [int(c) for c in children if name(c) != "table-builds"]
 
 
 @contextlib.contextmanager

@@ -98,10 +98,11 @@ class Server:
         return [int(p) for p in path.read_text().split()] if path.exists() else []
 
     def builder(self) -> int | None:
-        """The pid of the table build process the master forked."""
-        for doc in self.log_records():
-            if doc.get("message") == "table build process started" and "pid" in doc:
-                return int(doc["pid"])
+        """The pid of the table build process the master forked (named table-builds)."""
+        for pid in self.children():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "table-builds":
+                    return pid
         return None
 
     def workers(self) -> list[int]:
