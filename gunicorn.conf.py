@@ -159,7 +159,10 @@ def when_ready(server):
 
 
 def post_fork(server, worker):
-    """Settings the worker class reads (service.web.worker.ServiceWorker)."""
+    """In the new worker: catch a stop signal that comes before its handlers are installed,
+    and pass the settings the worker class reads (service.web.worker.ServiceWorker)."""
+    if hasattr(worker, "catch_early_signals"):
+        worker.catch_early_signals()
     worker.drain_seconds = _settings.gunicorn_drain_seconds
 
 

@@ -20,6 +20,7 @@ gunicorn's graceful timeout.
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import struct
 import time
@@ -54,11 +55,27 @@ class ServiceWorker(GeventWorker):
 
     drain_seconds: float = 10.0
 
+    def catch_early_signals(self) -> None:
+        """Right after the fork (post_fork hook): remember a stop signal that arrives before
+        gunicorn installs the worker's handlers. Until then the child has the master's
+        handlers, which do nothing for it, and gevent's set-up (monkey-patching) makes that
+        window long enough for a SIGTERM sent just after a worker (re)starts to be lost,
+        leaving the worker to be killed at the graceful timeout."""
+        self.early_signal: int | None = None
+
+        def remember(sig: int, _frame: Any) -> None:
+            self.early_signal = self.early_signal or sig
+
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+            signal.signal(sig, remember)
+
     def init_process(self) -> None:
         """Start with no drain under way, then gevent's set-up (monkey-patching, run)."""
         self.draining_since: float | None = None
         self.quitting = False
         self.last_accept = time.monotonic()
+        if not hasattr(self, "early_signal"):
+            self.early_signal = None
         super().init_process()
 
     def handle(self, listener: Any, client: Any, addr: Any) -> None:
@@ -100,6 +117,10 @@ class ServiceWorker(GeventWorker):
             server.start()
             servers.append(server)
 
+        if self.early_signal == signal.SIGTERM:
+            self.handle_exit(signal.SIGTERM, None)
+        elif self.early_signal is not None:
+            self.handle_quit(self.early_signal, None)
         while self.alive:
             self.notify()
             gevent.sleep(0.2)

@@ -133,3 +133,18 @@ def test_metrics_content_type_names_its_charset_once(server):
         assert r.headers["Content-Type"].count("charset") == 1
         text = r.read().decode()
     assert "http_requests_total" in text
+
+
+def test_sigterm_just_after_start_stops_promptly(tables):
+    """A worker told to stop while it is still setting up (gevent's monkey-patching) stops
+    too, instead of being killed at the graceful timeout (25 s)."""
+    for _ in range(2):
+        srv = Server(table_dir=tables, env={"WEB_CONCURRENCY": "3"})
+        try:
+            srv.start(ready="/healthz")
+            started = time.monotonic()
+            srv.signal(signal.SIGTERM)
+            assert srv.proc.wait(20) == 0
+            assert time.monotonic() - started < 10
+        finally:
+            srv.close()
