@@ -4,6 +4,8 @@ advisor."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from service.config import Settings
@@ -28,3 +30,17 @@ def client(app):
 def advisor(app):
     """The app's advisor."""
     return advisor_of(app)
+
+
+#: Tests that start real servers and load them: one xdist worker runs them one after the
+#: other (`--dist=loadgroup`), so they neither slow each other down nor share the CPU with a
+#: load test (the container steps start gunicorn within a time limit).
+LIVE = ("tests/live/", "tests/deploy/test_container_steps.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the live-server tests in one xdist group."""
+    for item in items:
+        path = str(item.fspath).replace(os.sep, "/")
+        if any(part in path for part in LIVE):
+            item.add_marker(pytest.mark.xdist_group("live"))

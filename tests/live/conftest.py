@@ -1,6 +1,7 @@
 """Live-server tests: the real service under gunicorn (the project's gunicorn.conf.py) on a
 free loopback port, driven by clients in this process. They run one after the other on one
-pytest-xdist worker (group "live"), so they do not load the machine together.
+pytest-xdist worker (group "live", see tests/conftest.py), so they do not load the machine
+together.
 
 Throughput targets are checked as ratios measured in the same test (the machine is shared and
 noisy); each test bounds its own time.
@@ -16,13 +17,6 @@ from pathlib import Path
 import pytest
 
 from .server import ROOT, Server
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test in tests/live runs on the same xdist worker, one at a time."""
-    for item in items:
-        if "tests/live/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.xdist_group("live"))
 
 
 @pytest.fixture(scope="session")
