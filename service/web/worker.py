@@ -83,6 +83,15 @@ class ServiceWorker(GeventWorker):
         self.last_accept = time.monotonic()
         super().handle(listener, client, addr)
 
+    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> bool:
+        """One request, then a turn for the other connections: a keep-alive client that sends
+        its next request at once would otherwise find it already read and be served again
+        and again (a greenlet gives way only when it waits), while the others wait."""
+        try:
+            return super().handle_request(listener_name, req, sock, addr)
+        finally:
+            gevent.sleep(0)
+
     def handle_exit(self, sig: int, frame: Any) -> None:
         """SIGTERM: start draining instead of stopping at once. `alive` False makes gunicorn
         close each connection after its response; `run` keeps accepting meanwhile."""
