@@ -16,8 +16,10 @@ $(BIN)/.installed: pyproject.toml
 
 setup: $(BIN)/.installed
 
+# Logs as text for people (LOG_FORMAT=json to see what the container writes).
 run: setup
-	PORT=$(PORT) $(BIN)/gunicorn --config gunicorn.conf.py 'service.web.app:create_app()'
+	PORT=$(PORT) LOG_FORMAT=$${LOG_FORMAT:-text} \
+		$(BIN)/gunicorn --config gunicorn.conf.py 'service.web.app:create_app()'
 
 lint: setup
 	$(BIN)/ruff check .

@@ -6,11 +6,13 @@ and docs/deploy.md). Start it as the container does:
 
 from __future__ import annotations
 
+import atexit
 import gc
 import glob
 import os
 import shutil
 import tempfile
+import time
 
 from service.config import Settings
 
@@ -23,9 +25,11 @@ _settings = Settings.from_env()
 # Metric files (*.db) left by an earlier run would be counted again, so they are removed;
 # nothing else in the directory is touched. Unset: a fresh private temporary directory, in
 # memory (/dev/shm) where it can be: every request writes to these files.
+# A directory made here is removed when gunicorn exits (on_exit, or at exit of the master).
 _shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 _metrics_dir = _settings.prometheus_multiproc_dir or tempfile.mkdtemp(prefix="prometheus-",
                                                                       dir=_shm)
+_own_metrics_dir = not _settings.prometheus_multiproc_dir
 os.makedirs(_metrics_dir, exist_ok=True)
 for _stale in glob.glob(os.path.join(_metrics_dir, "*.db")):
     os.unlink(_stale)
@@ -42,11 +46,16 @@ if _numba_seed and _numba_cache and os.path.isdir(_numba_seed) and not os.path.e
 # --- Server -------------------------------------------------------------------------------
 bind = [f"0.0.0.0:{_settings.port}"]
 workers = _settings.workers
-threads = _settings.gunicorn_threads
-worker_class = "gthread" if threads > 1 else "sync"
+# gevent: one greenlet per connection, so slow or idle clients hold a greenlet, not a worker
+# (service/web/worker.py and docs/deploy.md say why, with the measurements).
+worker_class = "service.web.worker.ServiceWorker"
+worker_connections = _settings.gunicorn_worker_connections
 timeout = _settings.gunicorn_timeout
-# SIGTERM (Kubernetes, `docker stop`): stop accepting, let requests in flight finish.
+# SIGTERM (Kubernetes, `docker stop`): /readyz fails, workers keep accepting while connections
+# arrive (up to GUNICORN_DRAIN_SECONDS), then stop accepting and finish what they accepted,
+# all within the graceful timeout.
 graceful_timeout = _settings.gunicorn_graceful_timeout
+# Also the time a client has to send a request's headers (gevent worker).
 keepalive = _settings.gunicorn_keepalive
 max_requests = _settings.gunicorn_max_requests
 max_requests_jitter = max(_settings.gunicorn_max_requests // 10, 0)
@@ -68,12 +77,12 @@ logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "json": {"()": "service.web.logs.JsonFormatter"},
-        "text": {"()": "service.web.logs.TextFormatter"},
+        "json": {"()": "service.logs.JsonFormatter"},
+        "text": {"()": "service.logs.TextFormatter"},
     },
-    "filters": {"request_id": {"()": "service.web.logs.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "service.logs.RequestIdFilter"}},
     "handlers": {
-        # Same name as the handler service.web.logs.configure_logging installs, which
+        # Same name as the handler service.logs.configure_logging installs, which
         # replaces this one on the root logger instead of adding a second.
         "service-json-stdout": {
             "class": "logging.StreamHandler",
@@ -101,26 +110,60 @@ logconfig_dict = {
 
 
 # --- Hooks -------------------------------------------------------------------------------
-def when_ready(server):
-    """Before any worker forks: build or load the advisor's tables (ADVISOR_WARM), so every
-    worker shares them (memory-mapped files, compiled kernels) and is ready at once."""
+def on_starting(server):
+    """Before the port is opened: build or load the advisor's tables (ADVISOR_WARM), so that
+    no connection is accepted before the service can answer it, and every worker (forked
+    later) shares the tables (memory-mapped files) and the compiled kernels."""
     from service.config import warm_variants
 
     variants = warm_variants(_settings.advisor_warm)
-    if variants:
-        # the app the workers will serve (preload_app: loaded in this process already)
-        advisor = server.app.wsgi().extensions["advisor"]
-        seconds = advisor.warm(variants)
-        server.log.info("advisor tables ready", extra={"seconds": round(sum(seconds.values()), 2),
-                                                       "variants": list(variants)})
+    if not variants:
+        return
+    # the app the workers will serve (preload_app: loaded in this process already)
+    advisor = server.app.wsgi().extensions["advisor"]
+    missing = [v for v, ready in advisor.status().items() if v in variants and not ready]
+    if missing:
+        estimate = advisor.build_estimate(missing)
+        server.log.info(
+            f"building advisor tables for {len(missing)} variant(s), about {estimate:.0f} s "
+            f"on a first start; the port opens when they are ready",
+            extra={"variants": missing, "table_dir": str(advisor.store.directory)})
+    else:
+        server.log.info(f"loading advisor tables for {len(variants)} variant(s)",
+                        extra={"table_dir": str(advisor.store.directory)})
+    started = time.perf_counter()
+    advisor.warm(variants)
+    server.log.info("advisor tables ready",
+                    extra={"seconds": round(time.perf_counter() - started, 2),
+                           "variants": list(variants)})
+
+
+def when_ready(server):
+    """The port is open, workers are about to fork."""
     # Everything loaded so far (the app, numba's compiled kernels, the tables) lives as long
     # as the process: move it out of the garbage collector's sight, so that collections in
     # the workers scan only what requests allocate, and forked pages stay shared.
     gc.freeze()
-    server.log.info(
-        "listening",
-        extra={"bind": bind, "workers": workers, "threads": threads, "metrics_dir": _metrics_dir},
-    )
+    # The pod's table build process, forked from here so that it shares this memory (workers
+    # start another if it is ever gone; service/advisor/background.py).
+    advisor = server.app.wsgi().extensions.get("advisor")  # absent from bench's bare app
+    builds = advisor.builds if advisor is not None else None
+    if builds is not None:
+        from service.advisor.background import fork_builder
+
+        pid = fork_builder(builds.settings, close=server.LISTENERS)
+        server.log.info("table build process started", extra={"pid": pid})
+    server.log.info("listening", extra={
+        "bind": [str(listener) for listener in server.LISTENERS], "workers": server.num_workers,
+        "worker_connections": worker_connections, "metrics_dir": _metrics_dir})
+
+
+def post_fork(server, worker):
+    """In the new worker: catch a stop signal that comes before its handlers are installed,
+    and pass the settings the worker class reads (service.web.worker.ServiceWorker)."""
+    if hasattr(worker, "catch_early_signals"):
+        worker.catch_early_signals()
+    worker.drain_seconds = _settings.gunicorn_drain_seconds
 
 
 def child_exit(server, worker):
@@ -128,3 +171,20 @@ def child_exit(server, worker):
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+_master_pid = os.getpid()
+
+
+def _remove_metrics_dir() -> None:
+    if _own_metrics_dir and os.getpid() == _master_pid:
+        shutil.rmtree(_metrics_dir, ignore_errors=True)
+
+
+def on_exit(server):
+    """gunicorn stops: remove the metrics directory it made (an explicit one stays)."""
+    _remove_metrics_dir()
+
+
+# also when the master ends without on_exit (an error at start-up, Ctrl-C while warming)
+atexit.register(_remove_metrics_dir)

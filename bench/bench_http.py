@@ -2,19 +2,23 @@
 
     python bench/bench_http.py [--seconds 5] [--connections 8] [--rounds 3]
 
-Starts both apps under gunicorn with the project's `gunicorn.conf.py` (its defaults: workers
-from the CPU count, JSON access log) on loopback. The bare app answers each endpoint with a
-constant body: the service's own answer to the same request, so both send the same bytes.
-wrk (Debian package `wrk`; a Python load generator when wrk is missing) drives each endpoint,
-alternating the two apps for --rounds rounds and keeping the median. Prints requests/s and
-p99 latency of hands/score and scorecards/score as ratios to the bare app (target >= 0.7),
-then the batch form's items per second, moves/suggest per second (target >= 1,000/s), and
-the memory of the whole service (master and workers, all built-in advisor tables loaded).
+Starts both apps under gunicorn with the project's `gunicorn.conf.py` (its defaults: gevent
+workers, their number from the CPU count, JSON access log) on loopback. The bare app answers
+each endpoint with a constant body: the service's own answer to the same request, so both
+send the same bytes. wrk (Debian package `wrk`; a Python load generator when wrk is missing)
+drives each endpoint, alternating the two apps for --rounds rounds and keeping the median.
+Prints requests/s and p99 latency of hands/score and scorecards/score as ratios to the bare
+app (target >= 0.8), and the server CPU time each request cost (all of gunicorn's processes,
+from /proc: unlike requests/s, it does not move with the rest of the machine's load), then
+the batch form's items per second, moves/suggest per second (target >= 1,000/s), and the
+memory of the whole service (master, workers and the table build process, all built-in
+advisor tables loaded).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -87,18 +91,38 @@ def memory_mib(proc: subprocess.Popen) -> tuple[float, float]:
     PSS counts a page shared by n processes as 1/n in each, so its sum is the real total;
     RSS counts shared pages (the memory-mapped tables) once per process.
     """
-    pids = [proc.pid]
-    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
     pss = rss = 0
-    for pid in pids:
+    for pid in tree(proc.pid):
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
             if line.startswith("Pss:"):
                 pss += int(line.split()[1])
             elif line.startswith("Rss:"):
                 rss += int(line.split()[1])
     return pss / 1024, rss / 1024
+
+
+def tree(pid: int) -> list[int]:
+    """`pid` and every process below it."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def cpu_seconds(proc: subprocess.Popen) -> float:
+    """User + system CPU time of the server's processes so far."""
+    total = 0
+    for pid in tree(proc.pid):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -174,18 +198,23 @@ def main() -> None:
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             url = f"/v1/variants/yahtzee/{name}"
             load(f"http://127.0.0.1:{svc_port}{url}", body, 1, args.connections)  # warm up
-            runs: dict[str, list[tuple[float, float]]] = {"bare": [], "svc": []}
+            runs: dict[str, list[tuple[float, float, float]]] = {"bare": [], "svc": []}
             for _ in range(args.rounds):
-                for key, port in (("bare", bare_port), ("svc", svc_port)):
-                    runs[key].append(load(f"http://127.0.0.1:{port}{url}", body,
-                                          args.seconds, args.connections))
-            b_rps = statistics.median(r for r, _ in runs["bare"])
-            b_p99 = statistics.median(p for _, p in runs["bare"])
-            s_rps = statistics.median(r for r, _ in runs["svc"])
-            s_p99 = statistics.median(p for _, p in runs["svc"])
-            print(f"{name:18s} service {s_rps:7.0f} req/s p99 {s_p99:6.2f} ms | bare "
-                  f"{b_rps:7.0f} req/s p99 {b_p99:6.2f} ms | throughput ratio "
-                  f"{s_rps / b_rps:.2f} (target >= 0.7), p99 ratio {b_p99 / s_p99:.2f}")
+                for key, port, proc in (("bare", bare_port, bare), ("svc", svc_port, svc)):
+                    cpu0 = cpu_seconds(proc)
+                    rps, p99 = load(f"http://127.0.0.1:{port}{url}", body, args.seconds,
+                                    args.connections)
+                    cpu_us = (cpu_seconds(proc) - cpu0) / max(rps * args.seconds, 1) * 1e6
+                    runs[key].append((rps, p99, cpu_us))
+            b_rps, b_p99, b_cpu = (statistics.median(r[i] for r in runs["bare"])
+                                   for i in range(3))
+            s_rps, s_p99, s_cpu = (statistics.median(r[i] for r in runs["svc"])
+                                   for i in range(3))
+            print(f"{name:18s} service {s_rps:7.0f} req/s p99 {s_p99:6.2f} ms "
+                  f"{s_cpu:5.0f} us CPU/req | bare {b_rps:7.0f} req/s p99 {b_p99:6.2f} ms "
+                  f"{b_cpu:5.0f} us CPU/req | throughput ratio {s_rps / b_rps:.2f} "
+                  f"(target >= 0.8), p99 ratio {b_p99 / s_p99:.2f}, CPU ratio "
+                  f"{b_cpu / s_cpu:.2f}")
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/{name}"
             rps, _ = load(url, [body] * BATCH, args.seconds, 2)
@@ -197,7 +226,7 @@ def main() -> None:
               f"(target >= 1,000/s)")
         pss, rss = memory_mib(svc)
         print(f"service memory, all built-in tables loaded: {pss:.0f} MiB (sum of PSS over "
-              f"master and workers; sum of RSS {rss:.0f} MiB)")
+              f"master, workers and build process; sum of RSS {rss:.0f} MiB)")
     finally:
         stop(bare)
         stop(svc)

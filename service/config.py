@@ -25,6 +25,11 @@ def _env_str(name: str, default: str) -> str:
     return default if raw in (None, "") else raw
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return default if raw in (None, "") else float(raw)
+
+
 def _env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw in (None, ""):
@@ -89,13 +94,33 @@ class Settings:
     # ADVISOR_TABLE_DIR: directory of the advisor's precomputed tables (`python -m
     # service.advisor build` writes them there; the container image builds them in).
     advisor_table_dir: str = ".tables"
-    # ADVISOR_CACHE_SIZE: how many house-rules tables (built on first use) stay in memory.
+    # ADVISOR_CACHE_SIZE: how many house-rules tables (built on first use) a pod keeps: on
+    # disk in ADVISOR_BUILD_DIR (least recently used removed first) and mapped per worker.
     advisor_cache_size: int = 8
+    # ADVISOR_CACHE_MIB: and at most this many MiB of them on disk (a table is 0.01-27 MiB).
+    advisor_cache_mib: int = 128
     # ADVISOR_WARM: built-in variants whose tables gunicorn's master builds or loads before
     # forking workers: "all", "none", or a comma-separated list of variant ids.
     advisor_warm: str = "all"
     # ADVISOR_THREADS: threads that build a table (0 = every CPU).
     advisor_threads: int = 0
+    # ADVISOR_BUILDS: where a table that is not on disk yet gets built. "background": by the
+    # pod's build process (one build at a time, at a lower CPU priority, shared by every
+    # worker through ADVISOR_BUILD_DIR); the request waits up to ADVISOR_BUILD_WAIT seconds,
+    # then gets 503 with Retry-After. "inline": inside the request (tests, one local user).
+    advisor_builds: str = "background"
+    # ADVISOR_BUILD_DIR: writable directory of the build queue and of the tables built in the
+    # background. Empty: "house-rules" inside ADVISOR_TABLE_DIR when that is writable, else
+    # a directory in the system's temporary directory.
+    advisor_build_dir: str = ""
+    # ADVISOR_BUILD_WAIT: seconds a request waits for a table being built before its 503.
+    advisor_build_wait: float = 1.0
+    # ADVISOR_BUILD_QUEUE: most tables waiting to be built in a pod; beyond it, 429.
+    advisor_build_queue: int = 16
+    # ADVISOR_BUILD_QUEUE_PER_CLIENT: most tables one client address may have waiting; 429.
+    advisor_build_queue_per_client: int = 4
+    # ADVISOR_BUILD_NICE: how much lower the build process's CPU priority is (nice, 0-19).
+    advisor_build_nice: int = 10
 
     # --- Logging and metrics ---------------------------------------------------------------
     # LOG_LEVEL: lowest level logged (DEBUG, INFO, WARNING, ERROR).
@@ -116,17 +141,27 @@ class Settings:
     port: int = 8000
     # WEB_CONCURRENCY: worker processes; 0 means 2 x usable CPUs + 1, at most 8.
     web_concurrency: int = 0
-    # GUNICORN_THREADS: threads per worker (gthread worker class when above 1).
-    gunicorn_threads: int = 1
+    # GUNICORN_WORKER_CONNECTIONS: connections one worker holds open at once (gevent worker:
+    # one greenlet each); beyond it new connections wait in the accept queue.
+    gunicorn_worker_connections: int = 1000
     # GUNICORN_TIMEOUT: seconds a worker may be silent on a request before it is restarted.
     gunicorn_timeout: int = 30
     # GUNICORN_GRACEFUL_TIMEOUT: seconds workers get to finish requests after SIGTERM.
     gunicorn_graceful_timeout: int = 25
-    # GUNICORN_KEEPALIVE: seconds to hold an idle keep-alive connection (keep it above the
-    # load balancer's idle timeout if it pools connections; below it otherwise).
+    # GUNICORN_KEEPALIVE: seconds to hold an idle keep-alive connection, and seconds a client
+    # has to send a request's headers (keep it above the load balancer's idle timeout if it
+    # pools connections; below it otherwise).
     gunicorn_keepalive: int = 5
+    # GUNICORN_DRAIN_SECONDS: after SIGTERM, workers answer /readyz with 503 and keep
+    # accepting connections while they still arrive (until none came for a second), for at
+    # most this long; then they stop accepting and finish what they accepted.
+    gunicorn_drain_seconds: int = 10
     # GUNICORN_MAX_REQUESTS: restart a worker after this many requests (0: never); jittered.
     gunicorn_max_requests: int = 0
+
+    def __post_init__(self) -> None:
+        if self.advisor_builds not in ("background", "inline"):
+            raise ValueError(f"ADVISOR_BUILDS={self.advisor_builds!r}: use background or inline")
 
     @property
     def workers(self) -> int:
@@ -144,8 +179,16 @@ class Settings:
             cors_max_age=_env_int("CORS_MAX_AGE", cls.cors_max_age),
             advisor_table_dir=_env_str("ADVISOR_TABLE_DIR", cls.advisor_table_dir),
             advisor_cache_size=_env_int("ADVISOR_CACHE_SIZE", cls.advisor_cache_size),
+            advisor_cache_mib=_env_int("ADVISOR_CACHE_MIB", cls.advisor_cache_mib),
             advisor_warm=_env_str("ADVISOR_WARM", cls.advisor_warm),
             advisor_threads=_env_int("ADVISOR_THREADS", cls.advisor_threads),
+            advisor_builds=_env_str("ADVISOR_BUILDS", cls.advisor_builds).lower(),
+            advisor_build_dir=_env_str("ADVISOR_BUILD_DIR", cls.advisor_build_dir),
+            advisor_build_wait=_env_float("ADVISOR_BUILD_WAIT", cls.advisor_build_wait),
+            advisor_build_queue=_env_int("ADVISOR_BUILD_QUEUE", cls.advisor_build_queue),
+            advisor_build_queue_per_client=_env_int("ADVISOR_BUILD_QUEUE_PER_CLIENT",
+                                                    cls.advisor_build_queue_per_client),
+            advisor_build_nice=_env_int("ADVISOR_BUILD_NICE", cls.advisor_build_nice),
             log_level=_env_str("LOG_LEVEL", cls.log_level).upper(),
             log_format=_env_str("LOG_FORMAT", cls.log_format).lower(),
             access_log=_env_bool("ACCESS_LOG", cls.access_log),
@@ -153,11 +196,14 @@ class Settings:
             prometheus_multiproc_dir=os.environ.get("PROMETHEUS_MULTIPROC_DIR", ""),
             port=_env_int("PORT", cls.port),
             web_concurrency=_env_int("WEB_CONCURRENCY", cls.web_concurrency),
-            gunicorn_threads=_env_int("GUNICORN_THREADS", cls.gunicorn_threads),
+            gunicorn_worker_connections=_env_int("GUNICORN_WORKER_CONNECTIONS",
+                                                 cls.gunicorn_worker_connections),
             gunicorn_timeout=_env_int("GUNICORN_TIMEOUT", cls.gunicorn_timeout),
             gunicorn_graceful_timeout=_env_int(
                 "GUNICORN_GRACEFUL_TIMEOUT", cls.gunicorn_graceful_timeout
             ),
             gunicorn_keepalive=_env_int("GUNICORN_KEEPALIVE", cls.gunicorn_keepalive),
+            gunicorn_drain_seconds=_env_int("GUNICORN_DRAIN_SECONDS",
+                                            cls.gunicorn_drain_seconds),
             gunicorn_max_requests=_env_int("GUNICORN_MAX_REQUESTS", cls.gunicorn_max_requests),
         )

@@ -1,7 +1,10 @@
 """Shared fixtures: the app from the factory (its advisor writing tables to a temporary
-directory), its test client, and its advisor."""
+directory and building them inside the request: no build process), its test client, and its
+advisor."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -11,9 +14,10 @@ from service.web.app import advisor_of, create_app
 
 @pytest.fixture(scope="session")
 def app(tmp_path_factory):
-    """The application with default settings, but its own table directory."""
+    """The application with default settings, but its own table directory and inline builds
+    (the build process is tested in tests/advisor/test_background.py and tests/live)."""
     tables = tmp_path_factory.mktemp("app-tables")
-    return create_app(Settings(advisor_table_dir=str(tables)))
+    return create_app(Settings(advisor_table_dir=str(tables), advisor_builds="inline"))
 
 
 @pytest.fixture()
@@ -26,3 +30,17 @@ def client(app):
 def advisor(app):
     """The app's advisor."""
     return advisor_of(app)
+
+
+#: Tests that start real servers and load them: one xdist worker runs them one after the
+#: other (`--dist=loadgroup`), so they neither slow each other down nor share the CPU with a
+#: load test (the container steps start gunicorn within a time limit).
+LIVE = ("tests/live/", "tests/deploy/test_container_steps.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the live-server tests in one xdist group."""
+    for item in items:
+        path = str(item.fspath).replace(os.sep, "/")
+        if any(part in path for part in LIVE):
+            item.add_marker(pytest.mark.xdist_group("live"))

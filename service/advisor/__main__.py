@@ -1,5 +1,8 @@
 """``python -m service.advisor build [variant ...]``: build the built-in value tables into
-``$ADVISOR_TABLE_DIR`` (the service's settings, `service/config.py`)."""
+``$ADVISOR_TABLE_DIR`` (the service's settings, `service/config.py`).
+
+``python -m service.advisor serve-builds ...`` is the pod's table build process; the
+service's workers start it when they need it (`background.py`)."""
 
 from __future__ import annotations
 
@@ -14,9 +17,15 @@ from .engine import Advisor
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve-builds"]:
+        from .background import main as serve_builds
+
+        return serve_builds(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m service.advisor")
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="build the value tables of built-in variants")
+    sub.add_parser("serve-builds", help="the table build process (started by the service)")
     build.add_argument("variants", nargs="*", choices=[[], *VARIANT_IDS], default=[],
                        metavar="variant", help=f"variant ids (default: all of "
                                                f"{', '.join(VARIANT_IDS)})")

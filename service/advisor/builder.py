@@ -15,6 +15,25 @@ def part_names(rs: RuleSet) -> list[str]:
     return [plan.name for plan in method_for(rs).plan(rs)]
 
 
+def load_strategy(rs: RuleSet, store: TableStore) -> Strategy | None:
+    """The RuleSet's strategy from tables on disk (memory-mapped), or None when a part is
+    missing or unreadable: never solves anything."""
+    method = method_for(rs)
+    parts = []
+    for plan in method.plan(rs):
+        values = store.load(rs, plan.name)
+        if values is None:
+            return None
+        try:
+            sol = solver.attach(plan.rules, values, plan.order)
+        except ValueError:
+            return None
+        parts.append(Part(plan.name, plan.column, sol, plan.rules))
+    strategy = Strategy(rs, parts, method)
+    strategy.saved_throw_value = method.saved_throw_value(strategy)
+    return strategy
+
+
 def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 0
                    ) -> Strategy:
     """Solve (or load from `store`) every part of the RuleSet's strategy.

@@ -1,18 +1,34 @@
 """Strategies in memory: the built-in variants' pinned, the others in a bounded LRU.
 
-Keyed by the rules fingerprint. A lock per key makes concurrent requests for the same rules
-wait for one build instead of each building the table.
+Keyed by the rules fingerprint. `lookup` only looks in memory, `load` also maps tables found
+on disk, `get` also builds (inline builds: the master's warm-up, tests, the command line). A
+lock per key makes concurrent `get`s for the same rules wait for one build.
+
+Strategies mapped from the build directory (tables built by the pod's build process) are
+checked against their files at most once a second: when the build process removed a table
+(it keeps ADVISOR_CACHE_SIZE of them), the worker drops its mapping too, so a pod holds about
+as many tables as it keeps on disk; while a table is used its files' time is refreshed, so
+the build process removes the least recently used.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
+import time
 from collections import OrderedDict
+from pathlib import Path
 
 from ..domain.rules import RuleSet, effective_rules
-from .builder import build_strategy, part_names
+from .builder import build_strategy, load_strategy, part_names
 from .store import TableStore
 from .strategy import Strategy
+
+#: Seconds between checks that a mapped table's files are still there.
+RECHECK_SECONDS = 1.0
+#: Seconds between refreshes of a used table's modification time (its "last used").
+TOUCH_SECONDS = 10.0
 
 
 def is_builtin(rs: RuleSet) -> bool:
@@ -22,59 +38,133 @@ def is_builtin(rs: RuleSet) -> bool:
 
 
 class StrategyCache:
-    """Built-in strategies (pinned, on disk) and an LRU of the others (memory only)."""
+    """Built-in strategies (pinned, on disk) and an LRU of the others.
 
-    def __init__(self, store: TableStore, lru_size: int = 8, threads: int = 0) -> None:
+    `store`: the built-in variants' tables; `house_store`: where the build process writes
+    the others (None: house-rules strategies are built in memory and never saved).
+    """
+
+    def __init__(self, store: TableStore, lru_size: int = 8, threads: int = 0,
+                 house_store: TableStore | None = None) -> None:
         self.store = store
+        self.house_store = house_store
         self.lru_size = lru_size
         self.threads = threads
         self.lock = threading.Lock()
         self.pinned: dict[str, Strategy] = {}
         self.lru: OrderedDict[str, Strategy] = OrderedDict()
+        # key -> [first file of the table, when it was last checked, when last touched]
+        self.backing: dict[str, list] = {}
         self.building: dict[str, threading.Lock] = {}
         self._part_names: dict[str, list[str]] = {}
 
-    def get(self, rs: RuleSet) -> Strategy:
-        """The RuleSet's strategy: from memory, from the store, or built now."""
+    def lookup(self, rs: RuleSet) -> Strategy | None:
+        """The RuleSet's strategy if it is in memory (and its files, if any, still exist)."""
+        key = rs.fingerprint
+        st = self.pinned.get(key)
+        if st is not None:
+            return st
+        with self.lock:
+            st = self.lru.get(key)
+            if st is None:
+                return None
+            self.lru.move_to_end(key)
+            backing = self.backing.get(key)
+        if backing is not None and not self._still_there(key, backing):
+            return None
+        return st
+
+    def _still_there(self, key: str, backing: list) -> bool:
+        now = time.monotonic()
+        if now - backing[1] < RECHECK_SECONDS:
+            return True
+        backing[1] = now
+        path: Path = backing[0]
+        if not path.exists():
+            with self.lock:
+                self.lru.pop(key, None)
+                self.backing.pop(key, None)
+            return False
+        if now - backing[2] > TOUCH_SECONDS:
+            backing[2] = now
+            with contextlib.suppress(OSError):
+                os.utime(path)
+        return True
+
+    def load(self, rs: RuleSet) -> Strategy | None:
+        """The RuleSet's strategy from memory or from tables on disk; never builds."""
+        st = self.lookup(rs)
+        if st is not None:
+            return st
+        builtin = is_builtin(rs)
+        stores = ([self.store] if builtin else []) + (
+            [self.house_store] if self.house_store is not None else [])
+        for store in stores:
+            st = load_strategy(rs, store)
+            if st is not None:
+                path = None if builtin else store.path(rs, st.parts[0].name)
+                self._keep(rs, st, builtin, path)
+                return st
+        return None
+
+    def _keep(self, rs: RuleSet, st: Strategy, builtin: bool, path: Path | None) -> None:
         key = rs.fingerprint
         with self.lock:
-            st = self.pinned.get(key) or self.lru.get(key)
-            if st is not None:
-                if key in self.lru:
-                    self.lru.move_to_end(key)
-                return st
+            if builtin:
+                self.pinned[key] = st
+                return
+            self.lru[key] = st
+            self.lru.move_to_end(key)
+            if path is not None:
+                now = time.monotonic()
+                self.backing[key] = [path, now, now]
+                # a new table was built: the build process may have removed older ones
+                for other, (other_path, _, _) in list(self.backing.items()):
+                    if other != key and not other_path.exists():
+                        self.lru.pop(other, None)
+                        self.backing.pop(other, None)
+            while len(self.lru) > self.lru_size:
+                old, _ = self.lru.popitem(last=False)
+                self.backing.pop(old, None)
+        if path is not None:
+            # used now: the build process removes the least recently used
+            with contextlib.suppress(OSError):
+                os.utime(path)
+
+    def get(self, rs: RuleSet) -> Strategy:
+        """The RuleSet's strategy: from memory, from disk, or built now (in this process)."""
+        st = self.load(rs)
+        if st is not None:
+            return st
+        key = rs.fingerprint
+        with self.lock:
             build_lock = self.building.setdefault(key, threading.Lock())
         with build_lock:
-            with self.lock:
-                st = self.pinned.get(key) or self.lru.get(key)
+            st = self.lookup(rs)
             if st is None:
                 builtin = is_builtin(rs)
                 st = build_strategy(rs, self.store if builtin else None, self.threads)
-                with self.lock:
-                    if builtin:
-                        self.pinned[key] = st
-                    else:
-                        self.lru[key] = st
-                        while len(self.lru) > self.lru_size:
-                            self.lru.popitem(last=False)
+                self._keep(rs, st, builtin, None)
             with self.lock:
                 self.building.pop(key, None)
         return st
 
     def ready(self, rs: RuleSet) -> bool:
         """Whether the RuleSet's tables are in memory or on disk (no build needed)."""
+        if rs.fingerprint in self.pinned:
+            return True
         with self.lock:
-            if rs.fingerprint in self.pinned:
-                return True
             names = self._part_names.get(rs.fingerprint)
         if names is None:
             names = part_names(rs)
             with self.lock:
                 self._part_names[rs.fingerprint] = names
-        return self.store.has(rs, names)
+        return self.store.has(rs, names) or (
+            self.house_store is not None and self.house_store.has(rs, names))
 
     def clear(self) -> None:
         """Forget every strategy in memory (files on disk stay)."""
         with self.lock:
             self.pinned.clear()
             self.lru.clear()
+            self.backing.clear()

@@ -1,23 +1,41 @@
 """The advisor as the web layer and the command line use it: settings in, suggestions out.
 
 `Advisor` owns a table store and a strategy cache configured by the caller (the application
-factory passes the service's settings; nothing is read from the environment here).
+factory passes the service's settings; nothing is read from the environment here), and, for
+background builds, the pod's build queue (`background.py`).
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import time
 from pathlib import Path
 
 from ..domain.rules import RuleSet, effective_rules
 from ..domain.scoring import Sheet
 from ..domain.variants import VARIANT_IDS
-from . import solver
+from . import kernel, solver
 from .advice import Suggestion, suggest
-from .cache import StrategyCache
+from .background import BuildFailed, BuildQueue, BuildQueueFull, TableBuilding
+from .cache import StrategyCache, is_builtin
 from .store import TableStore
 from .strategy import Strategy
+
+#: Seconds to build each built-in variant's table with one thread (2-core machine of the
+#: README's benchmarks, rounded up), and to compile the solver's kernels when numba's cache
+#: does not hold them: the start-up log line's estimate.
+BUILD_SECONDS = {"yahtzee": 1.0, "yahtzee_basic": 0.6, "kniffel": 1.0, "yams": 0.6,
+                 "yatzy": 2.5, "maxi_yatzy": 2.0}
+COMPILE_SECONDS = 15.0
+
+
+def kernels_cached() -> bool:
+    """Whether numba's cache holds the solver's compiled kernels (else they compile first)."""
+    try:
+        return Path(kernel.solve_level._cache._cache_file._index_path).exists()
+    except AttributeError:  # numba's internals moved: assume the slow case
+        return False
 
 
 class Advisor:
@@ -25,25 +43,67 @@ class Advisor:
 
     `table_dir`: where the built-in variants' tables are written and memory-mapped from;
     `cache_size`: how many house-rules strategies stay in memory (LRU);
-    `threads`: threads a table build uses (0: every CPU).
+    `threads`: threads a table build uses (0: every CPU);
+    `builds`: the pod's build queue: a table not on disk is built by the build process
+    while the request waits up to `build_wait` seconds (then `TableBuilding`). None: built
+    inside the call.
     """
 
-    def __init__(self, table_dir: str | Path, cache_size: int = 8, threads: int = 0) -> None:
+    def __init__(self, table_dir: str | Path, cache_size: int = 8, threads: int = 0,
+                 builds: BuildQueue | None = None, build_wait: float = 1.0) -> None:
         self.store = TableStore(table_dir)
-        self.cache = StrategyCache(self.store, cache_size, threads)
+        self.builds = builds
+        self.build_wait = build_wait
+        self.cache = StrategyCache(self.store, cache_size, threads,
+                                   builds.store if builds is not None else None)
 
-    def strategy(self, rs: RuleSet) -> Strategy:
-        """The strategy of a table of rules: cached, loaded from disk, or built now."""
-        return self.cache.get(rs)
+    def strategy(self, rs: RuleSet, client: str = "") -> Strategy:
+        """The strategy of a table of rules: cached, loaded from disk, or built.
+
+        With background builds, a table not on disk is queued for the build process
+        (`client` names who asked, for the per-client limit) and this waits up to
+        `build_wait` seconds for it; then raises `TableBuilding`, or `BuildQueueFull` (also
+        after `build_wait`) when the queue has no room, or `BuildFailed`. Without, it is
+        built now, in this process.
+        """
+        st = self.cache.load(rs)
+        if st is not None:
+            return st
+        if self.builds is None:
+            return self.cache.get(rs)
+        error = self.builds.failure(rs)
+        if error is not None:
+            raise BuildFailed(f"the table of rules {rs.fingerprint} could not be built: {error}")
+        deadline = time.monotonic() + self.build_wait
+        try:
+            waiting = self.builds.submit(rs, client, builtin=is_builtin(rs))
+        except BuildQueueFull:
+            # Answered after the same wait as a 503: a client that ignores Retry-After
+            # cannot ask (and make this worker check new rules) faster than once a wait.
+            time.sleep(max(0.0, deadline - time.monotonic()))
+            raise
+        while time.monotonic() < deadline:
+            time.sleep(0.05)  # under gevent, other requests run meanwhile
+            st = self.cache.load(rs)
+            if st is not None:
+                return st
+        raise TableBuilding(self.builds.retry_after(waiting), waiting)
 
     def suggest(self, rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
-                em_baixo: bool = False) -> Suggestion:
+                em_baixo: bool = False, client: str = "") -> Suggestion:
         """The best action for a position and every alternative (see `advice.suggest`)."""
-        return suggest(self.strategy(rs), dice, throw, sheet, em_baixo)
+        return suggest(self.strategy(rs, client), dice, throw, sheet, em_baixo)
 
     def status(self) -> dict[str, bool]:
         """Built-in variant id -> whether its table is ready (in memory or on disk)."""
         return {vid: self.cache.ready(effective_rules(vid)) for vid in VARIANT_IDS}
+
+    def build_estimate(self, variants: list[str]) -> float:
+        """Rough seconds to build these built-in variants' tables here (a log line's hint)."""
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        threads = max(1, min(self.cache.threads or cpus, cpus))
+        seconds = sum(BUILD_SECONDS.get(v, 0.1) for v in variants) / threads
+        return seconds + (0.0 if kernels_cached() else COMPILE_SECONDS)
 
     def warm(self, variants: list[str] | tuple[str, ...] | None = None) -> dict[str, float]:
         """Build or load the tables of built-in variants (all by default); seconds each.
@@ -55,11 +115,11 @@ class Advisor:
         ids = list(variants or VARIANT_IDS)
         for vid in ids:
             started = time.perf_counter()
-            self.strategy(effective_rules(vid))
+            self.cache.get(effective_rules(vid))  # built here, whatever `builds` says
             out[vid] = time.perf_counter() - started
         if ids:
             rs = effective_rules(ids[0])
-            self.suggest(rs, [1] * rs.variant.dice, 1)
+            suggest(self.cache.get(rs), [1] * rs.variant.dice, 1)
         return out
 
 

@@ -94,7 +94,9 @@ def effective_rules(variant_id: str, options: dict[str, Any] | None = None,
                              canonical(overrides) if overrides else "{}")
 
 
-@lru_cache(maxsize=512)
+# About 100 KiB a RuleSet (its scoring tables): 128 of them bound what a flood of distinct
+# house rules adds to a worker (docs/deploy.md, memory); building one takes milliseconds.
+@lru_cache(maxsize=128)
 def _effective_cached(variant_id: str, options_json: str, overrides_json: str) -> RuleSet:
     base = VARIANTS[variant_id]
     options = resolve_options(base, json.loads(options_json))

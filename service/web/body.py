@@ -12,6 +12,7 @@ from typing import Any
 import marshmallow as ma
 import orjson
 from flask import Response, current_app, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..domain.errors import Problem
 from ..domain.rules import RuleSet, effective_rules
@@ -19,6 +20,8 @@ from ..domain.scoring import Sheet, parse_scorecard
 from .problems import RequestProblem, flatten_messages
 
 JSON = "application/json"
+#: Bytes of a chunked body past the limit read and dropped before its 413 is sent.
+DRAIN_BYTES = 16 * 1024 * 1024
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
@@ -27,9 +30,47 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
     return Response(orjson.dumps(data), status=status, mimetype=JSON, headers=headers)
 
 
+def read_body() -> bytes:
+    """The request body; 413 when it is larger than MAX_CONTENT_LENGTH, whether it came with
+    a Content-Length (werkzeug checks it) or chunked (werkzeug would cut it at the limit
+    without a word, so one byte more than the limit is read here to tell)."""
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    environ = request.environ
+    length = environ.get("CONTENT_LENGTH")
+    if length and limit is not None and "HTTP_TRANSFER_ENCODING" not in environ:
+        # the common case, read straight from the server's stream (werkzeug's wrapping of
+        # it costs more than the read)
+        try:
+            size = int(length)
+        except ValueError:
+            size = -1
+        if 0 <= size <= limit:
+            return environ["wsgi.input"].read(size) if size else b""
+    if request.content_length is not None or limit is None:
+        return request.get_data(cache=True)  # raises 413 beyond MAX_CONTENT_LENGTH
+    if not request.environ.get("wsgi.input_terminated"):
+        return b""  # no length and a server that does not end the stream: nothing safe to read
+    stream = request.environ["wsgi.input"]
+    chunks, size = [], 0
+    while size <= limit:
+        chunk = stream.read(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        # Read (and drop) a bounded amount more, so that the 413 reaches a client still
+        # sending instead of a connection reset for unread data.
+        left = DRAIN_BYTES
+        while left > 0 and (chunk := stream.read(min(65536, left))):
+            left -= len(chunk)
+        raise RequestEntityTooLarge()
+    return b"".join(chunks)
+
+
 def read_json() -> Any:
     """The parsed JSON body, or a 422 saying it is not JSON."""
-    raw = request.get_data(cache=True)  # raises 413 beyond MAX_CONTENT_LENGTH
+    raw = read_body()
     if not raw:
         raise RequestProblem(422, "Invalid request", "The request body is empty; send JSON",
                              [Problem("", "a JSON body is required")])

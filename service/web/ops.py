@@ -4,12 +4,15 @@ One entry point, `init_ops(app, settings)`, which the application factory calls.
 endpoints live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI document:
 
     GET /healthz   200 while the process can answer at all (liveness)
-    GET /readyz    200 once the advisor's tables are loaded, else 503 (readiness)
+    GET /readyz    200 once the advisor's tables are loaded, else 503 (readiness); 503 again
+                   once the worker was told to stop (SIGTERM: draining, see
+                   `service.web.worker`)
     GET /metrics   Prometheus text format; adds up every gunicorn worker when
                    PROMETHEUS_MULTIPROC_DIR is set (gunicorn.conf.py sets it)
 
 Every response carries X-Request-ID: the caller's, when it is 1-128 characters of
-[A-Za-z0-9._-], else a fresh uuid4 hex. Log lines written while handling a request carry it.
+[A-Za-z0-9._-], else 32 fresh random hex digits. Log lines written while handling a request
+carry it. All of this per-request work is WSGI middleware (`OpsMiddleware`), not Flask hooks.
 """
 
 from __future__ import annotations
@@ -18,10 +21,9 @@ import logging
 import os
 import re
 import time
-import uuid
 from typing import Any
 
-from flask import Blueprint, Flask, Response, abort, current_app, g, jsonify, request
+from flask import Blueprint, Flask, Request, Response, abort, current_app, jsonify
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -31,10 +33,11 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from werkzeug.routing import Rule
 
 from .. import __version__
 from ..config import Settings
-from .logs import configure_logging
+from ..logs import REQUEST_ID, configure_logging
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +69,20 @@ IN_PROGRESS = Gauge(
 
 ops_blueprint = Blueprint("ops", __name__)
 
+# Set in a worker told to stop (SIGTERM) while it still answers: readiness fails first.
+_draining = False
+
+
+def start_draining() -> None:
+    """From now on /readyz answers 503 in this process (the server is stopping)."""
+    global _draining
+    _draining = True
+
+
+def draining() -> bool:
+    """Whether this process was told to stop."""
+    return _draining
+
 
 def valid_request_id(value: str | None) -> bool:
     """Whether a caller's X-Request-ID may be reused: 1-128 of [A-Za-z0-9._-]."""
@@ -90,8 +107,11 @@ def healthz() -> Response:
 
 @ops_blueprint.get("/readyz")
 def readyz() -> tuple[Response, int]:
-    """Readiness: 200 once the advisor's built-in tables are loaded, else 503."""
+    """Readiness: 200 once the advisor's built-in tables are loaded, else 503; 503 while
+    the server is stopping."""
     ready, advisor = _advisor_status()
+    if _draining:
+        return jsonify(status="draining", advisor=advisor), 503
     body = jsonify(status="ready" if ready else "not ready", advisor=advisor)
     return body, 200 if ready else 503
 
@@ -108,58 +128,12 @@ def metrics() -> Response:
         multiprocess.MultiProcessCollector(registry)
     else:
         registry = REGISTRY
-    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    # content_type, not mimetype: CONTENT_TYPE_LATEST names its charset already
+    return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
 
 
 def _origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
     return "*" in allowed or origin in allowed
-
-
-def _start_request() -> Response | None:
-    # This runs on every request: each proxy (request, g, current_app) is resolved once.
-    req = request._get_current_object()
-    ctx_g = g._get_current_object()
-    headers = req.headers
-    incoming = headers.get(REQUEST_ID_HEADER)
-    ctx_g.request_id = incoming if valid_request_id(incoming) else uuid.uuid4().hex
-    ctx_g.ops_started = time.perf_counter()
-    settings: Settings = current_app.extensions["ops"]["settings"]
-    if settings.metrics_enabled:
-        IN_PROGRESS.inc()
-        ctx_g.ops_in_progress = True
-    # CORS preflight: answer it here, before routing (the route may not allow OPTIONS).
-    if req.method != "OPTIONS":
-        return None
-    origin = headers.get("Origin")
-    if origin and headers.get("Access-Control-Request-Method"):
-        response = current_app.make_response(("", 204))
-        if _origin_allowed(origin, settings.cors_origins):
-            response.headers["Access-Control-Allow-Origin"] = (
-                "*" if settings.cors_origins == ("*",) else origin
-            )
-            response.headers["Access-Control-Allow-Methods"] = CORS_METHODS
-            asked = request.headers.get("Access-Control-Request-Headers")
-            if asked:
-                response.headers["Access-Control-Allow-Headers"] = asked
-            response.headers["Access-Control-Max-Age"] = str(settings.cors_max_age)
-        return response
-    return None
-
-
-def _cors_headers(response: Response, settings: Settings, origin: str | None) -> None:
-    # Vary: Origin, without building werkzeug's HeaderSet on every response
-    vary = response.headers.get("Vary")
-    if not vary:
-        response.headers["Vary"] = "Origin"
-    elif "origin" not in vary.lower():
-        response.headers["Vary"] = f"{vary}, Origin"
-    if not origin or not _origin_allowed(origin, settings.cors_origins):
-        return
-    # Echo the origin rather than "*", so credentialed requests work with a list too.
-    response.headers["Access-Control-Allow-Origin"] = (
-        "*" if settings.cors_origins == ("*",) else origin
-    )
-    response.headers["Access-Control-Expose-Headers"] = REQUEST_ID_HEADER
 
 
 # (method, endpoint, status) -> (counter child, histogram child): labels() takes a lock and
@@ -176,27 +150,107 @@ def _metric_children(method: str, endpoint: str, status: int) -> tuple[Any, Any]
     return children
 
 
-def _finish_request(response: Response) -> Response:
-    settings: Settings = current_app.extensions["ops"]["settings"]
-    ctx_g = g._get_current_object()
-    req = request._get_current_object()
-    request_id = getattr(ctx_g, "request_id", None) or uuid.uuid4().hex
-    response.headers[REQUEST_ID_HEADER] = request_id
-    _cors_headers(response, settings, req.headers.get("Origin"))
-    if settings.metrics_enabled:
-        rule = req.url_rule
-        endpoint = rule.rule if rule is not None else "<unmatched>"
-        started = getattr(ctx_g, "ops_started", None)
-        count, latency = _metric_children(req.method, endpoint, response.status_code)
-        count.inc()
-        if started is not None:
-            latency.observe(time.perf_counter() - started)
-    return response
+def new_request_id() -> str:
+    """A fresh request id: 32 random hex digits (as long as a uuid4's hex)."""
+    return os.urandom(16).hex()
 
 
-def _teardown(_exc: BaseException | None) -> None:
-    if g.pop("ops_in_progress", False):
-        IN_PROGRESS.dec()
+class RuleRecordingRequest(Request):
+    """Flask's request, leaving the route it matched in the WSGI environ (for the metrics
+    label: Flask clears its own reference to the request when the request ends)."""
+
+    @property
+    def url_rule(self) -> Rule | None:  # type: ignore[override]
+        """The route matched (Flask sets it once routing is done)."""
+        return self.environ.get("service.url_rule")
+
+    @url_rule.setter
+    def url_rule(self, rule: Rule | None) -> None:
+        self.environ["service.url_rule"] = rule
+
+
+class OpsMiddleware:
+    """The per-request ops work, as WSGI middleware around the Flask app: request id (also
+    for log lines, `service.logs.REQUEST_ID`), CORS headers and preflight answers, metrics.
+
+    Flask's before/after/teardown hooks did the same at about three times the cost (each
+    hook goes through Flask's dispatch, its context-local proxies and ensure_sync).
+    """
+
+    def __init__(self, app: Flask, wsgi_app: Any, settings: Settings) -> None:
+        self.app, self.wsgi_app, self.settings = app, wsgi_app, settings
+        self.any_origin = settings.cors_origins == ("*",)
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        incoming = environ.get("HTTP_X_REQUEST_ID")
+        request_id = incoming if valid_request_id(incoming) else new_request_id()
+        token = REQUEST_ID.set(request_id)
+        started = time.perf_counter()
+        metrics = self.settings.metrics_enabled
+        if metrics:
+            IN_PROGRESS.inc()
+        origin = environ.get("HTTP_ORIGIN")
+        status_code = [500]
+
+        def ops_start_response(status: str, headers: list[tuple[str, str]],
+                               exc_info: Any = None) -> Any:
+            status_code[0] = int(status[:3])
+            headers.append((REQUEST_ID_HEADER, request_id))
+            self._cors(headers, origin)
+            return start_response(status, headers, exc_info)
+
+        try:
+            if (environ.get("REQUEST_METHOD") == "OPTIONS" and origin
+                    and environ.get("HTTP_ACCESS_CONTROL_REQUEST_METHOD")):
+                result: Any = self._preflight(environ, origin, ops_start_response)
+            else:
+                result = self.wsgi_app(environ, ops_start_response)
+            if metrics:
+                count, latency = _metric_children(environ.get("REQUEST_METHOD", ""),
+                                                  self._endpoint(environ), status_code[0])
+                count.inc()
+                latency.observe(time.perf_counter() - started)
+            return result
+        finally:
+            if metrics:
+                IN_PROGRESS.dec()
+            REQUEST_ID.reset(token)
+
+    def _endpoint(self, environ: dict[str, Any]) -> str:
+        """The route template the request matched (metrics label), or <unmatched>."""
+        rule = environ.get("service.url_rule")
+        if "service.url_rule" not in environ:  # answered here (preflight): match the route
+            try:
+                rule, _ = self.app.url_map.bind_to_environ(environ).match(return_rule=True)
+            except Exception:  # no route, or not this method: unmatched
+                rule = None
+        return rule.rule if rule is not None else "<unmatched>"
+
+    def _cors(self, headers: list[tuple[str, str]], origin: str | None) -> None:
+        for i, (name, value) in enumerate(headers):
+            if name.lower() == "vary":
+                if "origin" not in value.lower():
+                    headers[i] = (name, f"{value}, Origin")
+                break
+        else:
+            headers.append(("Vary", "Origin"))
+        if not origin or not _origin_allowed(origin, self.settings.cors_origins):
+            return
+        # Echo the origin rather than "*", so credentialed requests work with a list too.
+        headers.append(("Access-Control-Allow-Origin", "*" if self.any_origin else origin))
+        headers.append(("Access-Control-Expose-Headers", REQUEST_ID_HEADER))
+
+    def _preflight(self, environ: dict[str, Any], origin: str, start_response: Any) -> Any:
+        """A CORS preflight, answered before routing (the route may not allow OPTIONS)."""
+        headers: list[tuple[str, str]] = [("Content-Length", "0")]
+        if _origin_allowed(origin, self.settings.cors_origins):
+            headers += [("Access-Control-Allow-Methods", CORS_METHODS),
+                        ("Access-Control-Max-Age", str(self.settings.cors_max_age))]
+            asked = environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS")
+            if asked:
+                headers.append(("Access-Control-Allow-Headers", asked))
+        start_response("204 No Content", headers)
+        return [b""]
 
 
 def init_ops(app: Flask, settings: Settings | None = None) -> None:
@@ -207,6 +261,6 @@ def init_ops(app: Flask, settings: Settings | None = None) -> None:
     app.extensions["ops"] = {"settings": settings}
     configure_logging(settings.log_level, settings.log_format)
     app.register_blueprint(ops_blueprint)
-    app.before_request(_start_request)
-    app.after_request(_finish_request)
-    app.teardown_request(_teardown)
+    if app.request_class is Request:
+        app.request_class = RuleRecordingRequest
+    app.wsgi_app = OpsMiddleware(app, app.wsgi_app, settings)  # type: ignore[method-assign]

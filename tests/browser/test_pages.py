@@ -52,7 +52,7 @@ if _missing():
 def server(tmp_path_factory) -> Iterator[str]:
     """The app on a loopback port, served by werkzeug in a thread."""
     app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
-                              metrics_enabled=False))
+                              advisor_builds="inline", metrics_enabled=False))
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()

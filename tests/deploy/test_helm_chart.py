@@ -239,6 +239,47 @@ def test_env_and_graceful_shutdown():
     assert pod["terminationGracePeriodSeconds"] > int(pre_stop[1]) + graceful
 
 
+def mib(quantity: str) -> float:
+    """A Kubernetes memory quantity in MiB."""
+    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "K": 1e3 / 2**20, "M": 1e6 / 2**20,
+             "G": 1e9 / 2**20}
+    for suffix, factor in units.items():
+        if quantity.endswith(suffix):
+            return float(quantity[: -len(suffix)]) * factor
+    return float(quantity) / 2**20
+
+
+def test_memory_requests_and_limits_follow_the_measured_formula():
+    """docs/deploy.md's formula (service/capacity.py) for the chart's own settings."""
+    from service.capacity import memory_limit_mib, memory_request_mib
+    from service.config import Settings
+
+    objs = render()
+    env = env_of(objs)
+    workers = int(env["WEB_CONCURRENCY"])
+    cache_size = int(env.get("ADVISOR_CACHE_SIZE") or Settings.advisor_cache_size)
+    cache_mib = int(env.get("ADVISOR_CACHE_MIB") or Settings.advisor_cache_mib)
+    resources = container(objs)["resources"]
+    assert mib(resources["limits"]["memory"]) >= memory_limit_mib(workers, cache_size, cache_mib)
+    assert mib(resources["requests"]["memory"]) >= memory_request_mib(workers)
+    # the house-rules tables live in the /tmp emptyDir: it holds ADVISOR_CACHE_MIB, one more
+    # table being written (27 MiB at most) and the metrics and numba cache files
+    assert env["ADVISOR_BUILD_DIR"].startswith("/tmp/")
+    tmp = next(v for v in deployment(objs)["spec"]["template"]["spec"]["volumes"]
+               if v["name"] == "tmp")
+    assert mib(tmp["emptyDir"]["sizeLimit"]) >= cache_mib + 27 + 32
+
+
+def test_drain_fits_in_the_grace_period():
+    objs = render()
+    env = env_of(objs)
+    graceful = int(env["GUNICORN_GRACEFUL_TIMEOUT"])
+    assert int(env["GUNICORN_DRAIN_SECONDS"]) < graceful
+    readiness = container(objs)["readinessProbe"]
+    # not ready within a few seconds of SIGTERM, well inside the preStop sleep + drain
+    assert readiness["periodSeconds"] * readiness["failureThreshold"] <= 5
+
+
 def test_every_config_key_is_a_setting_the_service_reads():
     read = set(re.findall(r'(?:_env_\w+|environ\.get)\(\s*"([A-Z][A-Z0-9_]+)"',
                           (ROOT / "service/config.py").read_text()))

@@ -48,7 +48,8 @@ def generated(tmp_path_factory) -> object:
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory) -> Iterator[str]:
-    app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables"))))
+    app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
+                              advisor_builds="inline"))
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_port}"

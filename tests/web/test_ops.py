@@ -12,7 +12,7 @@ from flask import Flask, abort
 from prometheus_client import REGISTRY
 
 from service.config import Settings
-from service.web.logs import JsonFormatter
+from service.logs import JsonFormatter
 from service.web.ops import init_ops, valid_request_id
 
 
@@ -132,11 +132,22 @@ def test_log_lines_are_json_with_the_request_id(capsys):
     assert doc["level"] == "INFO" and doc["time"].endswith("+00:00")
 
 
-def test_log_line_outside_a_request_has_null_request_id(capsys):
+def test_log_line_outside_a_request_has_no_request_id(capsys):
     make_app()
     logging.getLogger("service.test").warning("no request here")
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert doc["request_id"] is None and doc["level"] == "WARNING"
+    assert "request_id" not in doc and doc["level"] == "WARNING"
+
+
+def test_text_lines_carry_the_request_id_only_inside_a_request(capsys):
+    app = make_app(log_format="text")
+    app.test_client().get("/v1/things/7", headers={"X-Request-ID": "trace-8"})
+    logging.getLogger("service.test").warning("no request here")
+    lines = capsys.readouterr().out.splitlines()
+    inside = next(ln for ln in lines if "looking at thing" in ln)
+    assert "service.test [trace-8] looking at thing thing=7" in inside
+    outside = next(ln for ln in lines if "no request here" in ln)
+    assert "[" not in outside and "None" not in outside and "WARNING" in outside
 
 
 def test_gunicorn_access_record_becomes_one_json_line():
@@ -237,6 +248,18 @@ def test_metrics_count_by_endpoint_template_and_status(ops_client):
     assert 'http_requests_total{endpoint="/v1/things/<int:n>",method="GET",status="200"}' in text
     assert "http_request_duration_seconds_bucket" in text
     assert "http_requests_in_progress" in text
+    assert r.headers["Content-Type"].count("charset") == 1
+
+
+def test_readyz_503_once_draining(monkeypatch, ops_client):
+    from service.web import ops
+
+    monkeypatch.setattr(ops, "_draining", False)
+    assert ops_client.get("/readyz").status_code == 200
+    ops.start_draining()
+    r = ops_client.get("/readyz")
+    assert r.status_code == 503 and r.get_json()["status"] == "draining"
+    assert ops_client.get("/healthz").status_code == 200
 
 
 def test_metrics_can_be_switched_off():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, current_app
+from flask import Response, current_app, request
 from flask.views import MethodView
 
 from ...domain.rules import get_variant
 from ..body import json_response, load_items, rules_for, sheet_for
+from ..busy import BUSY_DOC
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from ..schemas import MoveSuggestRequestSchema
 
@@ -21,11 +22,11 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     throw = item["throw"]
-    # Built-in tables are loaded at start-up; a house-rules table is built here, inside the
-    # first request that needs it (well under a second for 13 boxes), then cached by its
-    # fingerprint; concurrent requests for the same rules wait for one build.
+    # Built-in tables are loaded at start-up; a house-rules table is built once per pod by
+    # the build process while this waits up to a second, else 503 + Retry-After (busy.py).
     result = current_app.extensions["advisor"].suggest(rs, item["dice"], throw, sheet,
-                                                       item.get("em_baixo", False))
+                                                       item.get("em_baixo", False),
+                                                       client=request.remote_addr or "")
     return json_response({"variant": variant, "rules": rs.describe(), "dice": result.dice,
                           **result.as_dict()})
 
@@ -40,7 +41,7 @@ class MoveSuggestion(MethodView):
              responses={"200": response_doc("MoveSuggestion", False,
                                             "The best keep or box, and every alternative with "
                                             "its expected final score and regret"),
-                        **ERRORS_DOC})
+                        **ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """Suggest the move that maximises the expected final score.
 
@@ -49,8 +50,10 @@ class MoveSuggestion(MethodView):
         on the last throw only boxes. Values are expected final totals under optimal play,
         points already on the sheet included. Exact for every 5-dice one-column variant;
         column sheets and Maxi Yatzy are approximations (`exact: false`, see `method`).
-        The table of a house-rules table is built inside the first request that needs it
-        (about a second at most), then cached by the rules fingerprint.
+        The table of new rules (house rules, non-default options) is built once per server,
+        in the background, the first time it is asked for: the request waits up to a second,
+        then gets 503 with Retry-After (429 when too many tables are waiting); asked again
+        later, it answers at once.
         """
         get_variant(variant)
         items, _ = load_items(_request_schema, batch=False)

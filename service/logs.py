@@ -1,13 +1,15 @@
-"""Structured logs: one JSON object per line, each carrying the request id.
+"""Structured logs: one JSON object per line (LOG_FORMAT=json), or one line of text for
+people (LOG_FORMAT=text), each carrying the request id of the request it was written in.
 
-Used by the app (`service.web.ops.init_ops` calls `configure_logging`) and by gunicorn
-(`gunicorn.conf.py` routes `gunicorn.error` and `gunicorn.access` through `JsonFormatter`),
-so every line on stdout has the same shape:
+Used by the app (`service.web.ops.init_ops` calls `configure_logging`), by gunicorn
+(`gunicorn.conf.py` routes `gunicorn.error` and `gunicorn.access` through these formatters)
+and by the advisor's build process, so every line on stdout has the same shape:
 
     {"time": "...", "level": "INFO", "logger": "...", "message": "...", "request_id": "..."}
 
-gunicorn's access lines add method, path, status, duration_ms and remote_addr; their request
-id is the X-Request-ID response header that `service.web.ops` sets on every response.
+`request_id` is there only on lines written while handling a request. gunicorn's access
+lines add method, path, status, duration_ms and remote_addr; their request id is the
+X-Request-ID response header that `service.web.ops` sets on every response.
 This module imports no web framework at import time, so gunicorn's config can load it early.
 """
 
@@ -17,6 +19,7 @@ import json
 import logging
 import sys
 from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,19 +34,19 @@ _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 }
 
 
+#: The id of the request being handled (set by `service.web.ops.OpsMiddleware`). A context
+#: variable: each thread, and each greenlet under gevent, sees its own request's.
+REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
 def current_request_id() -> str | None:
-    """The request id of the Flask request being handled on this thread, if any."""
-    try:
-        from flask import g, has_request_context
-    except ImportError:  # pragma: no cover - flask is a dependency
-        return None
-    if not has_request_context():
-        return None
-    return g.get("request_id")
+    """The id of the request being handled here, if any."""
+    return REQUEST_ID.get()
 
 
 class RequestIdFilter(logging.Filter):
-    """Puts `request_id` on every record (None outside a request) so formatters can use it."""
+    """Puts `request_id` on every record (None outside a request) so formatters can use it;
+    the formatters leave it out of lines where it is None."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "request_id", None) is None:
@@ -83,11 +86,15 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "message": "request" if access else record.getMessage(),
-            "request_id": getattr(record, "request_id", None),
         }
+        request_id = getattr(record, "request_id", None)
+        if request_id is not None:
+            doc["request_id"] = request_id
         if access:
             fields = _access_fields(record.args)  # type: ignore[arg-type]
             doc["message"] = f"{fields['method']} {fields['path']} {fields['status']}"
+            if fields["request_id"] is None:
+                del fields["request_id"]
             doc.update(fields)
         for key, value in vars(record).items():
             if key not in _RESERVED and not key.startswith("_"):
@@ -100,10 +107,33 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """Human-readable lines for local runs (LOG_FORMAT=text), still with the request id."""
+    """Lines for people (LOG_FORMAT=text, `make run`): time, level, logger, the request id in
+    brackets inside a request, the message, then any extra fields as key=value."""
 
     def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        access = record.name == "gunicorn.access" and isinstance(record.args, Mapping)
+        extras: dict[str, Any] = {}
+        if access:
+            fields = _access_fields(record.args)  # type: ignore[arg-type]
+            record = logging.makeLogRecord(vars(record))  # a copy: other handlers see it too
+            record.request_id = fields.pop("request_id")
+            line = (f"{fields['method']} {fields['path']} {fields['status']} "
+                    f"{fields['duration_ms']} ms")
+            record.msg, record.args = line.replace("%", "%%"), None
+        else:
+            extras = {k: v for k, v in vars(record).items()
+                      if k not in _RESERVED and not k.startswith("_")}
+        request_id = getattr(record, "request_id", None)
+        text = super().format(record)
+        if request_id is not None:
+            head, _, tail = text.partition(f" {record.name} ")
+            text = f"{head} {record.name} [{request_id}] {tail}"
+        if extras:
+            text += " " + " ".join(f"{k}={v}" for k, v in extras.items())
+        return text
 
 
 def make_handler(log_format: str = "json") -> logging.Handler:

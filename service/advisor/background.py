@@ -1,0 +1,497 @@
+"""Table builds outside the request workers: a bounded queue on disk and one build process
+per pod, whose tables every worker memory-maps.
+
+A request whose table is neither in memory nor on disk puts a job in the queue and waits a
+little (`Advisor`); the build process takes jobs one at a time, fairly between clients,
+at a lower CPU priority, each in a forked child (so a build's memory goes back to the system
+when it ends), and writes the table as ``.npy`` files that every worker then maps: a table
+is built once per pod, not once per worker. Everything is a file in the build directory:
+
+    queue/<fingerprint>.json   a table waiting to be built: variant, options, overrides,
+                               client, time queued. Created with O_EXCL: one job per table.
+    failed/<fingerprint>.json  its last build failed (the error); tried again after a while
+    builder.lock               held (flock) by the live build process: one per directory
+    builder.json               the build process's figures (mean seconds a build takes)
+    <variant>-<fingerprint>-<part>-v<FORMAT>.npy   the tables (`TableStore`)
+
+The server forks the build process from its master once the tables are loaded
+(`fork_builder`, from gunicorn.conf.py), so it shares the master's memory (the interpreter,
+numba's compiled kernels) instead of loading its own; it stays while the server runs. If it
+is gone, the first worker that queues a job while no process holds the lock starts a fresh
+one (``python -m service.advisor serve-builds``), which leaves after a minute without jobs.
+Either leaves when the server that started it is gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import logging
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..domain.rules import RuleSet, effective_rules
+from .store import TableStore
+
+log = logging.getLogger(__name__)
+
+#: Seconds a failed build is remembered (requests for it get an error, not a new build).
+FAILED_TTL = 60.0
+#: Seconds the build process lingers without jobs before it exits.
+IDLE_EXIT = 60.0
+#: Seconds one build may take before it is killed.
+BUILD_TIMEOUT = 600.0
+#: Mean build seconds assumed before the build process has measured any.
+DEFAULT_BUILD_SECONDS = 3.0
+#: Most seconds a Retry-After names.
+MAX_RETRY_AFTER = 120
+
+
+class TableBuilding(Exception):
+    """The table is queued or being built; ask again in `retry_after` seconds."""
+
+    def __init__(self, retry_after: int, waiting: int) -> None:
+        super().__init__(f"table being built; retry after {retry_after} s")
+        self.retry_after, self.waiting = retry_after, waiting
+
+
+class BuildQueueFull(Exception):
+    """No room for another build: the pod's queue is full (`per_client` False) or this
+    client has as many tables waiting as it may (`per_client` True)."""
+
+    def __init__(self, retry_after: int, limit: int, per_client: bool) -> None:
+        who = "this client's" if per_client else "the"
+        super().__init__(f"{who} build queue is full ({limit} tables)")
+        self.retry_after, self.limit, self.per_client = retry_after, limit, per_client
+
+
+class BuildFailed(RuntimeError):
+    """The last build of this table failed (a bug: the build process logged it)."""
+
+
+def default_build_dir(table_dir: str | Path) -> Path:
+    """Where background builds go when ADVISOR_BUILD_DIR is empty: ``house-rules`` inside
+    the table directory when that is writable, else a directory in the temporary directory."""
+    table_dir = Path(table_dir)
+    probe = table_dir if table_dir.exists() else table_dir.parent
+    if os.access(probe, os.W_OK):
+        return table_dir / "house-rules"
+    return Path(tempfile.gettempdir()) / f"yahtzee-advisor-tables-{os.getuid()}"
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """How the pod builds tables (from `service.config.Settings`)."""
+
+    directory: Path  # the queue, the lock and the house-rules tables
+    table_dir: Path  # built-in variants' tables (written there when missing, if writable)
+    max_queue: int = 16
+    per_client: int = 4
+    keep: int = 8  # house-rules tables kept on disk (least recently used removed first)
+    keep_mib: int = 128  # and at most this many MiB of them
+    nice: int = 10
+    threads: int = 0
+
+
+class BuildQueue:
+    """The workers' side of the queue: submit a job, see whether it is waiting, and start
+    the build process when none is running (`autostart`; tests run a `Builder` themselves)."""
+
+    def __init__(self, settings: BuildSettings, autostart: bool = True) -> None:
+        self.settings = settings
+        self.autostart = autostart
+        self.directory = Path(settings.directory)
+        self.queue_dir = self.directory / "queue"
+        self.failed_dir = self.directory / "failed"
+        self.store = TableStore(self.directory)
+        self._last_spawn = 0.0
+        self._spawn_lock = threading.Lock()
+
+    # --- jobs --------------------------------------------------------------------------
+    def _job_path(self, rs: RuleSet) -> Path:
+        return self.queue_dir / f"{rs.fingerprint}.json"
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """Every job waiting (or being built), oldest first."""
+        out = []
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(self.queue_dir):
+                if entry.name.endswith(".json"):
+                    with contextlib.suppress(OSError, ValueError):
+                        with open(entry.path, "rb") as fh:
+                            job = json.loads(fh.read())
+                        job["fingerprint"] = entry.name[:-5]
+                        out.append(job)
+        return sorted(out, key=lambda j: j.get("queued", 0.0))
+
+    def pending(self, rs: RuleSet) -> bool:
+        """Whether a job for this table is waiting or being built."""
+        return self._job_path(rs).exists()
+
+    def failure(self, rs: RuleSet) -> str | None:
+        """The error of this table's last build, when it failed less than a minute ago."""
+        path = self.failed_dir / f"{rs.fingerprint}.json"
+        try:
+            if time.time() - path.stat().st_mtime > FAILED_TTL:
+                return None
+            return json.loads(path.read_bytes()).get("error", "build failed")
+        except (OSError, ValueError):
+            return None
+
+    def submit(self, rs: RuleSet, client: str, builtin: bool = False) -> int:
+        """Queue a build of the table (once: a job already waiting is reused) and make sure
+        a build process runs. Returns how many jobs wait; raises BuildQueueFull."""
+        path = self._job_path(rs)
+        if not path.exists():
+            jobs = self.jobs()
+            s = self.settings
+            if len(jobs) >= s.max_queue:
+                raise BuildQueueFull(self.retry_after(len(jobs)), s.max_queue, False)
+            mine = sum(1 for j in jobs if j.get("client") == client)
+            if client and mine >= s.per_client:
+                raise BuildQueueFull(self.retry_after(len(jobs)), s.per_client, True)
+            job = {"variant": rs.variant.id, "options": rs.options, "overrides": rs.overrides,
+                   "fingerprint": rs.fingerprint, "client": client, "builtin": builtin,
+                   "queued": time.time()}
+            self.queue_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                pass  # another worker queued it a moment ago
+            else:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(json.dumps(job).encode())
+        self.ensure_builder()
+        return max(1, len(os.listdir(self.queue_dir)) if self.queue_dir.exists() else 1)
+
+    def mean_build_seconds(self) -> float:
+        """The build process's mean build time (a default before it measured one)."""
+        try:
+            data = json.loads((self.directory / "builder.json").read_bytes())
+            return float(data.get("mean_seconds", DEFAULT_BUILD_SECONDS))
+        except (OSError, ValueError):
+            return DEFAULT_BUILD_SECONDS
+
+    def retry_after(self, waiting: int) -> int:
+        """Seconds until `waiting` queued builds are likely done (1 to MAX_RETRY_AFTER)."""
+        return max(1, min(MAX_RETRY_AFTER, math.ceil(self.mean_build_seconds() * waiting)))
+
+    # --- the build process ---------------------------------------------------------------
+    def builder_running(self) -> bool:
+        """Whether a build process holds this directory's lock."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / "builder.lock", "a+b") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            return False
+
+    def ensure_builder(self) -> None:
+        """Start the build process unless one runs (at most one start a second per worker;
+        a second process that finds the lock taken exits at once)."""
+        if not self.autostart:
+            return
+        with self._spawn_lock:
+            now = time.monotonic()
+            if now - self._last_spawn < 1.0 or self.builder_running():
+                return
+            self._last_spawn = now
+            s = self.settings
+            package_root = str(Path(__file__).resolve().parents[2])
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+            # Not a new session: the build process stays in the server's process group (a
+            # Ctrl-C or a group kill stops it too) and in its CPU scheduling group, where its
+            # lower priority counts against the workers.
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "service.advisor", "serve-builds",
+                 "--dir", str(s.directory), "--table-dir", str(s.table_dir),
+                 "--keep", str(s.keep), "--keep-mib", str(s.keep_mib), "--nice", str(s.nice),
+                 "--threads", str(s.threads),
+                 "--owner", str(os.getppid())],
+                env=env, stdin=subprocess.DEVNULL, close_fds=True)
+            # reap it when it exits (a greenlet under gevent, a thread otherwise)
+            threading.Thread(target=proc.wait, daemon=True).start()
+            log.info("started the table build process", extra={"pid": proc.pid})
+
+
+# --- the build process ----------------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    if pid <= 1:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Builder:
+    """The build process: takes jobs from the queue, one at a time, fairly between clients."""
+
+    def __init__(self, settings: BuildSettings, owner: int = 0,
+                 idle_exit: float | None = IDLE_EXIT) -> None:
+        self.settings = settings
+        self.idle_exit = idle_exit
+        self.queue = BuildQueue(settings, autostart=False)
+        self.house = TableStore(settings.directory)
+        self.builtin = TableStore(settings.table_dir)
+        self.owner = owner
+        self.served: dict[str, float] = {}  # client -> when its last job was taken
+        self.mean_seconds = self.queue.mean_build_seconds()
+        self.stopping = False
+
+    def next_job(self) -> dict[str, Any] | None:
+        """The job of the client served longest ago (oldest job first among its own)."""
+        jobs = self.queue.jobs()
+        if not jobs:
+            return None
+        return min(jobs, key=lambda j: (self.served.get(j.get("client", ""), 0.0),
+                                        j.get("queued", 0.0)))
+
+    def run(self) -> int:
+        """Serve jobs until idle for `idle_exit` seconds (None: never) or the owner is gone."""
+        d = self.settings.directory
+        d.mkdir(parents=True, exist_ok=True)
+        lock = open(d / "builder.lock", "a+b")  # noqa: SIM115 - held for the process's life
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0  # another build process serves this directory
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._stop)
+        set_process_name(PROCESS_NAME)
+        with contextlib.suppress(OSError):
+            os.nice(self.settings.nice)
+        _load_kernels()
+        log.info("table build process ready", extra={"dir": str(d), "nice": os.nice(0)})
+        idle_since = time.monotonic()
+        while not self.stopping:
+            if self.owner and not _alive(self.owner):
+                log.info("server gone; table build process exits")
+                break
+            job = self.next_job()
+            if job is None:
+                if self.idle_exit is not None and time.monotonic() - idle_since > self.idle_exit:
+                    break
+                time.sleep(0.1)
+                continue
+            self.served[job.get("client", "")] = time.monotonic()
+            self.build(job)
+            idle_since = time.monotonic()
+        return 0
+
+    def _stop(self, _sig: int, _frame: Any) -> None:
+        self.stopping = True
+
+    def build(self, job: dict[str, Any]) -> None:
+        """Build one job's table in a forked child, then drop the job."""
+        fp = job["fingerprint"]
+        started = time.monotonic()
+        error = None
+        try:
+            rs = effective_rules(job["variant"], job.get("options"), job.get("overrides"))
+            if rs.fingerprint != fp:
+                raise ValueError(f"job {fp} describes rules {rs.fingerprint}")
+        except Exception as exc:  # a job this code cannot read: drop it, remember why
+            rs, error = None, f"{type(exc).__name__}: {exc}"
+        peak_mib = 0.0
+        if rs is not None:
+            store = self.builtin if job.get("builtin") and _writable(self.builtin) else self.house
+            error, peak_mib = _build_in_child(rs, store, self.settings.threads)
+        seconds = time.monotonic() - started
+        if error is None:
+            self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
+            _write_json(self.settings.directory / "builder.json",
+                        {"mean_seconds": round(self.mean_seconds, 3), "pid": os.getpid()})
+            log.info("table built", extra={"variant": job["variant"], "fingerprint": fp,
+                                           "seconds": round(seconds, 2),
+                                           "memory_mib": round(peak_mib, 1)})
+            self.evict()
+        else:
+            log.error("table build failed", extra={"variant": job.get("variant"),
+                                                   "fingerprint": fp, "error": error})
+            self.queue.failed_dir.mkdir(parents=True, exist_ok=True)
+            _write_json(self.queue.failed_dir / f"{fp}.json", {"error": error})
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.queue.queue_dir / f"{fp}.json")
+
+    def evict(self) -> None:
+        """Keep at most `keep` house-rules tables, of at most `keep_mib` MiB in all, on disk:
+        remove the least recently used (workers touch a table's files when they map them and
+        while they use them; they drop a table whose files are gone)."""
+        builtin = _builtin_fingerprints()
+        tables: dict[str, list[Path]] = {}
+        for path in self.settings.directory.glob("*.npy"):
+            parts = path.name.split("-")
+            if len(parts) >= 3 and parts[1] not in builtin:
+                tables.setdefault(parts[1], []).append(path)
+        stats = {}
+        for fp, paths in tables.items():
+            with contextlib.suppress(FileNotFoundError):
+                sts = [p.stat() for p in paths]
+                stats[fp] = (max(st.st_mtime for st in sts), sum(st.st_size for st in sts))
+        size = sum(nbytes for _, nbytes in stats.values())
+        count = len(stats)
+        for fp in sorted(stats, key=lambda f: stats[f][0]):  # least recently used first
+            if count <= self.settings.keep and size <= self.settings.keep_mib * 2**20:
+                break
+            for p in tables[fp]:
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+            count -= 1
+            size -= stats[fp][1]
+
+
+#: The build process's name (/proc/<pid>/comm, `ps -o comm`): tells it from the workers.
+PROCESS_NAME = "table-builds"
+
+
+def set_process_name(name: str) -> None:
+    """Name this process as `ps` and /proc/<pid>/comm show it (Linux; 15 bytes at most)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, name.encode()[:15] + b"\0", 0, 0, 0)  # PR_SET_NAME
+
+
+def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = ()) -> int:
+    """Fork the build process from this process (gunicorn's master, tables loaded): it
+    shares this process's memory and compiled kernels. `close`: sockets the child must not
+    keep open (the listening sockets: a process holding one keeps connections queued after
+    the server stopped). Returns the child's pid; the child never returns."""
+    owner = os.getpid()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:
+        for sock in close:
+            with contextlib.suppress(OSError):
+                sock.close()
+        for sig in (signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+                    signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)  # the master's handlers are not ours
+        set_process_name(PROCESS_NAME)
+        Builder(settings, owner=owner, idle_exit=None).run()
+    except BaseException:  # never return into the master's code
+        code = 1
+        with contextlib.suppress(Exception):
+            log.exception("table build process failed")
+    finally:
+        os._exit(code)
+
+
+def _builtin_fingerprints() -> set[str]:
+    from ..domain.variants import VARIANT_IDS
+
+    return {effective_rules(v).fingerprint for v in VARIANT_IDS}
+
+
+def _writable(store: TableStore) -> bool:
+    d = store.directory
+    return os.access(d if d.exists() else d.parent, os.W_OK)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def _load_kernels() -> None:
+    """Compile (or load from numba's cache) the solver's kernels once, before forking, so
+    each build's child starts with them."""
+    from .builder import build_strategy
+
+    build_strategy(effective_rules("bozo"), None, 1)
+
+
+def _status_kib(field: str) -> int:
+    """A field of /proc/self/status in KiB (VmRSS, VmHWM); 0 where there is none."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _build_in_child(rs: RuleSet, store: TableStore, threads: int) -> tuple[str | None, float]:
+    """Build and save the table in a forked child: (None when it worked, else the error;
+    the memory the build added to the child, MiB: its peak resident size less what it had
+    from the parent at the fork)."""
+    from .builder import build_strategy
+
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: build, report, exit without running the parent's cleanup
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        os.close(read_fd)
+        code, report = 0, ""
+        start_kib = _status_kib("VmRSS")
+        try:
+            build_strategy(rs, store, threads)
+            report = f"ok {(_status_kib('VmHWM') - start_kib) / 1024:.1f}"
+        except BaseException as exc:
+            code, report = 1, f"{type(exc).__name__}: {exc}"[:2000]
+        with contextlib.suppress(OSError):
+            os.write(write_fd, report.encode())
+        os._exit(code)
+    os.close(write_fd)
+    deadline = time.monotonic() + BUILD_TIMEOUT
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read_fd)
+            return f"build took more than {BUILD_TIMEOUT:.0f} s", 0.0
+        time.sleep(0.02)
+    with os.fdopen(read_fd, "rb") as fh:
+        report = fh.read().decode(errors="replace")
+    if os.waitstatus_to_exitcode(status) == 0 and report.startswith("ok "):
+        return None, float(report[3:])
+    return report or f"build process ended with status {status}", 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m service.advisor serve-builds``: the build process (started by workers)."""
+    from ..config import Settings
+    from ..logs import configure_logging as configure
+
+    ap = argparse.ArgumentParser(prog="python -m service.advisor serve-builds")
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--table-dir", required=True)
+    ap.add_argument("--keep", type=int, default=8)
+    ap.add_argument("--keep-mib", type=int, default=128)
+    ap.add_argument("--nice", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--owner", type=int, default=0, help="exit when this pid is gone")
+    args = ap.parse_args(argv)
+    settings = Settings.from_env()
+    configure(settings.log_level, settings.log_format)
+    builder = Builder(BuildSettings(Path(args.dir), Path(args.table_dir), keep=args.keep,
+                                    keep_mib=args.keep_mib, nice=args.nice,
+                                    threads=args.threads), owner=args.owner)
+    return builder.run()

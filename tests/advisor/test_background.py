@@ -1,0 +1,185 @@
+"""Background builds: the queue on disk (one job per table, bounded, per client), the build
+process's choices (fair between clients, least recently used tables removed) and what the
+advisor does meanwhile. The build process runs in this process here; tests/live runs it as
+the service does."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from service.advisor import Advisor, background
+from service.advisor import cache as cache_module
+from service.advisor.background import (
+    Builder,
+    BuildFailed,
+    BuildQueue,
+    BuildQueueFull,
+    BuildSettings,
+    TableBuilding,
+    default_build_dir,
+)
+from service.domain.rules import effective_rules
+
+
+def house(value: int, variant: str = "generala"):
+    """A cheap table of house rules (Generala builds in a few milliseconds; its Full is
+    worth 30 by default, so `house(30)` would be the built-in table)."""
+    return effective_rules(variant, None, {"boxes": {"full_house": {"value": value}}})
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return BuildSettings(tmp_path / "build", tmp_path / "tables", max_queue=4, per_client=2,
+                         keep=2, nice=0, threads=1)
+
+
+@pytest.fixture
+def queue(settings):
+    return BuildQueue(settings, autostart=False)
+
+
+def test_one_job_per_table(queue):
+    assert queue.submit(house(35), "a") == 1
+    assert queue.submit(house(35), "b") == 1  # the same table: the job already waiting
+    assert queue.pending(house(35)) and not queue.pending(house(36))
+    (job,) = queue.jobs()
+    assert job["client"] == "a" and job["fingerprint"] == house(35).fingerprint
+
+
+def test_queue_and_per_client_limits(queue):
+    queue.submit(house(35), "a")
+    queue.submit(house(36), "a")
+    with pytest.raises(BuildQueueFull) as err:
+        queue.submit(house(37), "a")
+    assert err.value.per_client and err.value.limit == 2 and err.value.retry_after >= 1
+    queue.submit(house(37), "b")
+    queue.submit(house(38), "c")
+    with pytest.raises(BuildQueueFull) as err:
+        queue.submit(house(39), "d")
+    assert not err.value.per_client and err.value.limit == 4
+
+
+def test_retry_after_follows_the_measured_build_time(queue, settings):
+    settings.directory.mkdir(parents=True)
+    (settings.directory / "builder.json").write_text(json.dumps({"mean_seconds": 2.5}))
+    assert queue.retry_after(1) == 3 and queue.retry_after(4) == 10
+    assert queue.retry_after(10_000) == 120
+
+
+def test_builder_is_fair_between_clients(queue, settings):
+    for v in (35, 36):
+        queue.submit(house(v), "greedy")
+    queue.submit(house(45), "other")
+    builder = Builder(settings)
+    first = builder.next_job()
+    assert first["client"] == "greedy" and first["fingerprint"] == house(35).fingerprint
+    builder.served["greedy"] = time.monotonic()
+    assert builder.next_job()["client"] == "other"
+
+
+def test_build_writes_the_table_and_drops_the_job(queue, settings):
+    queue.submit(house(35), "a")
+    builder = Builder(settings)
+    builder.build(builder.next_job())
+    assert not queue.jobs()
+    assert queue.store.has(house(35), ["all"])
+    assert json.loads((settings.directory / "builder.json").read_text())["mean_seconds"] > 0
+
+
+def test_a_job_that_cannot_be_built_is_remembered_as_failed(queue, settings):
+    queue.submit(house(35), "a")
+    path = queue.queue_dir / f"{house(35).fingerprint}.json"
+    job = json.loads(path.read_text())
+    path.write_text(json.dumps({**job, "variant": "nonsense"}))
+    builder = Builder(settings)
+    builder.build(builder.next_job())
+    assert not queue.jobs() and "nonsense" in queue.failure(house(35))
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.1)
+    with pytest.raises(BuildFailed):
+        advisor.strategy(house(35))
+
+
+def test_least_recently_used_tables_are_removed(queue, settings):
+    builder = Builder(settings)
+    for v in (35, 36, 37):
+        queue.submit(house(v), "a")
+        builder.build(builder.next_job())
+        path = queue.store.path(house(v), "all")
+        os.utime(path, (time.time() - 100 + v, time.time() - 100 + v))
+    # three built, two kept: 35 (oldest) went when 37 was built
+    assert [queue.store.has(house(v), ["all"]) for v in (35, 36, 37)] == [False, True, True]
+
+
+def test_advisor_waits_then_answers_table_building(queue, settings):
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.2)
+    started = time.monotonic()
+    with pytest.raises(TableBuilding) as err:
+        advisor.suggest(house(35), [1, 2, 3, 4, 5], 1, client="a")
+    assert 0.2 <= time.monotonic() - started < 2
+    assert err.value.retry_after >= 1 and queue.pending(house(35))
+    Builder(settings).build(queue.jobs()[0])
+    result = advisor.suggest(house(35), [1, 2, 3, 4, 5], 1, client="a")
+    assert result.as_dict()["best"]
+    st = advisor.strategy(house(35))
+    assert isinstance(st.parts[0].solution.values, np.memmap)  # mapped from the file
+
+
+def test_a_mapped_table_removed_from_disk_is_dropped(queue, settings, monkeypatch):
+    monkeypatch.setattr(cache_module, "RECHECK_SECONDS", 0.0)
+    queue.submit(house(35), "a")
+    Builder(settings).build(queue.jobs()[0])
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.1)
+    assert advisor.strategy(house(35)) is advisor.cache.lookup(house(35))
+    queue.store.path(house(35), "all").unlink()
+    assert advisor.cache.lookup(house(35)) is None
+
+
+def test_builder_leaves_when_its_owner_is_gone_and_only_one_runs(settings):
+    dead = os.fork()
+    if dead == 0:
+        os._exit(0)
+    os.waitpid(dead, 0)
+    assert Builder(settings, owner=dead).run() == 0  # returns at once: owner gone
+    queue = BuildQueue(settings, autostart=False)
+    assert not queue.builder_running()
+    import fcntl
+
+    with open(settings.directory / "builder.lock", "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert queue.builder_running()
+        assert Builder(settings).run() == 0  # the lock is taken: exits
+
+
+def test_default_build_dir(tmp_path, monkeypatch):
+    assert default_build_dir(tmp_path / "tables") == tmp_path / "tables" / "house-rules"
+    # a read-only table directory (the image's /app/tables): the temporary directory
+    monkeypatch.setattr(background.os, "access", lambda *_: False)
+    assert default_build_dir(tmp_path / "tables").parent == Path(tempfile.gettempdir())
+
+
+def test_tables_beyond_the_size_budget_are_removed(tmp_path):
+    # a Generala table is 16 KiB: a budget of 0 MiB keeps only... none beyond the newest
+    settings = BuildSettings(tmp_path / "build", tmp_path / "tables", keep=8, keep_mib=0)
+    queue = BuildQueue(settings, autostart=False)
+    builder = Builder(settings)
+    for v in (35, 36):
+        queue.submit(house(v), "a")
+        builder.build(builder.next_job())
+    assert not queue.store.has(house(35), ["all"]) and not queue.store.has(house(36), ["all"])
+
+
+def test_a_full_queue_is_answered_after_the_wait(queue, settings):
+    for v, client in ((35, "a"), (36, "a"), (37, "b"), (38, "b")):
+        queue.submit(house(v), client)
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.3)
+    started = time.monotonic()
+    with pytest.raises(BuildQueueFull):
+        advisor.strategy(house(39), client="c")
+    assert time.monotonic() - started >= 0.3
