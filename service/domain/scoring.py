@@ -95,9 +95,11 @@ def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
                                     f"{', '.join(v.box_ids)})"))
             continue
         boxes[box_id] = value
-    bonuses = data.get("bonus_five_of_a_kind") or 0
+    # the API's name is five_of_a_kind_bonuses; bonus_five_of_a_kind is the older spelling
+    key = "five_of_a_kind_bonuses" if "five_of_a_kind_bonuses" in data else "bonus_five_of_a_kind"
+    bonuses = data.get(key) or 0
     if bonuses and v.five_of_a_kind_bonus is None:
-        problems.append(Problem(f"{base}/bonus_five_of_a_kind",
+        problems.append(Problem(f"{base}/{key}",
                                 f"variant {v.id!r} (with these rules) has no five-of-a-kind "
                                 f"bonus"))
     return Column(boxes, bonuses)
@@ -116,7 +118,7 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
     problems: list[Problem] = []
     columns: list[Column] = []
     if v.columns:
-        if "boxes" in data or "bonus_five_of_a_kind" in data:
+        if "boxes" in data or "bonus_five_of_a_kind" in data or "five_of_a_kind_bonuses" in data:
             problems.append(Problem(base, "with the columns option the scorecard is "
                                           "{\"columns\": [...]}, one entry per column"))
         cols = data.get("columns")

@@ -14,11 +14,19 @@ import marshmallow as ma
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from ..domain.errors import InvalidInput, Problem, UnknownVariant, escape_pointer_token
+from ..domain.errors import (
+    IllegalMove,
+    InvalidInput,
+    Problem,
+    UnknownVariant,
+    escape_pointer_token,
+)
+from ..domain.games import ALL_CODES, MOVE_CODES
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"
 TYPE_UNKNOWN_VARIANT = "/problems/unknown-variant"
+TYPE_ILLEGAL_MOVE = "/problems/illegal-move"
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +37,8 @@ class ProblemErrorSchema(ma.Schema):
     pointer = ma.fields.String(required=True, metadata={
         "description": "JSON pointer (RFC 6901) into the request body; '' for the whole body"})
     detail = ma.fields.String(required=True)
+    code = ma.fields.String(validate=ma.validate.OneOf(ALL_CODES), metadata={
+        "description": "Machine-readable reason, where one applies (docs/problems.md)"})
 
 
 class ProblemSchema(ma.Schema):
@@ -41,6 +51,9 @@ class ProblemSchema(ma.Schema):
     instance = ma.fields.String(metadata={"description": "The request path"})
     errors = ma.fields.List(ma.fields.Nested(ProblemErrorSchema),
                             metadata={"description": "Field-level errors"})
+    code = ma.fields.String(validate=ma.validate.OneOf(MOVE_CODES), metadata={
+        "description": "/problems/illegal-move only: the rule that forbids the move "
+                       "(docs/problems.md)"})
 
 
 class RequestProblem(Exception):
@@ -56,16 +69,27 @@ class RequestProblem(Exception):
 
 def problem_response(status: int, title: str, detail: str, type_: str = "about:blank",
                      errors: list[Problem] | None = None,
-                     headers: dict[str, str] | None = None) -> Response:
-    """Build a problem+json response."""
+                     headers: dict[str, str] | None = None,
+                     extra: dict[str, Any] | None = None) -> Response:
+    """Build a problem+json response (`extra`: extension members, e.g. an illegal move's
+    code)."""
     body: dict[str, Any] = {"type": type_, "title": title, "status": status, "detail": detail,
                             "instance": request.path}
+    if extra:
+        body.update(extra)
     if errors:
-        body["errors"] = [{"pointer": p.pointer, "detail": p.message} for p in errors]
+        body["errors"] = [_error_entry(p) for p in errors]
     resp = Response(json.dumps(body), status=status, mimetype=PROBLEM_MEDIA_TYPE)
     for k, v in (headers or {}).items():
         resp.headers[k] = v
     return resp
+
+
+def _error_entry(p: Problem) -> dict[str, str]:
+    entry = {"pointer": p.pointer, "detail": p.detail}
+    if p.code:
+        entry["code"] = p.code
+    return entry
 
 
 def flatten_messages(messages: Any, prefix: str = "") -> list[Problem]:
@@ -100,6 +124,13 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(InvalidInput)
     def _invalid_input(err: InvalidInput) -> Response:
         return invalid(err.problems)
+
+    @app.errorhandler(IllegalMove)
+    def _illegal_move(err: IllegalMove) -> Response:
+        first = err.problems[0]
+        return problem_response(422, "Illegal move", f"{first.pointer or 'the turn'}: "
+                                f"{first.detail}", TYPE_ILLEGAL_MOVE, err.problems,
+                                extra={"code": err.code})
 
     @app.errorhandler(UnknownVariant)
     def _unknown_variant(err: UnknownVariant) -> Response:

@@ -10,6 +10,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..domain.boxes import PATTERNS, SCORINGS
+from ..domain.consistency import SHEET_CODES
 from ..domain.rules import BOX_OVERRIDE_FIELDS
 from ..domain.variants import ALL_BOX_IDS, COLUMN_ORDERS, LANGS, VARIANT_IDS, VARIANTS
 
@@ -418,6 +419,14 @@ class ColumnTotalsSchema(ma.Schema):
     boxes = fields.List(fields.Nested(BoxCheckSchema), required=True)
 
 
+class SheetProblemSchema(ma.Schema):
+    """Why no game could produce a sheet (one of SHEET_CODES)."""
+
+    pointer = fields.String(required=True)
+    code = fields.String(required=True, validate=validate.OneOf(SHEET_CODES))
+    detail = fields.String(required=True)
+
+
 class ScorecardTotalsSchema(ma.Schema):
     """Totals of a scorecard (per column too, on a column sheet)."""
 
@@ -434,6 +443,10 @@ class ScorecardTotalsSchema(ma.Schema):
     final = fields.Boolean(required=True)
     boxes = fields.List(fields.Nested(BoxCheckSchema))
     columns = fields.List(fields.Nested(ColumnTotalsSchema))
+    valid = fields.Boolean(required=True, metadata={
+        "description": "Some game by these rules could produce this sheet"})
+    problems = fields.List(fields.Nested(SheetProblemSchema), required=True, metadata={
+        "description": "Every reason it could not (empty when valid); docs/problems.md"})
 
 
 class BoxDefinitionSchema(ma.Schema):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service.config import Settings
-from service.domain.variants import VARIANT_IDS, VARIANTS
+from service.domain.variants import UPPER_IDS, VARIANT_IDS, VARIANTS
 from service.web.app import create_app
 
 PROBLEM = "application/problem+json"
@@ -125,7 +125,8 @@ def test_validate_a_good_hand(client):
 def test_validate_six_dice_and_saved_throws(client):
     url = "/v1/variants/maxi_yatzy/hands/validate"
     ok = client.post(url, json={"dice": [1, 2, 3, 4, 5, 6], "throw": 4,
-                                "scorecard": {"saved_throws": 1}}).get_json()
+                                "scorecard": {"boxes": {"ones": 2},
+                                              "saved_throws": 1}}).get_json()
     assert ok["valid"]
     bad = client.post(url, json={"dice": [1, 2, 3, 4, 5, 6], "throw": 4}).get_json()
     assert not bad["valid"] and bad["problems"][0]["pointer"] == "/throw"
@@ -290,7 +291,9 @@ def test_a_number_box_wins_only_with_its_face(client):
 
 
 def test_kniffel_has_at_most_six_extra_kniffels(client):
-    boxes = {b: 0 for b in VARIANTS["kniffel"].box_ids} | {"five_of_a_kind": 50}
+    # an extra Kniffel goes into its free number box: five of that face, +50
+    boxes = {b: 0 for b in VARIANTS["kniffel"].box_ids} | {"five_of_a_kind": 50} | {
+        b: 5 * face for face, b in enumerate(UPPER_IDS, 1)}
     six = client.post("/v1/variants/kniffel/scorecards/score",
                       json={"boxes": boxes, "bonus_five_of_a_kind": 6}).get_json()
     seven = client.post("/v1/variants/kniffel/scorecards/score",

@@ -6,12 +6,12 @@ from flask import Flask
 from flask_smorest import Api
 
 from ... import __version__
-from .. import schemas
+from .. import game_schemas, schemas
 from ..openapi import VariantConverter, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
-from . import hands, moves, scorecards, variants
+from . import games, hands, moves, scorecards, variants
 
-BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp)
+BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp)
 
 # Schemas referenced by name from hand-written request/response docs (batch = oneOf).
 COMPONENTS = {
@@ -27,6 +27,10 @@ COMPONENTS = {
     "VariantDefinition": schemas.VariantDefinitionSchema,
     "VariantList": schemas.VariantListSchema,
     "MoveSuggestion": schemas.MoveSuggestionSchema,
+    "TurnRequest": game_schemas.TurnRequestSchema,
+    "TurnResult": game_schemas.TurnResultSchema,
+    "Game": game_schemas.GameSchema,
+    "GameValidation": game_schemas.GameValidationSchema,
 }
 
 API_CONFIG = {
