@@ -26,6 +26,7 @@ checks the order too). Scoring endpoints answer 422 for an inconsistent sheet;
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from .errors import InvalidInput, Problem, escape_pointer_token
 from .rules import RuleSet, joker_values
@@ -193,29 +194,79 @@ def _bonus_problems(rs: RuleSet, sheet: Sheet, c: int, where: str,
 
 def bonus_boxes(rs: RuleSet, sheet: Sheet, c: int, stop_at: int | None = None) -> int:
     """How many filled boxes of column `c` could have taken a further five of a kind that
-    earned the bonus, with the value they hold (up to `stop_at`).
+    earned the bonus, with the value they hold (counting stops at `stop_at`).
 
-    A box counts when, with it open again and the rest of the sheet as it is, some five of a
-    kind may legally be written there (`score_hand`: Joker, order and first-throw rules) for
-    the value it holds with a bonus. The rest of the sheet as it is now is the most a forced
-    Joker could have seen filled, so a sheet that passes is possible box by box.
+    A box counts when, with it open again and the rest of the column as it is, some five of
+    a kind may legally be written there (`score_hand`: Joker, order and first-throw rules)
+    for the value it holds with a bonus. The rest of the sheet as it is now is the most a
+    forced Joker could have seen filled, so a sheet that passes is possible box by box.
     """
-    v = rs.variant
     column = sheet.columns[c]
+    return _bonus_boxes(rs, c, tuple(column.boxes.get(b) for b in rs.variant.box_ids),
+                        column.five_of_a_kind_bonuses, stop_at)
+
+
+_BONUS_BOXES: dict[tuple[Any, ...], int] = {}
+
+
+def _bonus_boxes(rs: RuleSet, c: int, values: tuple[int | None, ...], chips: int,
+                 stop_at: int | None) -> int:
+    key = (rs.fingerprint, c, values, chips, stop_at)
+    hit = _BONUS_BOXES.get(key)
+    if hit is not None:
+        return hit
+    v = rs.variant
+    ids = v.box_ids
     col_no = c + 1 if v.columns else None
+    first_only = v.columns and v.columns[c] == "first_throw"
+    faces_for = _five_faces(rs)
+    # boxes whose value only a five of a kind gives are tried first, scratches last
+    candidates = sorted((i for i, val in enumerate(values)
+                         if val is not None and ids[i] != "five_of_a_kind"
+                         and val in faces_for[i]), key=lambda i: values[i] == 0)
     found = 0
-    for bid, val in column.boxes.items():
-        if val is None or bid == "five_of_a_kind":
-            continue
-        opened = Column({**column.boxes, bid: None}, column.five_of_a_kind_bonuses)
-        columns = [opened if i == c else col for i, col in enumerate(sheet.columns)]
+    for i in candidates:
+        val = values[i]
+        opened = Column({b: (None if k == i else values[k]) for k, b in enumerate(ids)}, chips)
+        columns = [opened if k == c else Column({b: None for b in ids})
+                   for k in range(max(1, len(v.columns)))]
         trial = Sheet(columns, saved_throws=0, won=False)
-        if any(_bonus_placement(rs, trial, [face] * v.dice, throw, bid, col_no, val)
-               for face in range(1, 7) for throw in (None, 1)):
+        throws: tuple[int | None, ...] = (1,) if first_only else (None, 1)
+        if any(_bonus_placement(rs, trial, [face] * v.dice, throw, ids[i], col_no, val)
+               for face in faces_for[i][val] for throw in throws):
             found += 1
             if stop_at is not None and found >= stop_at:
-                return found
+                break
+    if len(_BONUS_BOXES) > 4096:
+        _BONUS_BOXES.clear()
+    _BONUS_BOXES[key] = found
     return found
+
+
+_FIVE_FACES: dict[str, tuple[dict[int, tuple[int, ...]], ...]] = {}
+
+
+def _five_faces(rs: RuleSet) -> tuple[dict[int, tuple[int, ...]], ...]:
+    """Per box, each value a five of a kind can leave there (its plain score on a later or
+    the first throw, a Joker's value, 0) and the faces that can: which placements
+    `bonus_boxes` needs to try. Cached by the rules' fingerprint."""
+    table = _FIVE_FACES.get(rs.fingerprint)
+    if table is None:
+        v = rs.variant
+        out = []
+        for i, b in enumerate(v.boxes):
+            by_value: dict[int, list[int]] = {}
+            jokers = joker_values(v, b)
+            for face in range(1, 7):
+                h = rs.hand_index[(face,) * v.dice]
+                for value in {0, rs.score_later[i][h], rs.score_first[i][h], *jokers}:
+                    by_value.setdefault(value, []).append(face)
+            out.append({val: tuple(fs) for val, fs in by_value.items()})
+        table = tuple(out)
+        if len(_FIVE_FACES) > 1024:
+            _FIVE_FACES.clear()
+        _FIVE_FACES[rs.fingerprint] = table
+    return table
 
 
 def _bonus_placement(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,

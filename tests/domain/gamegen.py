@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.domain.consistency import placements_of
+from service.domain.consistency import bonus_points, placements_of
 from service.domain.games import play_turn, scorecard_data, sheet_totals
 from service.domain.rules import RuleSet, effective_rules
 from service.domain.scoring import Sheet, empty_sheet, max_throw, score_hand
@@ -51,10 +51,15 @@ def _play_one(rs: RuleSet, rng: random.Random, sheet: Sheet, force_win: bool,
             break  # an instant win: stop on it
         if t >= limit or not _legal(rs, dice, t + 1, sheet, em_baixo):
             break  # no throw left, or none whose result could be written anywhere
-        if not first_win and (force_win or rng.random() < 0.3):
+        if not first_win and (force_win or rng.random() < 0.15):
             break
-        keep = rng.sample(dice, rng.randint(0, v.dice - 1))
-        nxt = keep + [rng.randint(1, 6) for _ in range(v.dice - len(keep))]
+        if rng.random() < 0.75:  # keep the most common face: five of a kinds, bonuses
+            face = max(range(1, 7), key=lambda f: (dice.count(f), f))
+            keep = [face] * min(dice.count(face), v.dice - 1)
+        else:
+            keep = rng.sample(dice, rng.randint(0, v.dice - 1))
+        lucky = keep and len(set(keep)) == 1 and rng.random() < 0.2
+        nxt = keep + [keep[0] if lucky else rng.randint(1, 6) for _ in range(v.dice - len(keep))]
         rng.shuffle(nxt)
         kept.append(sorted(keep))
         throws.append(nxt)
@@ -63,6 +68,9 @@ def _play_one(rs: RuleSet, rng: random.Random, sheet: Sheet, force_win: bool,
     hs = score_hand(rs, dice, throw, sheet, em_baixo)
     choices = _legal(rs, dice, throw, sheet, em_baixo)
     win = throw == 1 and hs.wins_game
+    if rng.random() < 0.6:  # often the box worth most now, else any legal box
+        best = max(bonus_points(c) + c.score + c.upper_bonus for c in choices)
+        choices = [c for c in choices if bonus_points(c) + c.score + c.upper_bonus == best]
     p = None if (win and (not choices or rng.random() < 0.5)) else rng.choice(choices)
     turn: dict[str, Any] = {"throws": throws, "kept": kept}
     if p is not None:
