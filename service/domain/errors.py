@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, replace
 
 
@@ -48,7 +47,8 @@ class InvalidInput(DomainError):
     def prefixed(self, prefix: str) -> InvalidInput:
         """The same error (same class, same code) with every pointer under `prefix` (the
         item's place in a batch)."""
-        moved = copy.copy(self)
+        moved = Exception.__new__(type(self))  # without __init__: subclasses take others
+        moved.__dict__.update(self.__dict__)
         moved.problems = [replace(p, pointer=prefix + p.pointer) for p in self.problems]
         moved.args = ("; ".join(f"{p.pointer}: {p.detail}" for p in moved.problems),)
         return moved
