@@ -419,14 +419,14 @@ def _replay_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], tptr: str,
     v = rs.variant
     throws = turn.get("throws") or []
     found: list[Problem] = []
-    dice_ok = True
+    readable = []
     for k, d in enumerate(throws):
         ps = dice_problems_coded(rs, d, f"{tptr}/throws/{k}")
-        dice_ok = dice_ok and not ps
+        readable.append(not ps)
         found += ps
+    dice_ok = all(readable)
     kept = turn.get("kept")
     if kept is not None:
-        readable = [not dice_problems_coded(rs, d, "") for d in throws]
         found += _kept_problems(rs, throws, kept, readable, f"{tptr}/kept")
     limit = max_throw(rs, sheet)
     if len(throws) > limit:
@@ -510,14 +510,13 @@ def _kept_problems(rs: RuleSet, throws: list[Any], kept: list[Any], readable: li
         if bad:
             problems += bad
             continue
-        want = Counter(keep)
         if not (readable[k] and readable[k + 1]):
             pass
-        elif want - Counter(throws[k]):
+        elif not _holds(throws[k], keep):
             problems.append(Problem(kptr, f"kept {sorted(keep)} but throw {k + 1} shows "
                                           f"{sorted(throws[k])}", "kept_not_in_throw"))
-        elif want - Counter(throws[k + 1]):
-            missing = sorted((want - Counter(throws[k + 1])).elements())
+        elif not _holds(throws[k + 1], keep):
+            missing = sorted((Counter(keep) - Counter(throws[k + 1])).elements())
             problems.append(Problem(kptr, f"kept {sorted(keep)} after throw {k + 1}, but throw "
                                           f"{k + 2} ({sorted(throws[k + 1])}) lacks "
                                           f"{missing}", "kept_not_in_next_throw"))
@@ -525,6 +524,11 @@ def _kept_problems(rs: RuleSet, throws: list[Any], kept: list[Any], readable: li
             problems.append(Problem(kptr, f"all {n} dice kept after throw {k + 1}: keeping "
                                           f"every die ends the throwing", "kept_all_dice"))
     return problems
+
+
+def _holds(dice: list[int], part: list[int]) -> bool:
+    """Whether the dice show every die of `part` (as a multiset)."""
+    return all(part.count(f) <= dice.count(f) for f in set(part))
 
 
 def _points_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None,
@@ -545,13 +549,13 @@ def _record(r: int, turn: dict[str, Any], outcome: TurnOutcome | None, running: 
             status: str) -> dict[str, Any]:
     throws = turn.get("throws") or []
     rec: dict[str, Any] = {"turn": r + 1, "status": status, "box": turn.get("box"),
-                           "column": turn.get("column"), "throws": len(throws)}
+                           "column": turn.get("column"), "throws": len(throws),
+                           "dice": (outcome.dice or None) if outcome else None}
     if outcome is None:
-        rec.update(dice=None, score=0, joker=False, five_of_a_kind_bonus=0, upper_bonus=0,
+        rec.update(score=0, joker=False, five_of_a_kind_bonus=0, upper_bonus=0,
                    first_throw_bonus=0, wins_game=False, points=0)
     else:
         rec.update(outcome.earned())
-        rec["dice"] = outcome.dice or None
     rec["running_total"] = running
     return rec
 

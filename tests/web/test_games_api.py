@@ -9,10 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from service.config import Settings
 from service.domain.games import ALL_CODES, MOVE_CODES
+from service.domain.variants import ALL_BOX_IDS
 from service.web.app import create_app
+from service.web.game_schemas import GameSchema
 from tests.domain.gamegen import random_game
 
 SPEC = json.loads((Path(__file__).resolve().parents[2] / "openapi" / "openapi.json")
@@ -222,3 +226,50 @@ def test_the_spec_lists_every_code():
     paths = SPEC["paths"]
     assert "/v1/variants/{variant}/games/turn" in paths
     assert "/v1/variants/{variant}/games/validate" in paths
+
+
+# --------------------------------------------------------------------------- fast path
+
+_odd = st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3),
+                 st.integers(-3, 200))
+
+
+def _maybe(valid: st.SearchStrategy, noisy: bool) -> st.SearchStrategy:
+    """Mostly valid values; with `noisy`, sometimes anything."""
+    return st.one_of(valid, _odd) if noisy else valid
+
+
+def _game_data(noisy: bool) -> st.SearchStrategy:
+    dice = st.lists(_maybe(st.integers(-1, 8), noisy), max_size=7)
+    turn = st.fixed_dictionaries({"throws": _maybe(st.lists(dice, max_size=4), noisy)}, optional={
+        "kept": _maybe(st.lists(dice, max_size=3), noisy),
+        "box": _maybe(st.one_of(st.none(), st.sampled_from(ALL_BOX_IDS)), noisy),
+        "column": _maybe(st.one_of(st.none(), st.integers(-1, 5)), noisy),
+        "em_baixo": _maybe(st.booleans(), noisy),
+        "points": _maybe(st.one_of(st.none(), st.integers(-1, 10_001)), noisy),
+        **({"extra": _odd} if noisy else {})})
+    player = st.fixed_dictionaries({"turns": _maybe(st.lists(turn, max_size=3), noisy)},
+                                   optional={"name": _maybe(st.text(max_size=3), noisy),
+                                             "total": _maybe(st.one_of(
+                                                 st.none(), st.integers(-1, 2_000_000)), noisy)})
+    return st.fixed_dictionaries({"players": _maybe(st.lists(player, max_size=3), noisy)},
+                                 optional={"winners": _maybe(st.one_of(st.none(), st.lists(
+                                     st.integers(-1, 3), max_size=3)), noisy),
+                                           **({"options": st.just({}), "extra": _odd}
+                                              if noisy else {})})
+
+
+_game = st.one_of(_game_data(False), _game_data(True))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_game)
+def test_fast_game_check_agrees_with_the_schema(data):
+    fast = GameSchema.fast_load(data)
+    if fast is not None:
+        assert GameSchema().load(data) == fast
+
+
+def test_fast_game_check_takes_a_recorded_game():
+    body = random_game("yahtzee", 3, players=2).body
+    assert GameSchema.fast_load(body) is body
