@@ -44,9 +44,9 @@ API_CONFIG = {
     "API_SPEC_OPTIONS": {
         "info": {"description": (
             "Validates dice hands, lists the boxes a hand can fill with their scores, scores "
-            "whole scorecards, for YAHTZEE, Kniffel, Yam's, Yatzy, Maxi Yatzy, Yacht, General, "
-            "Generala and Bozó, with options and house rules. Errors are RFC 9457 "
-            "application/problem+json.")},
+            "whole scorecards, plays turns and validates whole games, for YAHTZEE, Kniffel, "
+            "Yam's, Yatzy, Maxi Yatzy, Yacht, General, Generala and Bozó, with options and "
+            "house rules. Errors are RFC 9457 application/problem+json.")},
     },
 }
 
