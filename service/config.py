@@ -81,6 +81,9 @@ class Settings:
     max_body_bytes: int = 1_048_576
     # MAX_BATCH_ITEMS: most items in one batch request to hands/score or scorecards/score.
     max_batch_items: int = 1000
+    # MAX_BATCH_GAMES: most games in one batch request to games/validate (each game is
+    # replayed turn by turn, so a game costs about as much as a few dozen scored hands).
+    max_batch_games: int = 100
     # MAX_BATCH_RULE_SETS: most different tables of rules (options + house rules) in one batch;
     # each new table is built once (milliseconds), so this bounds a batch's work.
     max_batch_rule_sets: int = 32
@@ -174,6 +177,7 @@ class Settings:
         return cls(
             max_body_bytes=_env_int("MAX_BODY_BYTES", cls.max_body_bytes),
             max_batch_items=_env_int("MAX_BATCH_ITEMS", cls.max_batch_items),
+            max_batch_games=_env_int("MAX_BATCH_GAMES", cls.max_batch_games),
             max_batch_rule_sets=_env_int("MAX_BATCH_RULE_SETS", cls.max_batch_rule_sets),
             cors_origins=_env_list("CORS_ORIGINS", "*"),
             cors_max_age=_env_int("CORS_MAX_AGE", cls.cors_max_age),

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the input: where (a JSON pointer into the request) and what."""
+    """One thing wrong with the input: where (a JSON pointer into the request), what, and
+    (where a machine-readable reason applies) a code documented in docs/problems.md."""
 
     pointer: str
     detail: str
+    code: str | None = None
 
 
 class DomainError(Exception):
@@ -33,9 +35,27 @@ class InvalidInput(DomainError):
         self.problems = problems
 
     @classmethod
-    def one(cls, pointer: str, detail: str) -> InvalidInput:
+    def one(cls, pointer: str, detail: str, code: str | None = None) -> InvalidInput:
         """An error with a single problem."""
-        return cls([Problem(pointer, detail)])
+        return cls([Problem(pointer, detail, code)])
+
+    def prefixed(self, prefix: str) -> InvalidInput:
+        """The same error (same class, same code) with every pointer under `prefix` (the
+        item's place in a batch)."""
+        moved = Exception.__new__(type(self))  # without __init__: subclasses take others
+        moved.__dict__.update(self.__dict__)
+        moved.problems = [replace(p, pointer=prefix + p.pointer) for p in self.problems]
+        moved.args = ("; ".join(f"{p.pointer}: {p.detail}" for p in moved.problems),)
+        return moved
+
+
+class IllegalMove(InvalidInput):
+    """A turn the rules do not allow on this sheet (box filled, Joker forces another box,
+    column order, game over...): `code` says which rule, as in docs/problems.md."""
+
+    def __init__(self, code: str, pointer: str, detail: str) -> None:
+        super().__init__([Problem(pointer, detail, code)])
+        self.code = code
 
 
 def escape_pointer_token(token: object) -> str:

@@ -312,7 +312,9 @@ def definition(v: Variant) -> dict[str, Any]:
     }
 
 
-def _joker_values(v: Variant, box: Box) -> set[int]:
+def joker_values(v: Variant, box: Box) -> set[int]:
+    """Every score a Joker (a five of a kind while the five-of-a-kind box is filled) can give
+    in this box: none unless the variant has a Joker and the box is in the lower section."""
     if v.joker == "none" or box.section != "lower":
         return set()
     out = set()
@@ -334,7 +336,7 @@ def build_rule_set(v: Variant, options: dict[str, Any], overrides: dict[str, Any
     first = tuple(tuple(score_from_match(b, c, m, True) for c, m in zip(counts, ms))
                   for b, ms in zip(v.boxes, matches))
     matched = tuple(tuple(m is not None for m in ms) for ms in matches)
-    achievable = tuple(frozenset({0, *later[i], *first[i], *_joker_values(v, b)})
+    achievable = tuple(frozenset({0, *later[i], *first[i], *joker_values(v, b)})
                        for i, b in enumerate(v.boxes))
     fingerprint = hashlib.sha256(canonical(definition(v)).encode()).hexdigest()[:16]
     return RuleSet(

@@ -45,6 +45,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.config["MAX_BATCH_ITEMS"] = settings.max_batch_items
     app.config["MAX_BATCH_RULE_SETS"] = settings.max_batch_rule_sets
+    app.config["MAX_BATCH_GAMES"] = settings.max_batch_games
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["advisor"] = make_advisor(settings)
     register_api(app)

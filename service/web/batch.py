@@ -18,16 +18,23 @@ from .body import json_response, load_items
 from .problems import RequestProblem
 
 
-def answer_one_or_many(variant: str, schema: ma.Schema,
-                       answer: Callable[[str, dict[str, Any]], dict[str, Any]]) -> Response:
+def answer_one_or_many(variant: str, schema: ma.Schema, answer: Callable[..., dict[str, Any]],
+                       limit_key: str = "MAX_BATCH_ITEMS", with_base: bool = False
+                       ) -> Response:
     """The batch-capable endpoints: check the variant, read one item or a list, answer each.
 
-    A domain error in a batch names its item (`/3/dice/0`).
+    A domain error in a batch names its item (`/3/dice/0`). With `with_base`, `answer` also
+    takes the item's JSON pointer ("" or "/3"), for answers that report problems themselves.
+    `limit_key` names the app setting that bounds a batch's length.
     """
     get_variant(variant)
-    items, is_list = load_items(schema, batch=True)
+    items, is_list = load_items(schema, batch=True, limit_key=limit_key)
+
+    def one(item: dict[str, Any], base: str) -> dict[str, Any]:
+        return answer(variant, item, base) if with_base else answer(variant, item)
+
     if not is_list:
-        return json_response(answer(variant, items[0]))
+        return json_response(one(items[0], ""))
     tables = {(canonical(it.get("options")), canonical(it.get("rules"))) for it in items
               if it.get("options") or it.get("rules")}
     limit = current_app.config["MAX_BATCH_RULE_SETS"]
@@ -36,7 +43,7 @@ def answer_one_or_many(variant: str, schema: ma.Schema,
                              f"A batch may use at most {limit} different tables of rules "
                              f"(options and house rules); this one uses {len(tables)}",
                              [Problem("", f"more than {limit} different tables of rules")])
-    return json_response([prefixed(f"/{i}", lambda it=it: answer(variant, it))
+    return json_response([prefixed(f"/{i}", lambda it=it, i=i: one(it, f"/{i}"))
                           for i, it in enumerate(items)])
 
 
@@ -47,5 +54,4 @@ def prefixed(prefix: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except InvalidInput as err:
-        raise InvalidInput([Problem(prefix + p.pointer, p.detail) for p in err.problems]
-                           ) from None
+        raise err.prefixed(prefix) from None

@@ -14,6 +14,7 @@ import orjson
 from flask import Response, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from ..domain.consistency import check_sheet
 from ..domain.errors import Problem
 from ..domain.rules import RuleSet, effective_rules
 from ..domain.scoring import Sheet, parse_scorecard
@@ -81,8 +82,10 @@ def read_json() -> Any:
                              [Problem("", "not valid JSON")]) from None
 
 
-def load_items(schema: ma.Schema, batch: bool) -> tuple[list[dict[str, Any]], bool]:
-    """Validate the body against the schema: one object, or (when `batch`) a list of them.
+def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS"
+               ) -> tuple[list[dict[str, Any]], bool]:
+    """Validate the body against the schema: one object, or (when `batch`) a list of at most
+    `app.config[limit_key]` of them.
 
     Returns the loaded items and whether the body was a list.
     """
@@ -92,7 +95,7 @@ def load_items(schema: ma.Schema, batch: bool) -> tuple[list[dict[str, Any]], bo
         raise RequestProblem(422, "Invalid request", "The request body must be a JSON object",
                              [Problem("", "must be an object")])
     if is_list:
-        limit = current_app.config["MAX_BATCH_ITEMS"]
+        limit = current_app.config[limit_key]
         if not data:
             raise RequestProblem(422, "Invalid request", "A batch needs at least one item",
                                  [Problem("", "empty list")])
@@ -125,9 +128,21 @@ def rules_for(variant: str, item: dict[str, Any]) -> RuleSet:
     return effective_rules(variant, item.get("options"), item.get("rules"))
 
 
-def sheet_for(rs: RuleSet, item: dict[str, Any], key: str | None = "scorecard") -> Sheet:
-    """The item's scorecard (the whole item when `key` is None) as a Sheet."""
+def sheet_for(rs: RuleSet, item: dict[str, Any], key: str | None = "scorecard",
+              check: bool = True) -> Sheet:
+    """The item's scorecard (the whole item when `key` is None) as a Sheet.
+
+    With `check` (every endpoint but the audit of scorecards/score) a sheet no game could
+    produce is a 422 naming each problem (`consistency.check_sheet`).
+    """
     if key is None:
         fields = ("boxes", "five_of_a_kind_bonuses", "saved_throws", "won", "columns")
-        return parse_scorecard(rs, {k: item[k] for k in fields if k in item}, base="")
-    return parse_scorecard(rs, item.get(key))
+        sheet = parse_scorecard(rs, {k: item[k] for k in fields if k in item}, base="")
+        if check:
+            check_sheet(rs, sheet, "")
+        return sheet
+    data = item.get(key)
+    sheet = parse_scorecard(rs, data)
+    if check and data:
+        check_sheet(rs, sheet, f"/{key}")
+    return sheet

@@ -14,13 +14,15 @@ from flask import Flask, Response
 
 from ..advisor.background import BuildFailed, BuildQueueFull, TableBuilding
 from .openapi import problem_doc
-from .problems import problem_response
+from .problems import (
+    TYPE_BUILD_QUEUE_FULL,
+    TYPE_TABLE_BUILD_FAILED,
+    TYPE_TABLE_BUILDING,
+    problem_response,
+)
 
 log = logging.getLogger(__name__)
 
-TYPE_TABLE_BUILDING = "/problems/table-building"
-TYPE_BUILD_QUEUE_FULL = "/problems/build-queue-full"
-TYPE_TABLE_BUILD_FAILED = "/problems/table-build-failed"
 
 _RETRY_AFTER = {"Retry-After": {
     "description": "Seconds to wait before asking again", "schema": {"type": "integer",

@@ -25,13 +25,15 @@ def variant_converter_doc(_converter: BaseConverter) -> dict[str, Any]:
     return {"type": "string", "enum": list(VARIANT_IDS)}
 
 
-def body_doc(schema_name: str, batch: bool, description: str) -> dict[str, Any]:
-    """OpenAPI requestBody for one object (or, when `batch`, one object or a list)."""
+def body_doc(schema_name: str, batch: bool, description: str,
+             max_items: int = Settings.max_batch_items) -> dict[str, Any]:
+    """OpenAPI requestBody for one object (or, when `batch`, one object or a list of at most
+    `max_items`)."""
     ref = {"$ref": f"#/components/schemas/{schema_name}"}
     schema: dict[str, Any] = ref
     if batch:
         schema = {"oneOf": [ref, {"type": "array", "items": ref, "minItems": 1,
-                                  "maxItems": Settings.max_batch_items}]}
+                                  "maxItems": max_items}]}
     return {"required": True, "description": description,
             "content": {JSON: {"schema": schema}}}
 

@@ -14,11 +14,22 @@ import marshmallow as ma
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from ..domain.errors import InvalidInput, Problem, UnknownVariant, escape_pointer_token
+from ..domain.errors import (
+    IllegalMove,
+    InvalidInput,
+    Problem,
+    UnknownVariant,
+    escape_pointer_token,
+)
+from ..domain.games import ALL_CODES, MOVE_CODES
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"
 TYPE_UNKNOWN_VARIANT = "/problems/unknown-variant"
+TYPE_ILLEGAL_MOVE = "/problems/illegal-move"
+TYPE_TABLE_BUILDING = "/problems/table-building"
+TYPE_BUILD_QUEUE_FULL = "/problems/build-queue-full"
+TYPE_TABLE_BUILD_FAILED = "/problems/table-build-failed"
 TYPE_NOT_FOUND = "/problems/not-found"
 TYPE_METHOD_NOT_ALLOWED = "/problems/method-not-allowed"
 TYPE_TOO_LARGE = "/problems/body-too-large"
@@ -35,6 +46,13 @@ PROBLEM_TYPES: dict[str, tuple[int, str]] = {
     TYPE_METHOD_NOT_ALLOWED: (405, "The resource does not take this method (see Allow)"),
     TYPE_TOO_LARGE: (413, "The request body is larger than MAX_BODY_BYTES"),
     TYPE_UNSUPPORTED: (415, "The body is not sent as JSON"),
+    TYPE_ILLEGAL_MOVE: (422, "The move is well formed but the rules do not allow it on this "
+                             "sheet; `code` says which rule (docs/problems.md)"),
+    TYPE_TABLE_BUILDING: (503, "The advisor's table for these rules is being built; ask again "
+                               "after Retry-After seconds"),
+    TYPE_BUILD_QUEUE_FULL: (429, "Too many tables are waiting to be built (for the pod or "
+                                 "for this client); ask again after Retry-After seconds"),
+    TYPE_TABLE_BUILD_FAILED: (500, "The advisor's table for these rules could not be built"),
     TYPE_INTERNAL: (500, "A bug: the service failed to handle the request (it is logged)"),
     "about:blank": (400, "Any other HTTP error (e.g. 400 for a malformed request line): the "
                          "status's standard title"),
@@ -59,6 +77,8 @@ class ProblemErrorSchema(ma.Schema):
     pointer = ma.fields.String(required=True, metadata={
         "description": "JSON pointer (RFC 6901) into the request body; '' for the whole body"})
     detail = ma.fields.String(required=True, metadata={"description": "What is wrong there"})
+    code = ma.fields.String(validate=ma.validate.OneOf(ALL_CODES), metadata={
+        "description": "Machine-readable reason, where one applies (docs/problems.md)"})
 
 
 class ProblemSchema(ma.Schema):
@@ -76,6 +96,9 @@ class ProblemSchema(ma.Schema):
     instance = ma.fields.String(metadata={"description": "The request path"})
     errors = ma.fields.List(ma.fields.Nested(ProblemErrorSchema),
                             metadata={"description": "Field-level errors"})
+    code = ma.fields.String(validate=ma.validate.OneOf(MOVE_CODES), metadata={
+        "description": "/problems/illegal-move only: the rule that forbids the move "
+                       "(docs/problems.md)"})
 
 
 class RequestProblem(Exception):
@@ -91,16 +114,27 @@ class RequestProblem(Exception):
 
 def problem_response(status: int, title: str, detail: str, type_: str = "about:blank",
                      errors: list[Problem] | None = None,
-                     headers: dict[str, str] | None = None) -> Response:
-    """Build a problem+json response."""
+                     headers: dict[str, str] | None = None,
+                     extra: dict[str, Any] | None = None) -> Response:
+    """Build a problem+json response (`extra`: extension members, e.g. an illegal move's
+    code)."""
     body: dict[str, Any] = {"type": type_, "title": title, "status": status, "detail": detail,
                             "instance": request.path}
+    if extra:
+        body.update(extra)
     if errors:
-        body["errors"] = [{"pointer": p.pointer, "detail": p.detail} for p in errors]
+        body["errors"] = [_error_entry(p) for p in errors]
     resp = Response(json.dumps(body), status=status, mimetype=PROBLEM_MEDIA_TYPE)
     for k, v in (headers or {}).items():
         resp.headers[k] = v
     return resp
+
+
+def _error_entry(p: Problem) -> dict[str, str]:
+    entry = {"pointer": p.pointer, "detail": p.detail}
+    if p.code:
+        entry["code"] = p.code
+    return entry
 
 
 def flatten_messages(messages: Any, prefix: str = "") -> list[Problem]:
@@ -135,6 +169,13 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(InvalidInput)
     def _invalid_input(err: InvalidInput) -> Response:
         return invalid(err.problems)
+
+    @app.errorhandler(IllegalMove)
+    def _illegal_move(err: IllegalMove) -> Response:
+        first = err.problems[0]
+        return problem_response(422, "Illegal move", f"{first.pointer or 'the turn'}: "
+                                f"{first.detail}", TYPE_ILLEGAL_MOVE, err.problems,
+                                extra={"code": err.code})
 
     @app.errorhandler(UnknownVariant)
     def _unknown_variant(err: UnknownVariant) -> Response:

@@ -10,6 +10,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..domain.boxes import PATTERNS, SCORINGS
+from ..domain.consistency import SHEET_CODES
 from ..domain.dice import HAND_PATTERNS
 from ..domain.rules import BOX_OVERRIDE_FIELDS
 from ..domain.variants import ALL_BOX_IDS, COLUMN_ORDERS, LANGS, VARIANT_IDS, VARIANTS
@@ -468,6 +469,16 @@ class ColumnTotalsSchema(ma.Schema):
         "description": "Every box of the column, in sheet order"})
 
 
+class SheetProblemSchema(ma.Schema):
+    """Why no game could produce a sheet (one of SHEET_CODES)."""
+
+    pointer = fields.String(required=True, metadata={
+        "description": 'JSON pointer to the offending field of the scorecard'})
+    code = fields.String(required=True, validate=validate.OneOf(SHEET_CODES), metadata={
+        "description": 'Machine-readable reason (docs/problems.md)'})
+    detail = fields.String(required=True, metadata={"description": 'What is wrong'})
+
+
 class ScorecardTotalsSchema(ma.Schema):
     """Totals of a scorecard (per column too, on a column sheet)."""
 
@@ -497,6 +508,10 @@ class ScorecardTotalsSchema(ma.Schema):
         "description": "One-column sheets: every box, in sheet order"})
     columns = fields.List(fields.Nested(ColumnTotalsSchema), metadata={
         "description": "Column sheets: the totals of each column"})
+    valid = fields.Boolean(required=True, metadata={
+        "description": "Some game by these rules could produce this sheet"})
+    problems = fields.List(fields.Nested(SheetProblemSchema), required=True, metadata={
+        "description": "Every reason it could not (empty when valid); docs/problems.md"})
 
 
 def _d(text: str) -> dict[str, str]:

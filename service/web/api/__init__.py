@@ -8,13 +8,13 @@ from flask import Flask, Response, current_app
 from flask_smorest import Api
 
 from ... import __version__
-from .. import schemas
+from .. import game_schemas, schemas
 from ..openapi import VariantConverter, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
 from ..variant_spec import specialise
-from . import hands, moves, scorecards, variants
+from . import games, hands, moves, scorecards, variants
 
-BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp)
+BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp)
 
 # Schemas referenced by name from hand-written request/response docs (batch = oneOf).
 COMPONENTS = {
@@ -33,6 +33,10 @@ COMPONENTS = {
     "MoveSuggestion": schemas.MoveSuggestionSchema,
     "KeepMove": schemas.KeepMoveSchema,
     "ScoreMove": schemas.ScoreMoveSchema,
+    "TurnRequest": game_schemas.TurnRequestSchema,
+    "TurnResult": game_schemas.TurnResultSchema,
+    "Game": game_schemas.GameSchema,
+    "GameValidation": game_schemas.GameValidationSchema,
 }
 
 API_CONFIG = {
@@ -44,9 +48,9 @@ API_CONFIG = {
     "API_SPEC_OPTIONS": {
         "info": {"description": (
             "Validates dice hands, lists the boxes a hand can fill with their scores, scores "
-            "whole scorecards, for YAHTZEE, Kniffel, Yam's, Yatzy, Maxi Yatzy, Yacht, General, "
-            "Generala and Bozó, with options and house rules. Errors are RFC 9457 "
-            "application/problem+json.")},
+            "whole scorecards, plays turns and validates whole games, for YAHTZEE, Kniffel, "
+            "Yam's, Yatzy, Maxi Yatzy, Yacht, General, Generala and Bozó, with options and "
+            "house rules. Errors are RFC 9457 application/problem+json.")},
     },
 }
 

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
+from ...domain.consistency import audit
 from ...domain.scoring import score_sheet, scorecard_data
 from ..batch import answer_one_or_many
 from ..body import rules_for, sheet_for
@@ -18,11 +19,12 @@ blp = new_blueprint("scorecards", "Score whole scorecards")
 _schema = ScorecardScoreRequestSchema()
 
 
-def _score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def _score_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
     rs = rules_for(variant, item)
-    sheet = sheet_for(rs, item, key=None)
+    sheet = sheet_for(rs, item, key=None, check=False)
+    totals = score_sheet(rs, sheet, final=item.get("final", False))
     return {"variant": variant, "rules": rs.describe(), "scorecard": scorecard_data(rs, sheet),
-            **score_sheet(rs, sheet, final=item.get("final", False))}
+            **audit(rs, sheet, totals, base)}
 
 
 @blp.route("/<variant:variant>/scorecards/score")
@@ -39,7 +41,10 @@ class ScorecardScoring(MethodView):
     def post(self, variant: str) -> Response:
         """Total a scorecard: upper subtotal and bonus, lower total, bonuses, total.
 
-        Each filled box says whether its value is achievable at all in that box. With
-        `final: true` empty boxes count as scratches (0).
+        The sheet is audited as it is totalled: `valid` says whether some game by these
+        rules could produce it, and `problems` lists every reason it could not (pointer,
+        code, detail; the codes are in docs/problems.md), while the totals are still given.
+        Each filled box says whether its value is achievable in that box. With `final: true`
+        empty boxes count as scratches (0).
         """
-        return answer_one_or_many(variant, _schema, _score_one)
+        return answer_one_or_many(variant, _schema, _score_one, with_base=True)

@@ -1,0 +1,99 @@
+"""/v1/variants/{variant}/games: play a turn, and validate a whole game."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+
+from ...domain.games import play_turn, scorecard_data, sheet_totals, validate_game
+from ..batch import answer_one_or_many
+from ..body import rules_for, sheet_for
+from ..game_schemas import MAX_BATCH_GAMES, GameSchema, TurnRequestSchema
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint, problem_doc, response_doc
+
+blp = new_blueprint("games", "Play turns and validate whole games")
+
+_turn_schema = TurnRequestSchema()
+_game_schema = GameSchema()
+
+TURN_ERRORS_DOC = {
+    **ERRORS_DOC,
+    "422": problem_doc("Invalid request (`/problems/invalid-request`: a sheet no game could "
+                       "produce, dice or throw not possible, a box the sheet lacks), or an "
+                       "illegal move (`/problems/illegal-move`, with `code`: box_filled, "
+                       "joker_forces_box, out_of_order, first_throw_only, game_won, "
+                       "game_over, box_required)"),
+}
+
+
+def _turn_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    rs = rules_for(variant, item)
+    sheet = sheet_for(rs, item)
+    outcome = play_turn(rs, sheet, item["dice"], item["throw"], item.get("box"),
+                        item.get("column"), item.get("em_baixo", False))
+    return {"variant": variant, "rules": rs.describe(), "dice": outcome.dice,
+            "scored_dice": outcome.scored_dice, "throw": outcome.throw,
+            "scorecard": scorecard_data(rs, outcome.sheet), "earned": outcome.earned(),
+            "totals": sheet_totals(rs, outcome.sheet), "turn": outcome.turn,
+            "turns_left": outcome.turns_left, "game_over": outcome.game_over,
+            "won": outcome.sheet.won}
+
+
+def _validate_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
+    rs = rules_for(variant, item)
+    return {"variant": variant, "rules": rs.describe(), **validate_game(rs, item, base)}
+
+
+@blp.route("/<variant:variant>/games/turn")
+class GameTurn(MethodView):
+    """Play a turn."""
+
+    @blp.doc(operationId="playTurn",
+             requestBody=body_doc("TurnRequest", True,
+                                  "A turn, or a list of turns (batch form)"),
+             responses={"200": response_doc("TurnResult", True,
+                                            "The sheet after the turn and what it earned (a "
+                                            "list for a batch)"),
+                        **TURN_ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """Play one turn: write the dice in the chosen box and get the new sheet back.
+
+        Send the sheet (absent: empty), the dice the turn ended on, the throw they stand on
+        (1 = first) and the box (with its column on a column sheet). The answer's
+        `scorecard` is the sheet to send with the next turn: boxes, five-of-a-kind bonuses,
+        saved throws (Maxi Yatzy) and `won` filled in by the service. `earned` says what the
+        turn added; `totals`, `turn`, `turns_left`, `game_over` and `won` where the game
+        stands. A placement the rules forbid is a 422 `/problems/illegal-move` whose `code`
+        names the rule. Send a list to play many turns (of different sheets) at once.
+        """
+        return answer_one_or_many(variant, _turn_schema, _turn_one)
+
+
+@blp.route("/<variant:variant>/games/validate")
+class GameValidation(MethodView):
+    """Validate a game."""
+
+    @blp.doc(operationId="validateGame",
+             requestBody=body_doc("Game", True, f"A game, or a list of at most "
+                                                f"{MAX_BATCH_GAMES} games (batch form)",
+                                  max_items=MAX_BATCH_GAMES),
+             responses={"200": response_doc("GameValidation", True,
+                                            "valid, every problem, each turn's points, final "
+                                            "totals and standings (a list for a batch)"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """Replay a game and check every move in it.
+
+        Players are listed in playing order, each with the turns they played: the dice of
+        each throw, optionally the dice kept between throws, the box written, and optionally
+        the points claimed; optionally each player's claimed total and the claimed winners.
+        The answer lists every problem found (pointer, code, detail), not only the first;
+        a game that breaks no rule is `valid: true`, a game not yet over is valid so far.
+        Each turn comes back with its points and running total, each player with the final
+        sheet and totals, and the standings. Send a list to validate many games at once
+        (`MAX_BATCH_GAMES`, default 100).
+        """
+        return answer_one_or_many(variant, _game_schema, _validate_one,
+                                  limit_key="MAX_BATCH_GAMES", with_base=True)

@@ -1,0 +1,364 @@
+"""Schemas of the games resource (games/turn, games/validate): every constraint a request
+must meet, and what the answers hold.
+
+Kept apart from `schemas.py` so the games resource can grow without touching the scoring
+endpoints' contract. The scorecard here uses the API's vocabulary (`five_of_a_kind_bonuses`),
+and a scorecard in an answer can be sent back unchanged as the next request's scorecard.
+"""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from ..config import Settings
+from ..domain.games import ALL_CODES
+from ..domain.variants import ALL_BOX_IDS
+from .schemas import (
+    MAX_BONUSES,
+    MAX_THROW,
+    MAX_VALUE,
+    BoxValuesField,
+    EchoRulesSchema,
+    RulesRequestFields,
+    StrictSchema,
+    _bool,
+    _int,
+    dice_field,
+)
+
+MAX_PLAYERS = 16
+MAX_GAME_TURNS = 64  # per player: 52 on a column sheet, with room for turns played too many
+MAX_TURN_THROWS = 48  # a Maxi Yatzy turn may reach 41 throws; more are reported, not refused
+MAX_RECORDED_DICE = 12  # dice in one recorded throw: more than 6 is reported, not refused
+MAX_TOTAL = 1_000_000
+MAX_BATCH_GAMES = Settings.max_batch_games
+
+BOX_ID = fields.String(validate=validate.OneOf(ALL_BOX_IDS))
+
+
+# --------------------------------------------------------------------------- scorecards
+
+
+class GameColumnSchema(StrictSchema):
+    """One column of a column sheet."""
+
+    boxes = BoxValuesField()
+    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
+        "description": "How many five-of-a-kind bonuses were won in this column"})
+
+
+class GameScorecardSchema(StrictSchema):
+    """A player's sheet; the same object in requests and answers."""
+
+    boxes = BoxValuesField()
+    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
+        "description": "How many five-of-a-kind bonuses were won (YAHTZEE bonuses, extra "
+                       "Kniffels)"})
+    saved_throws = _int(0, MAX_THROW, metadata={
+        "description": "Throws saved from earlier turns (maxi_yatzy; 0 elsewhere)"})
+    won = _bool(metadata={"description": "The game was won at once (Generala servida, "
+                                         "General de boca)"})
+    columns = fields.List(fields.Nested(GameColumnSchema), validate=validate.Length(4, 4),
+                          metadata={"description": "With option columns: the four columns"})
+
+
+# --------------------------------------------------------------------------- games/turn
+
+
+class TurnRequestSchema(RulesRequestFields):
+    """One turn: the sheet before it, the dice it ended on, their throw, the box chosen."""
+
+    scorecard = fields.Nested(GameScorecardSchema, metadata={
+        "description": "The sheet before the turn (absent: an empty sheet)"})
+    dice = dice_field(required=True)
+    throw = _int(1, MAX_THROW, required=True, metadata={
+        "description": "The throw of the turn the dice stand on (1 = first); the player "
+                       "stopped there"})
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), allow_none=True, metadata={
+        "description": "The box to write the dice in; absent or null only for an instant "
+                       "win (Generala servida, General de boca) that writes no box"})
+    column = _int(1, 4, allow_none=True, metadata={
+        "description": "Column sheets: the column of the box (1-4)"})
+    em_baixo = _bool(metadata={"description": "Bozó: score the faces turned to the table"})
+
+
+class EarnedSchema(ma.Schema):
+    """What a turn added to the sheet."""
+
+    box = fields.String(allow_none=True, required=True, metadata={
+        "description": "The box written (null: an instant win that wrote none)"})
+    column = fields.Integer(allow_none=True, required=True, metadata={
+        "description": 'Column number (1-4) on a column sheet, else null'})
+    score = fields.Integer(required=True, metadata={"description": "Points written in the box"})
+    joker = fields.Boolean(required=True, metadata={"description": "Scored as a Joker"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Five-of-a-kind bonus points won (YAHTZEE 100, Kniffel 50)"})
+    upper_bonus = fields.Integer(required=True, metadata={
+        "description": "Upper bonus points reached with this turn"})
+    first_throw_bonus = fields.Integer(required=True, metadata={
+        "description": "Points of the score that the first throw added (servida, de boca, "
+                       "General de mão); part of score"})
+    wins_game = fields.Boolean(required=True, metadata={
+        "description": "The turn won the game at once"})
+    points = fields.Integer(required=True, metadata={
+        "description": "score + five_of_a_kind_bonus + upper_bonus"})
+
+
+class GameTotalsSchema(ma.Schema):
+    """A sheet's totals."""
+
+    upper_subtotal = fields.Integer(required=True, metadata={
+        "description": 'Sum of the number boxes'})
+    upper_bonus = fields.Integer(required=True, metadata={"description": 'Upper bonus points'})
+    lower_total = fields.Integer(required=True, metadata={"description": 'Sum of the other boxes'})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Points of the five-of-a-kind bonuses"})
+    total = fields.Integer(required=True, metadata={"description": 'The total so far'})
+
+
+class TurnResultSchema(ma.Schema):
+    """A turn played: the new sheet and what the turn earned."""
+
+    variant = fields.String(required=True, metadata={"description": 'The variant id'})
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    dice = fields.List(fields.Integer(), required=True, metadata={
+        "description": 'The dice, sorted'})
+    scored_dice = fields.List(fields.Integer(), required=True, metadata={
+        "description": "The faces scored (the bottom faces with em_baixo)"})
+    throw = fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+    scorecard = fields.Nested(GameScorecardSchema, required=True, metadata={
+        "description": "The sheet after the turn, to send as the next turn's scorecard"})
+    earned = fields.Nested(EarnedSchema, required=True)
+    totals = fields.Nested(GameTotalsSchema, required=True)
+    turn = fields.Integer(required=True, metadata={
+        "description": "This turn's number on the player's sheet (1 = first)"})
+    turns_left = fields.Integer(required=True, metadata={
+        "description": "Turns the player has left (0 once the game is over)"})
+    game_over = fields.Boolean(required=True, metadata={
+        "description": "The sheet is full, or the game was won at once"})
+    won = fields.Boolean(required=True, metadata={"description": "The game was won at once"})
+
+
+# --------------------------------------------------------------------------- games/validate
+
+
+def _dice_list(description: str) -> fields.List:
+    return fields.List(fields.Integer(strict=True), validate=validate.Length(
+        max=MAX_RECORDED_DICE), metadata={"description": description})
+
+
+class RecordedTurnSchema(StrictSchema):
+    """A turn as it was played."""
+
+    throws = fields.List(_dice_list("The dice of one throw, in any order"), required=True,
+                         validate=validate.Length(1, MAX_TURN_THROWS), metadata={
+                             "description": "The dice of each throw, first to last; faces "
+                                            "and counts are checked by the rules (problems "
+                                            "bad_face, dice_count), not refused"})
+    kept = fields.List(_dice_list("The dice kept after that throw"),
+                       validate=validate.Length(max=MAX_TURN_THROWS), metadata={
+                           "description": "Optional: the dice kept after each throw but the "
+                                          "last (one entry fewer than throws)"})
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), allow_none=True, metadata={
+        "description": "The box written; absent or null only for an instant win"})
+    column = _int(1, 4, allow_none=True, metadata={"description": "Column sheets: 1-4"})
+    em_baixo = _bool(metadata={"description": "Bozó: the bottom faces were scored"})
+    points = _int(0, MAX_VALUE, allow_none=True, metadata={
+        "description": "Optional claim: the points written in the box"})
+
+
+class PlayerSchema(StrictSchema):
+    """A player and the turns they played, in order."""
+
+    name = fields.String(validate=validate.Length(max=100), metadata={
+        "description": "The player's name (optional)"})
+    turns = fields.List(fields.Nested(RecordedTurnSchema), required=True,
+                        validate=validate.Length(max=MAX_GAME_TURNS), metadata={
+        "description": "The player's turns, in order"})
+    total = _int(0, MAX_TOTAL, allow_none=True, metadata={
+        "description": "Optional claim: the player's total (final, or so far)"})
+
+
+# --------------------------------------------------------------------------- fast path
+# A recorded game is mostly lists of small integers, which marshmallow checks one field
+# object at a time (half the cost of a validation). The check below only ever accepts what
+# GameSchema accepts, unchanged; anything else (options, rules, an odd value) goes through
+# marshmallow, which gives the errors. tests/web/test_games_api.py checks the two agree.
+
+_BOX_IDS = frozenset(ALL_BOX_IDS)
+
+
+def _ints(value: object, most: int) -> bool:
+    return type(value) is list and len(value) <= most and all(type(d) is int for d in value)
+
+
+def _fast_turn(turn: object) -> bool:
+    if type(turn) is not dict:
+        return False
+    for key, value in turn.items():
+        if key == "throws":
+            ok = (type(value) is list and 1 <= len(value) <= MAX_TURN_THROWS
+                  and all(_ints(t, MAX_RECORDED_DICE) for t in value))
+        elif key == "kept":
+            ok = (type(value) is list and len(value) <= MAX_TURN_THROWS
+                  and all(_ints(t, MAX_RECORDED_DICE) for t in value))
+        elif key == "box":
+            ok = value is None or (type(value) is str and value in _BOX_IDS)
+        elif key == "column":
+            ok = value is None or (type(value) is int and 1 <= value <= 4)
+        elif key == "em_baixo":
+            ok = type(value) is bool
+        elif key == "points":
+            ok = value is None or (type(value) is int and 0 <= value <= MAX_VALUE)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return "throws" in turn
+
+
+def _fast_player(player: object) -> bool:
+    if type(player) is not dict or "turns" not in player:
+        return False
+    for key, value in player.items():
+        if key == "turns":
+            ok = (type(value) is list and len(value) <= MAX_GAME_TURNS
+                  and all(_fast_turn(t) for t in value))
+        elif key == "name":
+            ok = type(value) is str and len(value) <= 100
+        elif key == "total":
+            ok = value is None or (type(value) is int and 0 <= value <= MAX_TOTAL)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def fast_load_game(data: object) -> dict | None:
+    """The game unchanged when it is plainly valid for GameSchema, else None."""
+    if type(data) is not dict or "players" not in data:
+        return None
+    for key, value in data.items():
+        if key == "players":
+            ok = (type(value) is list and 1 <= len(value) <= MAX_PLAYERS
+                  and all(_fast_player(p) for p in value))
+        elif key == "winners":
+            ok = value is None or _ints(value, MAX_PLAYERS)
+        else:
+            ok = False
+        if not ok:
+            return None
+    return data
+
+
+class GameSchema(RulesRequestFields):
+    """A game as it was played (or so far)."""
+
+    fast_load = staticmethod(fast_load_game)
+
+    players = fields.List(fields.Nested(PlayerSchema), required=True,
+                          validate=validate.Length(1, MAX_PLAYERS), metadata={
+                              "description": "In playing order; one turn each per round"})
+    winners = fields.List(fields.Integer(strict=True), validate=validate.Length(
+        max=MAX_PLAYERS), allow_none=True, metadata={
+        "description": "Optional claim: the winners, by index in players (0 = first)"})
+
+
+class GameProblemSchema(ma.Schema):
+    """One thing wrong with the game."""
+
+    pointer = fields.String(required=True, metadata={
+        "description": "JSON pointer into the request body (batch: starts with the game's "
+                       "index)"})
+    code = fields.String(required=True, validate=validate.OneOf(ALL_CODES), metadata={
+        "description": "Machine-readable reason (docs/problems.md)"})
+    detail = fields.String(required=True, metadata={"description": 'What is wrong'})
+
+
+class TurnRecordSchema(ma.Schema):
+    """A turn replayed."""
+
+    turn = fields.Integer(required=True, metadata={
+        "description": "The turn's number on the player's sheet (1 = first)"})
+    status = fields.String(required=True, validate=validate.OneOf(
+        ("ok", "illegal", "not_scored", "after_end")), metadata={
+        "description": "ok; illegal (problems name why; written as played where possible); "
+                       "not_scored (dice unreadable: the box takes the claimed points); "
+                       "after_end (after the game ended: not applied)"})
+    box = fields.String(allow_none=True, required=True, metadata={
+        "description": 'The box written (null: none)'})
+    column = fields.Integer(allow_none=True, required=True, metadata={
+        "description": 'Column number on a column sheet, else null'})
+    throws = fields.Integer(required=True, metadata={
+        "description": 'How many throws the turn made'})
+    dice = fields.List(fields.Integer(), allow_none=True, required=True, metadata={
+        "description": "The last throw, sorted"})
+    score = fields.Integer(required=True, metadata={"description": 'Points written in the box'})
+    joker = fields.Boolean(required=True, metadata={"description": 'Scored as a Joker'})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": 'Five-of-a-kind bonus points won'})
+    upper_bonus = fields.Integer(required=True, metadata={
+        "description": 'Upper bonus points reached with this turn'})
+    first_throw_bonus = fields.Integer(required=True, metadata={
+        "description": 'Points of the score the first throw added'})
+    wins_game = fields.Boolean(required=True, metadata={
+        "description": 'The turn won the game at once'})
+    points = fields.Integer(required=True, metadata={
+        "description": 'score + five_of_a_kind_bonus + upper_bonus'})
+    running_total = fields.Integer(required=True, metadata={
+        "description": "The player's total after this turn"})
+
+
+class PlayerResultSchema(ma.Schema):
+    """A player's game replayed."""
+
+    player = fields.Integer(required=True, metadata={
+        "description": "The player's index in the request"})
+    name = fields.String(required=True, metadata={
+        "description": "The player's name ('' when not given)"})
+    turns = fields.List(fields.Nested(TurnRecordSchema), required=True, metadata={
+        "description": 'Each turn replayed'})
+    scorecard = fields.Nested(GameScorecardSchema, required=True)
+    totals = fields.Nested(GameTotalsSchema, required=True)
+    total = fields.Integer(required=True, metadata={"description": "The player's total"})
+    complete = fields.Boolean(required=True, metadata={
+        "description": "The player's sheet is full (or the game was won at once)"})
+    won = fields.Boolean(required=True, metadata={
+        "description": 'The player won (alone or sharing the top total)'})
+
+
+class StandingSchema(ma.Schema):
+    """A player's place."""
+
+    rank = fields.Integer(required=True, metadata={"description": "1 = first; ties share"})
+    player = fields.Integer(required=True, metadata={
+        "description": "The player's index in the request"})
+    name = fields.String(required=True, metadata={"description": "The player's name"})
+    total = fields.Integer(required=True, metadata={"description": "The player's total"})
+    winner = fields.Boolean(required=True, metadata={
+        "description": 'The player is among the winners'})
+
+
+class GameValidationSchema(ma.Schema):
+    """Whether every move of the game was legal, with scores and standings."""
+
+    variant = fields.String(required=True, metadata={"description": 'The variant id'})
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    valid = fields.Boolean(required=True, metadata={
+        "description": "No problem found (a partial game: valid so far)"})
+    problems = fields.List(fields.Nested(GameProblemSchema), required=True, metadata={
+        "description": "Every problem found, in document order"})
+    game_over = fields.Boolean(required=True, metadata={
+        "description": 'The game has ended (every sheet full, or an instant win)'})
+    ended_by = fields.String(allow_none=True, required=True, validate=validate.OneOf(
+        ("sheets_full", "instant_win")), metadata={
+        "description": 'How the game ended (null while it goes on)'})
+    winners = fields.List(fields.Integer(), required=True, metadata={
+        "description": "Indexes of the winners once the game is over (ties share the win); "
+                       "empty before"})
+    standings = fields.List(fields.Nested(StandingSchema), required=True, metadata={
+        "description": 'Players by total, best first'})
+    players = fields.List(fields.Nested(PlayerResultSchema), required=True, metadata={
+        "description": "Each player's game replayed, in the request's order"})
