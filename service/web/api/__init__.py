@@ -6,12 +6,12 @@ from flask import Flask
 from flask_smorest import Api
 
 from ... import __version__
-from .. import schemas
+from .. import analysis_schemas, schemas
 from ..openapi import VariantConverter, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
-from . import hands, moves, scorecards, variants
+from . import hands, moves, positions, scorecards, variants
 
-BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp)
+BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, positions.blp)
 
 # Schemas referenced by name from hand-written request/response docs (batch = oneOf).
 COMPONENTS = {
@@ -27,6 +27,10 @@ COMPONENTS = {
     "VariantDefinition": schemas.VariantDefinitionSchema,
     "VariantList": schemas.VariantListSchema,
     "MoveSuggestion": schemas.MoveSuggestionSchema,
+    # analysis (issue 10): service/web/analysis_schemas.py
+    "MoveSuggestRequest": analysis_schemas.MoveSuggestRequestSchema,
+    "PositionValueRequest": analysis_schemas.PositionValueRequestSchema,
+    "PositionValue": analysis_schemas.PositionValueSchema,
 }
 
 API_CONFIG = {

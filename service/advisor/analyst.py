@@ -1,0 +1,302 @@
+"""Analysis on top of the advisor: what a position is worth (mean, standard deviation, the
+distribution of the final score), coaching for keeps, and the caches these need.
+
+`Analyst(advisor)` adds to an `Advisor`: a `MomentCache` (the float64 mean and second-moment
+tables of every part, built on first use: beside the value tables on disk for built-in
+variants, in a bounded LRU for house rules), and an LRU of exact distributions from turn
+starts (a few hundred numbers each). Game analysis (`analysis.py`) and win probabilities
+(`winprob.py`) use it too.
+
+Where the distribution is exact and where it is sampled:
+
+- one-part (exact-method) strategies: the exact forward pass (`distribution.py`) when the
+  states reachable from the position are at most `exact_states` (default 20,000: well
+  under the 200 ms budget), or when the distribution is cached (every turn start asked
+  before; the start of a game is computed once per table of rules and kept);
+- otherwise (approximate methods, or early positions too large for the budget): games of
+  the advisor's own play (`simulate.py`), `samples` of them (default 4,000) seeded by the
+  position, with the sampling error of the mean stated.
+
+Mean and standard deviation are always exact for exact methods (the moment tables), also
+when the distribution is sampled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..domain.errors import InvalidInput
+from ..domain.rules import RuleSet
+from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet
+from .cache import is_builtin
+from .distribution import Distribution, forward, merge_records, push_turn
+from .engine import Advisor
+from .moments import LANES, MomentCache, Moments, turn2
+from .positions import part_value
+from .simulate import simulate
+from .strategy import Strategy
+from .turn import Position, Tables, TurnView
+
+#: Percentiles every position value reports.
+PERCENTILES = (5, 25, 50, 75, 95)
+
+
+@dataclass
+class PositionValue:
+    """What a position is worth under the advisor's play."""
+
+    current_total: int
+    mean: float
+    sd: float
+    exact: bool  # mean and sd exact (exact method)
+    distribution: Distribution
+
+    def as_dict(self, at_least: list[int], histogram: bool) -> dict[str, Any]:
+        """Plain data for the API."""
+        d = self.distribution
+        out: dict[str, Any] = {
+            "current_total": self.current_total,
+            "expected_final_score": round(self.mean, 6),
+            "sd": round(self.sd, 6),
+            "exact": self.exact,
+            "distribution": {
+                "exact": d.exact, "method": d.method, "samples": d.samples,
+                "standard_error": None if d.standard_error is None
+                else round(d.standard_error, 6),
+                "mean": round(d.mean, 6), "sd": round(d.sd, 6),
+                "min": d.lo, "max": d.lo + len(d.probs) - 1,
+                "percentiles": {str(q): d.percentile(q) for q in PERCENTILES},
+                "at_least": [{"score": t, "probability": round(d.p_at_least(t), 12)}
+                             for t in at_least],
+            },
+        }
+        if histogram:
+            out["distribution"]["histogram"] = [
+                {"score": int(s), "probability": float(p)}
+                for s, p in zip(d.totals, d.probs, strict=True) if p > 0]
+        return out
+
+
+class Analyst:
+    """Position values, distributions and coaching for an `Advisor`'s strategies."""
+
+    def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
+                 exact_states: int = 20_000, samples: int = 4_000) -> None:
+        self.advisor = advisor
+        self.moment_cache = MomentCache(advisor.store, lru_size, threads)
+        self.exact_states = exact_states
+        self.samples = samples
+        self.lock = threading.Lock()
+        self.dists: OrderedDict[tuple[str, tuple[int, int, int]], Distribution] = OrderedDict()
+        self.dist_size = 256
+        self._reach: dict[str, np.ndarray] = {}
+
+    # ----------------------------------------------------------------------- tables
+
+    def strategy(self, rs: RuleSet) -> Strategy:
+        """The advisor's strategy for the rules."""
+        return self.advisor.strategy(rs)
+
+    def moments(self, st: Strategy) -> list[Moments]:
+        """The moment tables of every part of a strategy (built on first use)."""
+        builtin = is_builtin(st.rs)
+        return [self.moment_cache.get(st.rs, p, builtin) for p in st.parts]
+
+    def tables(self, st: Strategy, kind: str = "moments") -> Callable[[int], Tables]:
+        """Per-part tables for a `TurnView`: the moments, or the solver's values."""
+        if kind == "values":
+            return lambda i: (st.parts[i].solution.values, st.parts[i].solution.values)
+        mos = self.moments(st)
+        return lambda i: (mos[i].m1, mos[i].m2)
+
+    def position(self, st: Strategy, sheet: Sheet) -> Position:
+        """A checked sheet as a `Position` (raises when it cannot occur in a game)."""
+        pos = Position.of(st, sheet)
+        for p, s in zip(st.parts, pos.states, strict=True):
+            part_value(p, *s[:3])
+        return pos
+
+    # ----------------------------------------------------------------------- coaching
+
+    def coach(self, st: Strategy, sheet: Sheet, throw: int,
+              keeps: list[tuple[tuple[int, ...], bool]]) -> list[dict[str, Any]]:
+        """For each keep (scored faces, "em baixo"): where the turn ends, under the advisor's
+        play of the rest of it: P(each box receives points), expected points of the turn."""
+        pos = Position.of(st, sheet)
+        view = TurnView(pos, self.tables(st, "values"), throw)
+        index = st.parts[0].solution.model.keeps.index
+        mirror = view.kd.mirror
+        out = []
+        for keep, em_baixo in keeps:
+            k = index[keep]
+            if em_baixo:
+                k = int(mirror[k])
+            out.append(self.turn_outlook(st, view, k, throw))
+        return out
+
+    def turn_outlook(self, st: Strategy, view: TurnView, k: int, throw: int
+                     ) -> dict[str, Any]:
+        """Where the turn ends after keeping k (effective keep id) after `throw`."""
+        s = view.outcomes_of_keep(k, throw)
+        _, _, ch = view.terms[False]
+        mass = s[throw + 1:].sum(axis=0)  # every later throw scores with "later" rules
+        expected = float(mass @ ch[3])
+        boxes: dict[tuple[int, int], float] = {}
+        for h in np.flatnonzero((mass > 0) & (ch[2] > 0)):
+            key = (int(ch[0, h]), int(ch[1, h]))
+            boxes[key] = boxes.get(key, 0.0) + float(mass[h])
+        columns = bool(st.rs.variant.columns)
+        listed = []
+        for (pi, bi), p in sorted(boxes.items(), key=lambda kv: -kv[1]):
+            part = st.parts[pi]
+            listed.append({"box": part.solution.model.box_ids[bi],
+                           "column": part.column + 1 if columns else None,
+                           "probability": round(p, 9)})
+        return {"expected_points": round(expected, 6), "boxes_with_points": listed}
+
+    # ----------------------------------------------------------------------- values
+
+    def position_value(self, rs: RuleSet, sheet: Sheet | None, dice: list[int] | None,
+                       throw: int | None, em_baixo: bool = False) -> PositionValue:
+        """Mean, standard deviation and distribution of the final score from a position:
+        a sheet at the start of a turn, or with `dice` after throw `throw` of the turn."""
+        st = self.strategy(rs)
+        sheet = sheet or empty_sheet(rs)
+        totals = score_sheet(rs, sheet)
+        if sheet.won or totals["complete"]:
+            raise InvalidInput.one("/scorecard", "the game is over: its final total is "
+                                                 f"{totals['total']}")
+        hand = -1
+        if dice is not None:
+            if throw is None:
+                raise InvalidInput.one("/throw", "required with dice: the throw these dice "
+                                                 "stand on (1 = first)")
+            hs = score_hand(rs, dice, throw, sheet, em_baixo)
+            hand = rs.hand_index[hs.scored_dice]
+        from .advice import _check_achievable
+
+        _check_achievable(rs, totals)
+        pos = self.position(st, sheet)
+        t = throw or 1
+        if st.exact:
+            view = TurnView(pos, self.tables(st), t)
+            if hand >= 0:
+                m1, m2 = view.hand_value(hand, t)
+            else:
+                m1, m2 = view.mean_now, view.var_now + view.mean_now ** 2
+            mean = pos.total + m1
+            sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
+            dist = self._exact_or_sampled(st, pos, hand, t, view)
+            return PositionValue(pos.total, mean, sd, True, dist)
+        dist = self._sampled(st, pos, hand, t)
+        return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
+
+    def _reachable(self, st: Strategy) -> np.ndarray:
+        """Every reachable state (mask, upper code, flags) of a one-part strategy."""
+        key = st.rs.fingerprint
+        found = self._reach.get(key)
+        if found is None:
+            from .model import reachable_states
+
+            found = np.concatenate(reachable_states(st.parts[0].solution.model))
+            if len(self._reach) > 32:
+                self._reach.clear()
+            self._reach[key] = found
+        return found
+
+    def states_from(self, st: Strategy, state: tuple[int, int, int]) -> int:
+        """How many reachable states have the position's boxes filled (the exact pass's
+        work, an upper bound)."""
+        allst = self._reachable(st)
+        mask = state[0]
+        return int(np.count_nonzero((allst[:, 0] & mask) == mask))
+
+    def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
+                          view: TurnView) -> Distribution:
+        state = pos.states[0][:3]
+        key = (st.rs.fingerprint, tuple(int(x) for x in state))
+        if hand < 0:
+            with self.lock:
+                cached = self.dists.get(key)
+                if cached is not None:
+                    self.dists.move_to_end(key)
+            if cached is not None:
+                return _shifted(cached, pos.total)
+        if self.states_from(st, state) > self.exact_states and not (
+                hand < 0 and pos.open_boxes == len(st.rs.variant.box_ids)):
+            d = self._sampled(st, pos, hand, throw)
+            mean_exact = pos.total + (view.hand_value(hand, throw)[0] if hand >= 0
+                                      else view.mean_now)
+            d.extra["exact_mean"] = mean_exact
+            return d
+        dist = self.exact_distribution(st, state, hand, throw)
+        if hand < 0:
+            with self.lock:
+                self.dists[key] = dist
+                while len(self.dists) > self.dist_size:
+                    self.dists.popitem(last=False)
+        return _shifted(dist, pos.total)
+
+    def exact_distribution(self, st: Strategy, state: tuple[int, int, int], hand: int = -1,
+                           throw: int = 1) -> Distribution:
+        """Exact distribution of the points still to come from a part state (at the start of
+        a turn, or at `hand` after throw `throw`)."""
+        part = st.parts[0]
+        kd = part.solution.kd
+        mo = self.moments(st)[0]
+        first_turn = None
+        if hand >= 0:
+            first_turn = _first_turn_records(kd, mo, state, hand, throw)
+        return forward(kd, mo, state, 0, first_turn)
+
+    def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int) -> Distribution:
+        seed = _seed(st.rs.fingerprint, pos, hand, throw)
+        finals = simulate(st, pos, self.samples, seed, throw, hand)
+        lo = int(finals.min())
+        probs = np.bincount(finals - lo).astype(float) / len(finals)
+        se = float(finals.std(ddof=1) / np.sqrt(len(finals)))
+        return Distribution(lo=lo, probs=probs, exact=False,
+                            method=f"{len(finals)} games of the advisor's own play from "
+                                   f"this position (seeded); the standard error applies "
+                                   f"to the mean, percentiles are sample percentiles",
+                            samples=len(finals), standard_error=se)
+
+
+def _shifted(d: Distribution, total: int) -> Distribution:
+    return Distribution(lo=d.lo + total, probs=d.probs, exact=d.exact, method=d.method,
+                        samples=d.samples, standard_error=d.standard_error, states=d.states)
+
+
+def _seed(fingerprint: str, pos: Position, hand: int, throw: int) -> int:
+    """A seed fixed by the position: the same question gets the same sample."""
+    text = f"{fingerprint}|{pos.states}|{pos.total}|{pos.sheet.saved_throws}|{hand}|{throw}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def _first_turn_records(kd: Any, mo: Moments, state: tuple[int, int, int], hand: int,
+                        throw: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rest of a turn from `hand` after `throw`: outcomes as `merge_records` gives them."""
+    from .distribution import gain_bound
+
+    nh = kd.nh
+    arrs = [np.empty((nh, LANES)) for _ in range(8)]
+    nx = [np.empty((nh, LANES), np.int64) for _ in range(2)]
+    dec = np.zeros((kd.throws + 1, nh, LANES), np.int64)
+    bm = np.full(LANES, state[0], np.int64)
+    bu = np.full(LANES, state[1], np.int64)
+    bf = np.full(LANES, state[2], np.int64)
+    s1f, s2f, gnf, s1l, s2l, gnl, c1, c2 = arrs
+    turn2(kd, mo.m1, mo.m2, bm, bu, bf, True, s1f, s2f, nx[0], gnf, s1l, s2l, nx[1], gnl,
+          dec, c1, c2)
+    mass0 = np.zeros(nh)
+    mass0[hand] = 1.0
+    sf, sl = np.empty(nh), np.empty(nh)
+    push_turn(kd, dec, 0, throw, mass0, sf, sl)
+    return merge_records(nx[0], gnf, nx[1], gnl, 0, sf, sl, gain_bound(kd))

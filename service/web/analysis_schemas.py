@@ -1,0 +1,145 @@
+"""Schemas of the analysis resources (positions/value, games/analyze, games/win-probability,
+and the coaching fields of moves/suggest): the public contract of issue 10's endpoints.
+
+Kept apart from `schemas.py` (the scoring endpoints' contract) so that the two can change
+without touching each other; they share its field types and scorecard schema.
+"""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from ..domain.variants import ALL_BOX_IDS
+from .schemas import (
+    _FAST_HAND,
+    MAX_THROW,
+    MAX_VALUE,
+    EchoRulesSchema,
+    HandScoreRequestSchema,
+    RulesRequestFields,
+    ScorecardSchema,
+    StrictSchema,
+    _bool,
+    _fast,
+    _int,
+    dice_field,
+)
+
+MAX_THRESHOLDS = 50
+MAX_PLAYERS = 8
+MAX_TURNS = 80  # 52 turns of a column sheet, with room for mistakes to be reported on
+MAX_THROWS_PER_TURN = MAX_THROW
+
+
+# --------------------------------------------------------------------------- coaching
+
+
+class MoveSuggestRequestSchema(HandScoreRequestSchema):
+    """A position to advise on; `coach` adds where each keep's turn is likely to end."""
+
+    fast_load = _fast({**_FAST_HAND, "coach": lambda v: type(v) is bool}, ("dice",))
+    coach = _bool(metadata={
+        "description": "Add to every keep the probability that the turn ends with points in "
+                       "each box and the expected points of the turn (under the advisor's "
+                       "play of the rest of the turn)"})
+
+
+class BoxChanceSchema(ma.Schema):
+    """The chance that the turn ends with points in one box."""
+
+    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS))
+    column = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "Column number (1-4) on a column sheet, else null"})
+    probability = fields.Float(required=True)
+
+
+class TurnOutlookSchema(ma.Schema):
+    """Where the turn ends after a keep, under the advisor's play of the rest of it."""
+
+    expected_points = fields.Float(required=True, metadata={
+        "description": "Expected points this turn adds to the sheet (box score and bonuses)"})
+    boxes_with_points = fields.List(fields.Nested(BoxChanceSchema), required=True, metadata={
+        "description": "Every box the turn may end in with a non-zero score, most likely "
+                       "first (e.g. P(YAHTZEE this turn | keep 3-3-3)); the rest of the "
+                       "probability is a scratch"})
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class PositionValueRequestSchema(RulesRequestFields):
+    """A position: a scorecard at the start of a turn, or with the dice after a throw."""
+
+    scorecard = fields.Nested(ScorecardSchema)
+    dice = dice_field(metadata={"description": "The dice now (mid-turn); needs `throw`"})
+    throw = _int(1, MAX_THROW, metadata={
+        "description": "Throw of the turn the dice stand on (1 = first); required with dice"})
+    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+    at_least = fields.List(_int(0, MAX_VALUE), validate=validate.Length(max=MAX_THRESHOLDS),
+                           metadata={"description": "Totals t for which P(final >= t) is "
+                                                    "wanted"})
+    histogram = _bool(metadata={"description": "Add the whole distribution"})
+
+
+class ScoreChanceSchema(ma.Schema):
+    """A total and a probability."""
+
+    score = fields.Integer(required=True)
+    probability = fields.Float(required=True)
+
+
+class PercentilesSchema(ma.Schema):
+    """Percentiles of the final total: the smallest t with P(final <= t) >= q %."""
+
+    p5 = fields.Integer(required=True, data_key="5")
+    p25 = fields.Integer(required=True, data_key="25")
+    p50 = fields.Integer(required=True, data_key="50")
+    p75 = fields.Integer(required=True, data_key="75")
+    p95 = fields.Integer(required=True, data_key="95")
+
+
+class DistributionSchema(ma.Schema):
+    """The distribution of the final total, and how it was obtained."""
+
+    exact = fields.Boolean(required=True, metadata={
+        "description": "Computed exactly (forward pass over every reachable state); false: "
+                       "sampled from games of the advisor's play (see samples)"})
+    method = fields.String(required=True)
+    samples = fields.Integer(allow_none=True, required=True)
+    standard_error = fields.Float(allow_none=True, required=True, metadata={
+        "description": "Standard error of the sampled mean (null when exact)"})
+    mean = fields.Float(required=True)
+    sd = fields.Float(required=True)
+    min = fields.Integer(required=True)
+    max = fields.Integer(required=True)
+    percentiles = fields.Nested(PercentilesSchema, required=True)
+    at_least = fields.List(fields.Nested(ScoreChanceSchema), required=True, metadata={
+        "description": "P(final >= score) for each total asked"})
+    histogram = fields.List(fields.Nested(ScoreChanceSchema), metadata={
+        "description": "Every total with a non-zero probability (on request)"})
+
+
+class PositionValueSchema(ma.Schema):
+    """What a position is worth under the advisor's play."""
+
+    variant = fields.String(required=True)
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    exact = fields.Boolean(required=True, metadata={
+        "description": "Mean and sd are exact (exact method); false for the approximate "
+                       "methods, whose figures come from games of their own play"})
+    method = fields.String(required=True, metadata={"description": "The advisor's method"})
+    throw = fields.Integer(allow_none=True, required=True)
+    dice = fields.List(fields.Integer(), allow_none=True, required=True)
+    current_total = fields.Integer(required=True)
+    expected_final_score = fields.Float(required=True)
+    sd = fields.Float(required=True, metadata={
+        "description": "Standard deviation of the final total (exact second moment)"})
+    distribution = fields.Nested(DistributionSchema, required=True)
+
+
+__all__ = [
+    "BoxChanceSchema", "DistributionSchema", "MoveSuggestRequestSchema",
+    "PositionValueRequestSchema", "PositionValueSchema", "StrictSchema",
+    "TurnOutlookSchema",
+]
