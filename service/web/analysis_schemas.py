@@ -138,6 +138,139 @@ class PositionValueSchema(ma.Schema):
     distribution = fields.Nested(DistributionSchema, required=True)
 
 
+# --------------------------------------------------------------------------- games
+
+
+class ThrowSchema(StrictSchema):
+    """One throw of a turn."""
+
+    dice = dice_field(required=True)
+    kept = fields.List(fields.Integer(strict=True, validate=validate.Range(1, 6)),
+                       validate=validate.Length(max=5), metadata={
+                           "description": "The dice kept from this throw for the next one "
+                                          "(fewer than all). Needed for keeps to be judged; "
+                                          "without it only the turn's placement is judged"})
+
+
+class TurnSchema(StrictSchema):
+    """One turn as played."""
+
+    throws = fields.List(fields.Nested(ThrowSchema), required=True,
+                         validate=validate.Length(1, MAX_THROWS_PER_TURN))
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), allow_none=True, metadata={
+        "description": "The box written; null or absent only when the turn wins the game at "
+                       "once (Generala servida)"})
+    column = _int(1, 4, metadata={"description": "Column written (column sheets)"})
+
+
+class PlayerGameSchema(StrictSchema):
+    """One player's game."""
+
+    name = fields.String(validate=validate.Length(max=100))
+    scorecard = fields.Nested(ScorecardSchema, metadata={
+        "description": "The sheet the turns start from (default: empty)"})
+    turns = fields.List(fields.Nested(TurnSchema), required=True,
+                        validate=validate.Length(max=MAX_TURNS))
+
+
+class GameAnalyzeRequestSchema(RulesRequestFields):
+    """A game as played: players, each a list of turns, each its throws and box."""
+
+    players = fields.List(fields.Nested(PlayerGameSchema), required=True,
+                          validate=validate.Length(1, MAX_PLAYERS))
+
+
+class ChoiceSchema(ma.Schema):
+    """A keep or a placement."""
+
+    action = fields.String(required=True, validate=validate.OneOf(("keep", "score")))
+    dice = fields.List(fields.Integer(), metadata={"description": "keep: the dice kept"})
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS))
+    column = fields.Integer(allow_none=True)
+    score = fields.Integer()
+    five_of_a_kind_bonus = fields.Integer()
+    upper_bonus = fields.Integer()
+
+
+class DecisionSchema(ma.Schema):
+    """One decision: the position, the choice, the best choice, their values."""
+
+    turn = fields.Integer(required=True)
+    throw = fields.Integer(required=True)
+    dice = fields.List(fields.Integer(), required=True)
+    choice = fields.Nested(ChoiceSchema, required=True)
+    best = fields.Nested(ChoiceSchema, required=True)
+    expected_final_score = fields.Float(required=True, metadata={
+        "description": "Expected final total after the choice, under optimal play after it"})
+    sd = fields.Float(required=True)
+    best_expected_final_score = fields.Float(required=True)
+    best_sd = fields.Float(required=True)
+    regret = fields.Float(required=True)
+    class_ = fields.String(required=True, data_key="class",
+                           validate=validate.OneOf(("best", "tie", "inaccuracy", "mistake",
+                                                    "blunder")))
+
+
+class TurnAnalysisSchema(ma.Schema):
+    """One turn: its decisions and its luck."""
+
+    turn = fields.Integer(required=True)
+    expected_final_score_at_start = fields.Float(required=True)
+    expected_final_score_at_end = fields.Float(required=True)
+    luck = fields.Float(required=True)
+    points = fields.Integer(required=True)
+    decisions = fields.List(fields.Nested(DecisionSchema), required=True)
+
+
+class ClassCountsSchema(ma.Schema):
+    """How many decisions fell in each class."""
+
+    best = fields.Integer(required=True)
+    tie = fields.Integer(required=True)
+    inaccuracy = fields.Integer(required=True)
+    mistake = fields.Integer(required=True)
+    blunder = fields.Integer(required=True)
+
+
+class PlayerAnalysisSchema(ma.Schema):
+    """One player's decisions and summary."""
+
+    name = fields.String(allow_none=True, required=True)
+    final_total = fields.Integer(required=True)
+    finished = fields.Boolean(required=True)
+    start_expected_final_score = fields.Float(required=True)
+    decisions = fields.Integer(required=True)
+    total_regret = fields.Float(required=True)
+    mean_regret = fields.Float(required=True, metadata={
+        "description": "Mean regret per decision (Verhoeff's proficiency test: aim below 0.2)"})
+    classes = fields.Nested(ClassCountsSchema, required=True)
+    skill = fields.Float(required=True, metadata={"description": "Minus the total regret"})
+    luck = fields.Float(required=True)
+    difference = fields.Float(required=True, metadata={
+        "description": "Final total (or expectation where unfinished) minus the expectation "
+                       "at the start: skill + luck"})
+    turns = fields.List(fields.Nested(TurnAnalysisSchema), required=True)
+
+
+class ThresholdsSchema(ma.Schema):
+    """Regret thresholds of the classes."""
+
+    tie = fields.Float(required=True)
+    inaccuracy = fields.Float(required=True)
+    mistake = fields.Float(required=True)
+
+
+class GameAnalysisSchema(ma.Schema):
+    """Every decision of every player judged against optimal play."""
+
+    variant = fields.String(required=True)
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    exact = fields.Boolean(required=True)
+    method = fields.String(required=True)
+    thresholds = fields.Nested(ThresholdsSchema, required=True)
+    players = fields.List(fields.Nested(PlayerAnalysisSchema), required=True)
+
+
 __all__ = [
     "BoxChanceSchema", "DistributionSchema", "MoveSuggestRequestSchema",
     "PositionValueRequestSchema", "PositionValueSchema", "StrictSchema",

@@ -518,7 +518,8 @@ class MoveSchema(ma.Schema):
         "description": "Best expected final score minus this action's"})
     rank = fields.Integer(required=True, metadata={"description": "1 = best; ties share"})
     tie = fields.Boolean(required=True, metadata={
-        "description": "Another action has the same value (within 1e-6)"})
+        "description": "Another action has the same value (within 1e-4, the precision of "
+                       "the float32 tables)"})
     dice = fields.List(fields.Integer(), metadata={"description": "keep: the dice to keep"})
     em_baixo = fields.Boolean(metadata={
         "description": "keep (Bozó): announce 'em baixo' before the next throw"})
@@ -534,6 +535,9 @@ class MoveSchema(ma.Schema):
     joker = fields.Boolean(metadata={"description": "score: the score comes from a Joker"})
     wins_game = fields.Boolean(metadata={
         "description": "score: the placement wins the game at once (valued at its score)"})
+    turn = fields.Nested("TurnOutlookSchema", metadata={
+        "description": "keep, with coach: true: where the turn ends under the advisor's "
+                       "play of the rest of it (service/web/analysis_schemas.py)"})
 
 
 class MoveSuggestionSchema(ma.Schema):

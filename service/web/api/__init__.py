@@ -9,9 +9,10 @@ from ... import __version__
 from .. import analysis_schemas, schemas
 from ..openapi import VariantConverter, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
-from . import hands, moves, positions, scorecards, variants
+from . import analysis, hands, moves, positions, scorecards, variants
 
-BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, positions.blp)
+BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, positions.blp,
+              analysis.blp)
 
 # Schemas referenced by name from hand-written request/response docs (batch = oneOf).
 COMPONENTS = {
@@ -31,6 +32,8 @@ COMPONENTS = {
     "MoveSuggestRequest": analysis_schemas.MoveSuggestRequestSchema,
     "PositionValueRequest": analysis_schemas.PositionValueRequestSchema,
     "PositionValue": analysis_schemas.PositionValueSchema,
+    "GameAnalyzeRequest": analysis_schemas.GameAnalyzeRequestSchema,
+    "GameAnalysis": analysis_schemas.GameAnalysisSchema,
 }
 
 API_CONFIG = {

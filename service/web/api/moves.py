@@ -8,13 +8,14 @@ from flask import Response, current_app
 from flask.views import MethodView
 
 from ...domain.rules import get_variant
+from ..analysis_schemas import MoveSuggestRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import HandScoreRequestSchema
+from .positions import analyst_of
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 
-_request_schema = HandScoreRequestSchema()
+_request_schema = MoveSuggestRequestSchema()
 
 
 def _advise(variant: str, item: dict[str, Any]) -> Response:
@@ -26,8 +27,18 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
     # fingerprint; concurrent requests for the same rules wait for one build.
     result = current_app.extensions["advisor"].suggest(rs, item["dice"], throw, sheet,
                                                        item.get("em_baixo", False))
+    body = result.as_dict()
+    if item.get("coach"):
+        analyst = analyst_of(current_app)
+        keeps = [(i, a) for i, a in enumerate(result.alternatives) if a.action == "keep"]
+        outlooks = analyst.coach(analyst.strategy(rs), sheet, throw,
+                                 [(tuple(a.dice), a.em_baixo) for _, a in keeps])
+        for (i, _), outlook in zip(keeps, outlooks, strict=True):
+            body["alternatives"][i]["turn"] = outlook
+        if body["best"]["action"] == "keep":
+            body["best"] = body["alternatives"][0]
     return json_response({"variant": variant, "rules": rs.describe(), "dice": result.dice,
-                          **result.as_dict()})
+                          **body})
 
 
 @blp.route("/<variant:variant>/moves/suggest")
@@ -35,7 +46,7 @@ class MoveSuggestion(MethodView):
     """Move advice."""
 
     @blp.doc(operationId="suggestMove",
-             requestBody=body_doc("HandScoreRequest", False,
+             requestBody=body_doc("MoveSuggestRequest", False,
                                   "The dice, the throw they stand on and the scorecard"),
              responses={"200": response_doc("MoveSuggestion", False,
                                             "The best keep or box, and every alternative with "
@@ -51,6 +62,10 @@ class MoveSuggestion(MethodView):
         column sheets and Maxi Yatzy are approximations (`exact: false`, see `method`).
         The table of a house-rules table is built inside the first request that needs it
         (about a second at most), then cached by the rules fingerprint.
+
+        With `coach: true` every keep also says where the turn is likely to end under the
+        advisor's play of the rest of it: the probability that the turn ends with points in
+        each box (e.g. P(YAHTZEE this turn | keep 3-3-3)) and the expected points of the turn.
         """
         get_variant(variant)
         items, _ = load_items(_request_schema, batch=False)
