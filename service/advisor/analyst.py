@@ -269,6 +269,37 @@ class Analyst:
                             samples=len(finals), standard_error=se)
 
 
+def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
+                    dice: list[int] | None = None, throw: int | None = None,
+                    em_baixo: bool = False) -> dict[str, Any]:
+    """Each player's chance of finishing first (see `winprob` for what is assumed)."""
+    from .winprob import ASSUMPTIONS, chances
+
+    values = []
+    for i, sheet in enumerate(sheets):
+        mine = i == to_move
+        try:
+            values.append(analyst.position_value(rs, sheet, dice if mine else None,
+                                                 throw if mine else None,
+                                                 em_baixo if mine else False))
+        except InvalidInput as err:
+            from ..domain.errors import Problem
+
+            raise InvalidInput([Problem(p.pointer.replace("/scorecard",
+                                                          f"/players/{i}/scorecard", 1),
+                                        p.message) for p in err.problems]) from None
+    ch = chances([v.distribution for v in values])
+    exact = all(v.distribution.exact for v in values)
+    return {"exact": exact, "assumptions": ASSUMPTIONS,
+            "players": [{"expected_final_score": round(v.mean, 6), "sd": round(v.sd, 6),
+                         "current_total": v.current_total,
+                         "distribution_exact": v.distribution.exact,
+                         "distribution_method": v.distribution.method,
+                         "win": round(c.win, 9), "tie": round(c.tie, 9),
+                         "first": round(c.first, 9), "share": round(c.share, 9)}
+                        for v, c in zip(values, ch, strict=True)]}
+
+
 def _shifted(d: Distribution, total: int) -> Distribution:
     return Distribution(lo=d.lo + total, probs=d.probs, exact=d.exact, method=d.method,
                         samples=d.samples, standard_error=d.standard_error, states=d.states)

@@ -271,6 +271,59 @@ class GameAnalysisSchema(ma.Schema):
     players = fields.List(fields.Nested(PlayerAnalysisSchema), required=True)
 
 
+# --------------------------------------------------------------------------- win probability
+
+
+class WinPlayerSchema(StrictSchema):
+    """One player's sheet."""
+
+    name = fields.String(validate=validate.Length(max=100))
+    scorecard = fields.Nested(ScorecardSchema, metadata={"description": "Default: empty"})
+
+
+class WinProbabilityRequestSchema(RulesRequestFields):
+    """Every player's sheet, and the position of the player to move."""
+
+    players = fields.List(fields.Nested(WinPlayerSchema), required=True,
+                          validate=validate.Length(1, MAX_PLAYERS))
+    to_move = _int(0, MAX_PLAYERS - 1, metadata={
+        "description": "Index of the player to move (default 0); `dice` are theirs"})
+    dice = dice_field(metadata={"description": "The dice of the player to move (mid-turn); "
+                                               "needs `throw`"})
+    throw = _int(1, MAX_THROW, metadata={"description": "Throw the dice stand on (1 = first)"})
+    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+
+
+class PlayerChancesSchema(ma.Schema):
+    """One player's chances."""
+
+    name = fields.String(allow_none=True, required=True)
+    current_total = fields.Integer(required=True)
+    expected_final_score = fields.Float(required=True)
+    sd = fields.Float(required=True)
+    distribution_exact = fields.Boolean(required=True)
+    distribution_method = fields.String(required=True)
+    win = fields.Float(required=True, metadata={
+        "description": "P(the only player with the top total)"})
+    tie = fields.Float(required=True, metadata={"description": "P(sharing the top total)"})
+    first = fields.Float(required=True, metadata={
+        "description": "P(finishing first, ties counted) = win + tie"})
+    share = fields.Float(required=True, metadata={
+        "description": "Expected share of the win (a k-way tie counts 1/k); sums to 1"})
+
+
+class WinProbabilitySchema(ma.Schema):
+    """Every player's chance of finishing first."""
+
+    variant = fields.String(required=True)
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    exact = fields.Boolean(required=True, metadata={
+        "description": "Every player's distribution is exact (else some are sampled)"})
+    assumptions = fields.String(required=True)
+    to_move = fields.Integer(required=True)
+    players = fields.List(fields.Nested(PlayerChancesSchema), required=True)
+
+
 __all__ = [
     "BoxChanceSchema", "DistributionSchema", "MoveSuggestRequestSchema",
     "PositionValueRequestSchema", "PositionValueSchema", "StrictSchema",

@@ -34,6 +34,8 @@ COMPONENTS = {
     "PositionValue": analysis_schemas.PositionValueSchema,
     "GameAnalyzeRequest": analysis_schemas.GameAnalyzeRequestSchema,
     "GameAnalysis": analysis_schemas.GameAnalysisSchema,
+    "WinProbabilityRequest": analysis_schemas.WinProbabilityRequestSchema,
+    "WinProbability": analysis_schemas.WinProbabilitySchema,
 }
 
 API_CONFIG = {

@@ -8,10 +8,11 @@ from flask import Response, current_app
 from flask.views import MethodView
 
 from ...advisor.analysis import PlayerGame, Throw, Turn, analyze
+from ...advisor.analyst import win_probability
 from ...domain.errors import InvalidInput, Problem
 from ...domain.rules import get_variant
 from ...domain.scoring import parse_scorecard
-from ..analysis_schemas import GameAnalyzeRequestSchema
+from ..analysis_schemas import GameAnalyzeRequestSchema, WinProbabilityRequestSchema
 from ..body import json_response, load_items, rules_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from .positions import analyst_of
@@ -19,6 +20,7 @@ from .positions import analyst_of
 blp = new_blueprint("games", "Whole games: analysis of the decisions and win probabilities")
 
 _analyze_schema = GameAnalyzeRequestSchema()
+_win_schema = WinProbabilityRequestSchema()
 
 
 def _players(rs: Any, item: dict[str, Any]) -> list[PlayerGame]:
@@ -79,3 +81,44 @@ def _check_round_order(item: dict[str, Any]) -> None:
             raise InvalidInput.one(f"/players/{i}/turns",
                                    f"{counts[i]} turns after a player with {counts[i - 1]}: "
                                    "players play in the order listed, one turn per round")
+
+
+@blp.route("/<variant:variant>/games/win-probability")
+class WinProbability(MethodView):
+    """Win probabilities."""
+
+    @blp.doc(operationId="winProbability",
+             requestBody=body_doc("WinProbabilityRequest", False,
+                                  "Every player's scorecard; the dice of the player to move"),
+             responses={"200": response_doc("WinProbability", False,
+                                            "Each player's chance of finishing first"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """The probability that each player finishes first (a live win bar).
+
+        Assumed: every player plays the advisor's strategy (maximising their own expected
+        final score), so the final totals are independent; each player's final total has
+        the distribution `positions/value` gives for their sheet (the player to move with
+        their current dice, when given); equal top totals share the win (`share` counts a
+        k-way tie as 1/k, and the shares sum to 1); a game won at once is counted at its
+        box score. Exact when every distribution is (`exact`), else some are sampled.
+        """
+        get_variant(variant)
+        items, _ = load_items(_win_schema, batch=False)
+        item = items[0]
+        rs = rules_for(variant, item)
+        to_move = item.get("to_move", 0)
+        players = item["players"]
+        if to_move >= len(players):
+            raise InvalidInput.one("/to_move", f"there are {len(players)} players")
+        sheets = []
+        for i, p in enumerate(players):
+            sheets.append(parse_scorecard(rs, p.get("scorecard"),
+                                          base=f"/players/{i}/scorecard"))
+        result = win_probability(analyst_of(current_app), rs, sheets, to_move,
+                                 item.get("dice"), item.get("throw"),
+                                 item.get("em_baixo", False))
+        for p, out in zip(players, result["players"], strict=True):
+            out["name"] = p.get("name")
+        return json_response({"variant": variant, "rules": rs.describe(), "to_move": to_move,
+                              **result})
