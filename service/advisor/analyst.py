@@ -14,7 +14,7 @@ Where the distribution is exact and where it is sampled:
   under the 200 ms budget), or when the distribution is cached (every turn start asked
   before; the start of a game is computed once per table of rules and kept);
 - otherwise (approximate methods, or early positions too large for the budget): games of
-  the advisor's own play (`simulate.py`), `samples` of them (default 4,000) seeded by the
+  the advisor's own play (`simulate.py`), `samples` of them (default 2,000) seeded by the
   position, with the sampling error of the mean stated.
 
 Mean and standard deviation are always exact for exact methods (the moment tables), also
@@ -38,7 +38,8 @@ from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet
 from .cache import is_builtin
 from .distribution import Distribution, forward, merge_records, push_turn
 from .engine import Advisor
-from .moments import LANES, MomentCache, Moments, turn2
+from .moments import MomentCache, Moments
+from .policy import policy_block
 from .positions import part_value
 from .simulate import simulate
 from .strategy import Strategy
@@ -88,7 +89,7 @@ class Analyst:
     """Position values, distributions and coaching for an `Advisor`'s strategies."""
 
     def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
-                 exact_states: int = 20_000, samples: int = 4_000) -> None:
+                 exact_states: int = 20_000, samples: int = 2_000) -> None:
         self.advisor = advisor
         self.moment_cache = MomentCache(advisor.store, lru_size, threads)
         self.exact_states = exact_states
@@ -248,13 +249,11 @@ class Analyst:
                            throw: int = 1) -> Distribution:
         """Exact distribution of the points still to come from a part state (at the start of
         a turn, or at `hand` after throw `throw`)."""
-        part = st.parts[0]
-        kd = part.solution.kd
-        mo = self.moments(st)[0]
+        sol = st.parts[0].solution
         first_turn = None
         if hand >= 0:
-            first_turn = _first_turn_records(kd, mo, state, hand, throw)
-        return forward(kd, mo, state, 0, first_turn)
+            first_turn = _first_turn_records(sol.kd, sol.values, state, hand, throw)
+        return forward(sol.kd, sol.values, state, 0, first_turn)
 
     def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int) -> Distribution:
         seed = _seed(st.rs.fingerprint, pos, hand, throw)
@@ -311,23 +310,24 @@ def _seed(fingerprint: str, pos: Position, hand: int, throw: int) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
 
 
-def _first_turn_records(kd: Any, mo: Moments, state: tuple[int, int, int], hand: int,
+def _first_turn_records(kd: Any, values: np.ndarray, state: tuple[int, int, int], hand: int,
                         throw: int) -> tuple[np.ndarray, np.ndarray]:
     """The rest of a turn from `hand` after `throw`: outcomes as `merge_records` gives them."""
     from .distribution import gain_bound
 
     nh = kd.nh
-    arrs = [np.empty((nh, LANES)) for _ in range(8)]
-    nx = [np.empty((nh, LANES), np.int64) for _ in range(2)]
-    dec = np.zeros((kd.throws + 1, nh, LANES), np.int64)
-    bm = np.full(LANES, state[0], np.int64)
-    bu = np.full(LANES, state[1], np.int64)
-    bf = np.full(LANES, state[2], np.int64)
-    s1f, s2f, gnf, s1l, s2l, gnl, c1, c2 = arrs
-    turn2(kd, mo.m1, mo.m2, bm, bu, bf, True, s1f, s2f, nx[0], gnf, s1l, s2l, nx[1], gnl,
-          dec, c1, c2)
+    one = 1
+    f64 = [np.empty((nh, one)) for _ in range(4)]
+    i64 = [np.empty((nh, one), np.int64) for _ in range(4)]
+    dec = np.zeros((kd.throws + 1, nh, one), np.int64)
+    bm = np.full(one, state[0], np.int64)
+    bu = np.full(one, state[1], np.int64)
+    bf = np.full(one, state[2], np.int64)
+    gnf, scf, gnl, scl = f64
+    nxf, bxf, nxl, bxl = i64
+    policy_block(kd, values, bm, bu, bf, nxf, gnf, bxf, scf, nxl, gnl, bxl, scl, dec)
     mass0 = np.zeros(nh)
     mass0[hand] = 1.0
     sf, sl = np.empty(nh), np.empty(nh)
     push_turn(kd, dec, 0, throw, mass0, sf, sl)
-    return merge_records(nx[0], gnf, nx[1], gnl, 0, sf, sl, gain_bound(kd))
+    return merge_records(nxf, gnf, nxl, gnl, 0, sf, sl, gain_bound(kd))

@@ -2,8 +2,8 @@
 
 A forward pass over the game states reachable from a position, level by level (one level =
 one more box filled), carrying for each state the distribution of the points accumulated so
-far. For every state the policy of its turn comes from `moments.turn2` (the float64
-re-solve: best box per hand, best keep per hand and throw); the turn's outcome distribution
+far. For every state the policy of its turn comes from `policy.policy_block` (the advisor's
+own: best box per hand, best keep per hand and throw); the turn's outcome distribution
 (which next state, how many points) follows by pushing the probability of the dice through
 the throws of the turn, and each state's histogram is shifted by the points and added into
 its successor's. Histograms are dense over each state's own range of totals. Nothing is
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
-from .moments import LANES, Moments, turn2
+from .policy import LANES, policy_block
 
 
 @dataclass
@@ -79,9 +79,15 @@ def push_turn(kd, DEC, lane, start_throw, mass0, stop_first, stop_later):
     On return stop_first[h] / stop_later[h] hold the probability that the turn is scored
     with hand h on the first throw / on a later one.
     """
+    push_turn_into(kd, DEC, lane, start_throw, mass0, stop_first, stop_later,
+                   np.empty(kd.nh), np.empty(kd.nk))
+
+
+@nb.njit(cache=True, error_model="numpy")
+def push_turn_into(kd, DEC, lane, start_throw, mass0, stop_first, stop_later, mass, kmass):
+    """`push_turn` with scratch arrays `mass` (hands) and `kmass` (keeps)."""
     nh = kd.nh
-    mass = mass0.copy()
-    kmass = np.zeros(kd.nk)
+    mass[:] = mass0
     for h in range(nh):
         stop_first[h] = 0.0
         stop_later[h] = 0.0
@@ -116,35 +122,53 @@ def push_turn(kd, DEC, lane, start_throw, mass0, stop_first, stop_later):
                 stop_later[h] += mass[h]
 
 
+HASH = 2048  # open-addressing table of a turn's outcomes (at most 2 x 462 hands)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def merge_into(NXf, GNf, NXl, GNl, lane, stop_first, stop_later, gmax, hk, hp, used):
+    """The turn's outcomes (next state, points) with their probabilities, equal outcomes
+    merged in the hash table hk/hp (keys -1 when free); `used` receives the slots taken.
+    Returns how many."""
+    nh = stop_first.shape[0]
+    n = 0
+    for h in range(2 * nh):
+        if h < nh:
+            p = stop_first[h]
+            if p == 0.0:
+                continue
+            key = NXf[h, lane] * gmax + int(np.rint(GNf[h, lane]))
+        else:
+            p = stop_later[h - nh]
+            if p == 0.0:
+                continue
+            key = NXl[h - nh, lane] * gmax + int(np.rint(GNl[h - nh, lane]))
+        slot = (key * 2654435761) & (HASH - 1)
+        while hk[slot] != -1 and hk[slot] != key:
+            slot = (slot + 1) & (HASH - 1)
+        if hk[slot] == -1:
+            hk[slot] = key
+            hp[slot] = p
+            used[n] = slot
+            n += 1
+        else:
+            hp[slot] += p
+    return n
+
+
 @nb.njit(cache=True, error_model="numpy")
 def merge_records(NXf, GNf, NXl, GNl, lane, stop_first, stop_later, gmax):
-    """The turn's outcomes as (next state, points, probability), equal outcomes merged."""
-    nh = stop_first.shape[0]
-    keys = np.empty(2 * nh, np.int64)
-    ps = np.empty(2 * nh)
-    n = 0
-    for h in range(nh):
-        if stop_first[h] != 0.0:
-            keys[n] = NXf[h, lane] * gmax + int(np.rint(GNf[h, lane]))
-            ps[n] = stop_first[h]
-            n += 1
-        if stop_later[h] != 0.0:
-            keys[n] = NXl[h, lane] * gmax + int(np.rint(GNl[h, lane]))
-            ps[n] = stop_later[h]
-            n += 1
-    order = np.argsort(keys[:n])
-    out_k = np.empty(n, np.int64)
-    out_p = np.empty(n)
-    m = 0
-    for j in range(n):
-        i = order[j]
-        if m > 0 and out_k[m - 1] == keys[i]:
-            out_p[m - 1] += ps[i]
-        else:
-            out_k[m] = keys[i]
-            out_p[m] = ps[i]
-            m += 1
-    return out_k[:m], out_p[:m]
+    """The turn's outcomes as arrays (keys: next state * gmax + points, probabilities)."""
+    hk = -np.ones(HASH, np.int64)
+    hp = np.zeros(HASH)
+    used = np.empty(HASH, np.int64)
+    n = merge_into(NXf, GNf, NXl, GNl, lane, stop_first, stop_later, gmax, hk, hp, used)
+    ks = np.empty(n, np.int64)
+    ps = np.empty(n)
+    for i in range(n):
+        ks[i] = hk[used[i]]
+        ps[i] = hp[used[i]]
+    return ks, ps
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -157,23 +181,21 @@ def _grow(a, need):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def level_records(kd, T1, T2, states, gmax):
+def level_records(kd, V, states, gmax):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
     key = next state's flat index * gmax + points."""
     n = states.shape[0]
     L = LANES
     nh = kd.nh
-    S1f = np.empty((nh, L))
-    S2f = np.empty((nh, L))
-    S1l = np.empty((nh, L))
-    S2l = np.empty((nh, L))
     NXf = np.empty((nh, L), np.int64)
     NXl = np.empty((nh, L), np.int64)
     GNf = np.empty((nh, L))
     GNl = np.empty((nh, L))
+    BXf = np.empty((nh, L), np.int64)
+    BXl = np.empty((nh, L), np.int64)
+    SCf = np.empty((nh, L))
+    SCl = np.empty((nh, L))
     DEC = np.zeros((kd.throws + 1, nh, L), np.int64)
-    cur1 = np.empty((nh, L))
-    cur2 = np.empty((nh, L))
     bm = np.empty(L, np.int64)
     bu = np.empty(L, np.int64)
     bf = np.empty(L, np.int64)
@@ -183,6 +205,11 @@ def level_records(kd, T1, T2, states, gmax):
     sf = np.empty(nh)
     sl = np.empty(nh)
     mass0 = kd.prob.copy()
+    hk = -np.ones(HASH, np.int64)
+    hp = np.zeros(HASH)
+    slots = np.empty(HASH, np.int64)
+    pmass = np.empty(nh)
+    kmass = np.empty(kd.nk)
     used = 0
     for bi in range((n + L - 1) // L):
         for lane in range(L):
@@ -190,19 +217,20 @@ def level_records(kd, T1, T2, states, gmax):
             bm[lane] = states[i, 0]
             bu[lane] = states[i, 1]
             bf[lane] = states[i, 2]
-        turn2(kd, T1, T2, bm, bu, bf, True, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl,
-              DEC, cur1, cur2)
+        policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
         for lane in range(L):
             i = bi * L + lane
             if i >= n:
                 break
-            push_turn(kd, DEC, lane, 1, mass0, sf, sl)
-            ks, ps = merge_records(NXf, GNf, NXl, GNl, lane, sf, sl, gmax)
-            rk = _grow(rk, used + ks.shape[0])
-            rp = _grow(rp, used + ks.shape[0])
-            rk[used:used + ks.shape[0]] = ks
-            rp[used:used + ks.shape[0]] = ps
-            used += ks.shape[0]
+            push_turn_into(kd, DEC, lane, 1, mass0, sf, sl, pmass, kmass)
+            m = merge_into(NXf, GNf, NXl, GNl, lane, sf, sl, gmax, hk, hp, slots)
+            rk = _grow(rk, used + m)
+            rp = _grow(rp, used + m)
+            for j in range(m):
+                rk[used + j] = hk[slots[j]]
+                rp[used + j] = hp[slots[j]]
+                hk[slots[j]] = -1
+            used += m
             off[i + 1] = used
     return off, rk[:used], rp[:used]
 
@@ -260,15 +288,16 @@ def gain_bound(kd: object) -> int:
     return int(top) + int(kd.bonus_amount) + int(kd.amount) + 2
 
 
-def forward(kd: object, mo: Moments, start: tuple[int, int, int], total: int,
+def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
             first_turn: tuple[np.ndarray, np.ndarray] | None = None) -> Distribution:
-    """Exact distribution of the final total from a state at the start of a turn.
+    """Exact distribution of the final total from a state at the start of a turn, under the
+    policy of the solver's table `values`.
 
     `total`: points already on the sheet. `first_turn`, when given, replaces the first
     turn's outcomes: (keys, probabilities) as `merge_records` gives them (a position in the
     middle of a turn).
     """
-    shape = mo.m1.shape
+    shape = values.shape
     nb_boxes = kd.nb
     full = (1 << nb_boxes) - 1
     gmax = gain_bound(kd)
@@ -284,7 +313,7 @@ def forward(kd: object, mo: Moments, start: tuple[int, int, int], total: int,
             off = np.array([0, len(first_turn[0])], np.int64)
             rk, rp = first_turn
         else:
-            off, rk, rp = level_records(kd, mo.m1, mo.m2, states, gmax)
+            off, rk, rp = level_records(kd, values, states, gmax)
         visited += len(states)
         flat, lo, hoff, hist = advance(lo, hoff, hist, off, rk, rp, gmax, slot_of)
         states = np.stack([flat // (nu * nf), (flat // nf) % nu, flat % nf], axis=1)

@@ -14,6 +14,7 @@ import numba as nb
 import numpy as np
 
 from .moments import score2
+from .policy import LANES, policy_block
 from .strategy import Strategy
 from .turn import Position, turn_tables2
 
@@ -121,9 +122,74 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
     return out
 
 
+@nb.njit(cache=True, error_model="numpy")
+def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size, keep_hand):
+    """`play` for a one-part strategy without saved throws, 32 games side by side (the
+    policy of a block of states at a time, `policy.policy_block`)."""
+    np.random.seed(seed)
+    L = LANES
+    nh = kd.nh
+    full = (1 << kd.nb) - 1
+    NU = V.shape[1]
+    NF = V.shape[2]
+    out = np.empty(n_games, np.int64)
+    NXf = np.empty((nh, L), np.int64)
+    NXl = np.empty((nh, L), np.int64)
+    BXf = np.empty((nh, L), np.int64)
+    BXl = np.empty((nh, L), np.int64)
+    GNf = np.empty((nh, L))
+    GNl = np.empty((nh, L))
+    SCf = np.empty((nh, L))
+    SCl = np.empty((nh, L))
+    DEC = np.zeros((kd.throws + 1, nh, L), np.int64)
+    bm = np.empty(L, np.int64)
+    bu = np.empty(L, np.int64)
+    bf = np.empty(L, np.int64)
+    tot = np.empty(L, np.int64)
+    for g0 in range(0, n_games, L):
+        for lane in range(L):
+            bm[lane] = st0[0]
+            bu[lane] = st0[1]
+            bf[lane] = st0[2]
+            tot[lane] = total0
+        first_turn = True
+        while bm[0] != full:
+            policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
+            for lane in range(L):
+                if first_turn and start_hand >= 0:
+                    t = start_throw
+                    h = start_hand
+                else:
+                    t = 1
+                    h = _draw(kd, size, keep_hand, 0)
+                while t < kd.throws and DEC[t, h, lane] >= 0:
+                    h = _draw(kd, size, keep_hand, DEC[t, h, lane])
+                    t += 1
+                if t == 1:
+                    nx = NXf[h, lane]
+                    tot[lane] += int(np.rint(GNf[h, lane]))
+                else:
+                    nx = NXl[h, lane]
+                    tot[lane] += int(np.rint(GNl[h, lane]))
+                bm[lane] = nx // (NU * NF)
+                bu[lane] = (nx // NF) % NU
+                bf[lane] = nx % NF
+            first_turn = False
+        for lane in range(L):
+            if g0 + lane < n_games:
+                out[g0 + lane] = tot[lane]
+    return out
+
+
 def simulate(st: Strategy, pos: Position, n_games: int, seed: int, throw: int = 1,
              hand: int = -1) -> np.ndarray:
     """Final totals of `n_games` games of the advisor's play from a position (seeded)."""
+    keeps0 = st.parts[0].solution.model.keeps
+    if len(st.parts) == 1 and not st.rs.variant.saved_throws:
+        sol = st.parts[0].solution
+        return play_lanes(sol.kd, sol.values, np.array(pos.states[0][:3], np.int64),
+                          pos.total, int(n_games), int(seed), int(throw), int(hand),
+                          keeps0.size, keeps0.keep_hand)
     kds = tuple(p.solution.kd for p in st.parts)
     tabs = tuple(np.asarray(p.solution.values) for p in st.parts)
     keeps = st.parts[0].solution.model.keeps
