@@ -13,9 +13,9 @@ rethrowing, a keep before its sub-multisets (the running maximum over "keep minu
 moves only on a strictly larger mean), the box earlier on the sheet before a later one.
 
 The block kernels here mirror `kernel.score_pass` / `kernel.keep_pass` / `kernel.turn_pass`
-(lanes of states side by side) and also record, per hand, the box chosen (as the next
-state's flat index and the points gained) and, per throw, the keep chosen: the policy that
-`distribution.py` and `simulate.py` follow. `kernel.py` itself is not changed.
+(lanes of states side by side); `score2` also records, per hand, the box chosen (its next
+state's flat index, the points gained, the box and its score), which `turn.TurnView` reads.
+`kernel.py` itself is not changed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .model import KIND_TRACKED, KIND_UPPER, reachable_states
 from .solver import Solution
 
 NEG = -1e30
-LANES = 16  # float64 lanes: a block's keep arrays stay in the L2 cache
+LANES = 32
 
 
 @dataclass
@@ -236,12 +236,12 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def keeps2(kd, cur1, cur2, E1, E2, EA, M1, M2, MA):
+def keeps2(kd, cur1, cur2, E1, E2, M1, M2):
     """From hand values at throw t+1 (cur1, cur2): keep values after throw t.
 
-    E1/E2[k]: moments of keeping k and rethrowing the rest ("em baixo" applied: EA[k] is the
-    keep whose value k takes, k itself or its mirror image); M1/M2[k]: the best keep among k
-    and its sub-multisets, MA[k] which keep that is (an effective keep id, held as a float).
+    E1/E2[k]: moments of keeping k and rethrowing the rest ("em baixo" applied: a keep takes
+    its mirror image's moments when that is worth more); M1/M2[k]: the best keep among k and
+    its sub-multisets.
     """
     L = cur1.shape[1]
     for h in range(kd.nh):
@@ -261,9 +261,6 @@ def keeps2(kd, cur1, cur2, E1, E2, EA, M1, M2, MA):
                            + E1[a5, lane] + E1[a6, lane]) / 6.0
             E2[k, lane] = (E2[a1, lane] + E2[a2, lane] + E2[a3, lane] + E2[a4, lane]
                            + E2[a5, lane] + E2[a6, lane]) / 6.0
-    for k in range(kd.nk):
-        for lane in range(L):
-            EA[k, lane] = k
     if kd.em_baixo:
         for k in range(kd.n_small):
             mk = kd.mirror[k]
@@ -272,16 +269,13 @@ def keeps2(kd, cur1, cur2, E1, E2, EA, M1, M2, MA):
                     if E1[mk, lane] > E1[k, lane]:
                         E1[k, lane] = E1[mk, lane]
                         E2[k, lane] = E2[mk, lane]
-                        EA[k, lane] = mk
                     elif E1[k, lane] > E1[mk, lane]:
                         E1[mk, lane] = E1[k, lane]
                         E2[mk, lane] = E2[k, lane]
-                        EA[mk, lane] = k
     for k in range(kd.nk):
         for lane in range(L):
             M1[k, lane] = E1[k, lane]
             M2[k, lane] = E2[k, lane]
-            MA[k, lane] = EA[k, lane]
     for p in range(kd.pairs.shape[0]):
         k = kd.pairs[p, 0]
         s = kd.pairs[p, 1]
@@ -291,19 +285,12 @@ def keeps2(kd, cur1, cur2, E1, E2, EA, M1, M2, MA):
             c = M1[k, lane]
             w = np.float64(a > c)
             M2[k, lane] = w * M2[s, lane] + (1.0 - w) * M2[k, lane]
-            MA[k, lane] = w * MA[s, lane] + (1.0 - w) * MA[k, lane]
             M1[k, lane] = np.maximum(a, c)
 
 
 @nb.njit(cache=True, error_model="numpy")
-def turn2(kd, T1, T2, bm, bu, bf, want_policy, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl,
-          DEC, cur1, cur2):
-    """One turn for the block's states: hand values at throw 1 in cur1/cur2.
-
-    With `want_policy`, DEC[t, h, lane] (t = 1 .. throws-1) receives the decision for hand h
-    at throw t: the effective keep id to rethrow from, or -1 to score now (throw 1 only:
-    from throw 2 on, keeping every die carries the hand to the last throw, which scores it).
-    """
+def turn2(kd, T1, T2, bm, bu, bf, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl, cur1, cur2):
+    """One turn for the block's states: the moments of the hands at throw 1 in cur1/cur2."""
     L = bm.shape[0]
     later = bm[0] < 0  # False, typed as a plain bool
     BX = np.empty((kd.nh, L), np.int64)
@@ -314,34 +301,26 @@ def turn2(kd, T1, T2, bm, bu, bf, want_policy, S1f, S2f, NXf, GNf, S1l, S2l, NXl
     else:
         S1f[:, :] = S1l
         S2f[:, :] = S2l
-        NXf[:, :] = NXl
-        GNf[:, :] = GNl
     E1 = np.empty((kd.nk, L))
     E2 = np.empty((kd.nk, L))
-    EA = np.empty((kd.nk, L))
     M1 = np.empty((kd.nk, L))
     M2 = np.empty((kd.nk, L))
-    MA = np.empty((kd.nk, L))
     for h in range(kd.nh):
         for lane in range(L):
             cur1[h, lane] = S1l[h, lane]
             cur2[h, lane] = S2l[h, lane]
-    for t in range(kd.throws - 1, 0, -1):
-        keeps2(kd, cur1, cur2, E1, E2, EA, M1, M2, MA)
+    for _ in range(kd.throws - 1):
+        keeps2(kd, cur1, cur2, E1, E2, M1, M2)
         for h in range(kd.nh):
             k = kd.hand_keep[h]
             for lane in range(L):
                 cur1[h, lane] = M1[k, lane]
                 cur2[h, lane] = M2[k, lane]
-                if want_policy:
-                    DEC[t, h, lane] = int(MA[k, lane])
     for h in range(kd.nh):
         for lane in range(L):
-            if S1f[h, lane] >= cur1[h, lane]:
-                cur1[h, lane] = S1f[h, lane]
-                cur2[h, lane] = S2f[h, lane]
-                if want_policy and kd.throws > 1:
-                    DEC[1, h, lane] = -1
+            w = np.float64(S1f[h, lane] >= cur1[h, lane])
+            cur2[h, lane] = w * S2f[h, lane] + (1.0 - w) * cur2[h, lane]
+            cur1[h, lane] = w * S1f[h, lane] + (1.0 - w) * cur1[h, lane]
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
@@ -359,7 +338,6 @@ def moments_level(kd, T1, T2, states):
     NXl = np.empty((nh, L), np.int64)
     GNf = np.empty((nh, L))
     GNl = np.empty((nh, L))
-    DEC = np.empty((1, 1, 1), np.int64)
     cur1 = np.empty((nh, L))
     cur2 = np.empty((nh, L))
     bm = np.empty(L, np.int64)
@@ -371,8 +349,7 @@ def moments_level(kd, T1, T2, states):
             bm[lane] = states[i, 0]
             bu[lane] = states[i, 1]
             bf[lane] = states[i, 2]
-        turn2(kd, T1, T2, bm, bu, bf, False, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl,
-              DEC, cur1, cur2)
+        turn2(kd, T1, T2, bm, bu, bf, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl, cur1, cur2)
         for lane in range(L):
             if bi * L + lane < n:
                 a1 = 0.0
