@@ -10,12 +10,14 @@ starts (a few hundred numbers each). Game analysis (`analysis.py`) and win proba
 Where the distribution is exact and where it is sampled:
 
 - one-part (exact-method) strategies: the exact forward pass (`distribution.py`) when the
-  states reachable from the position are at most `exact_states` (default 20,000: well
-  under the 200 ms budget), or when the distribution is cached (every turn start asked
-  before; the start of a game is computed once per table of rules and kept);
+  states reachable from the position are at most `exact_states` (default 20,000: about
+  the 200 ms budget), or when the distribution is cached: every turn start asked before,
+  and the start of a game of every built-in variant, which `warm` (run by
+  ``python -m service.advisor build``) computes once and keeps beside the value tables;
 - otherwise (approximate methods, or early positions too large for the budget): games of
-  the advisor's own play (`simulate.py`), `samples` of them (default 2,000) seeded by the
-  position, with the sampling error of the mean stated.
+  the advisor's own play (`simulate.py`) seeded by the position, `samples` of them
+  (default 2,000; `samples_approximate`, default 400, for the approximate methods, whose
+  games are played one at a time), with the sampling error of the mean stated.
 
 Mean and standard deviation are always exact for exact methods (the moment tables), also
 when the distribution is sampled.
@@ -89,11 +91,13 @@ class Analyst:
     """Position values, distributions and coaching for an `Advisor`'s strategies."""
 
     def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
-                 exact_states: int = 20_000, samples: int = 2_000) -> None:
+                 exact_states: int = 20_000, samples: int = 2_000,
+                 samples_approximate: int = 400) -> None:
         self.advisor = advisor
         self.moment_cache = MomentCache(advisor.store, lru_size, threads)
         self.exact_states = exact_states
         self.samples = samples
+        self.samples_approximate = samples_approximate
         self.lock = threading.Lock()
         self.dists: OrderedDict[tuple[str, tuple[int, int, int]], Distribution] = OrderedDict()
         self.dist_size = 256
@@ -221,17 +225,12 @@ class Analyst:
 
     def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                           view: TurnView) -> Distribution:
-        state = pos.states[0][:3]
-        key = (st.rs.fingerprint, tuple(int(x) for x in state))
+        state = tuple(int(x) for x in pos.states[0][:3])
         if hand < 0:
-            with self.lock:
-                cached = self.dists.get(key)
-                if cached is not None:
-                    self.dists.move_to_end(key)
+            cached = self._cached(st, state)
             if cached is not None:
                 return _shifted(cached, pos.total)
-        if self.states_from(st, state) > self.exact_states and not (
-                hand < 0 and pos.open_boxes == len(st.rs.variant.box_ids)):
+        if self.states_from(st, state) > self.exact_states:
             d = self._sampled(st, pos, hand, throw)
             mean_exact = pos.total + (view.hand_value(hand, throw)[0] if hand >= 0
                                       else view.mean_now)
@@ -239,11 +238,67 @@ class Analyst:
             return d
         dist = self.exact_distribution(st, state, hand, throw)
         if hand < 0:
-            with self.lock:
-                self.dists[key] = dist
-                while len(self.dists) > self.dist_size:
-                    self.dists.popitem(last=False)
+            self._remember(st, state, dist)
         return _shifted(dist, pos.total)
+
+    def _start_state(self, st: Strategy) -> tuple[int, int, int]:
+        return tuple(int(x) for x in Position.of(st, empty_sheet(st.rs)).states[0][:3])
+
+    def _cached(self, st: Strategy, state: tuple[int, int, int]) -> Distribution | None:
+        """A turn start's distribution from memory, or (the start of a game of a built-in
+        variant) from the table directory."""
+        key = (st.rs.fingerprint, state)
+        with self.lock:
+            found = self.dists.get(key)
+            if found is not None:
+                self.dists.move_to_end(key)
+                return found
+        if is_builtin(st.rs) and state == self._start_state(st):
+            data = self.advisor.store.load(st.rs, f"{st.parts[0].name}-start")
+            if data is not None and len(data) > 1:
+                found = Distribution(lo=int(data[0]), probs=np.array(data[1:]))
+                self._remember(st, state, found, save=False)
+                return found
+        return None
+
+    def _remember(self, st: Strategy, state: tuple[int, int, int], dist: Distribution,
+                  save: bool = True) -> None:
+        with self.lock:
+            self.dists[(st.rs.fingerprint, state)] = dist
+            while len(self.dists) > self.dist_size:
+                self.dists.popitem(last=False)
+        if save and is_builtin(st.rs) and state == self._start_state(st):
+            self.advisor.store.save(st.rs, f"{st.parts[0].name}-start",
+                                    np.concatenate([[float(dist.lo)], dist.probs]))
+
+    def start_distribution(self, st: Strategy) -> Distribution | None:
+        """The exact distribution of the final total from the start of a game (one-part
+        strategies; None for the approximate methods): cached, or computed and kept (on
+        disk too for built-in variants). Seconds for the larger sheets: `warm` runs it."""
+        if len(st.parts) != 1:
+            return None
+        state = self._start_state(st)
+        found = self._cached(st, state)
+        if found is None:
+            found = self.exact_distribution(st, state)
+            self._remember(st, state, found)
+        return found
+
+    def warm(self, variants: list[str] | tuple[str, ...]) -> dict[str, float]:
+        """Build the moment tables and the start distributions of built-in variants (what
+        `python -m service.advisor build` adds to the value tables); seconds each."""
+        import time
+
+        from ..domain.rules import effective_rules
+
+        out = {}
+        for vid in variants:
+            began = time.perf_counter()
+            st = self.strategy(effective_rules(vid))
+            self.moments(st)
+            self.start_distribution(st)
+            out[vid] = time.perf_counter() - began
+        return out
 
     def exact_distribution(self, st: Strategy, state: tuple[int, int, int], hand: int = -1,
                            throw: int = 1) -> Distribution:
@@ -257,7 +312,10 @@ class Analyst:
 
     def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int) -> Distribution:
         seed = _seed(st.rs.fingerprint, pos, hand, throw)
-        finals = simulate(st, pos, self.samples, seed, throw, hand)
+        # several parts are played one game at a time (not 32 side by side): fewer games
+        n = self.samples if len(st.parts) == 1 and not st.rs.variant.saved_throws \
+            else self.samples_approximate
+        finals = simulate(st, pos, n, seed, throw, hand)
         lo = int(finals.min())
         probs = np.bincount(finals - lo).astype(float) / len(finals)
         se = float(finals.std(ddof=1) / np.sqrt(len(finals)))

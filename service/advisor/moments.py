@@ -443,3 +443,4 @@ class MomentCache:
             mo = Moments(store.save(rs, f"{part.name}-m1", mo.m1),
                          store.save(rs, f"{part.name}-m2", mo.m2))
         return mo
+

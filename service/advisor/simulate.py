@@ -28,6 +28,17 @@ def _draw(kd, size, keep_hand, k):
 
 
 @nb.njit(cache=True, error_model="numpy")
+def _bonuses(kd, extra):
+    """(upper bonuses, five-of-a-kind bonuses) in a placement's points beyond its box score."""
+    if extra <= 0:
+        return 0, 0
+    a, f = kd.amount, kd.bonus_amount
+    if f > 0 and (extra == f or extra == f + a) and f != a:
+        return (1 if extra == f + a else 0), 1
+    return 1, 0
+
+
+@nb.njit(cache=True, error_model="numpy")
 def _terminals(kds, tabs, st, first, t1, choice):
     """Best value of scoring each hand now over the parts (relative to the parts' values),
     with the choice: part, next state (flat), points."""
@@ -60,12 +71,14 @@ def _terminals(kds, tabs, st, first, t1, choice):
                 choice[h, 0] = p
                 choice[h, 1] = nx[h, 0]
                 choice[h, 2] = int(np.rint(gn[h, 0]))
+                choice[h, 3] = int(np.rint(sc[h, 0]))
 
 
 @nb.njit(cache=True, error_model="numpy")
 def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_games, seed,
          start_throw, start_hand, size, keep_hand):
-    """Final totals of `n_games` games from a position (seeded).
+    """Final totals of `n_games` games from a position (seeded), with the upper bonuses
+    and five-of-a-kind bonuses each game won: rows (totals, upper bonuses, bonuses).
 
     st0[p] = (mask, upper code, flags) of each part; `start_hand` >= 0: the first turn is
     already at throw `start_throw` with that hand.
@@ -74,15 +87,17 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
     nparts = len(kds)
     kd0 = kds[0]
     nh = kd0.nh
-    out = np.empty(n_games, np.int64)
+    out = np.empty((3, n_games), np.int64)
     t1f = np.empty(nh)
     t1l = np.empty(nh)
-    cf = np.zeros((nh, 3), np.int64)
-    cl = np.zeros((nh, 3), np.int64)
+    cf = np.zeros((nh, 4), np.int64)
+    cl = np.zeros((nh, 4), np.int64)
     for g in range(n_games):
         st = st0.copy()
         total = total0
         saved = saved0
+        ups = 0
+        fives = 0
         first_turn = True
         while True:
             open_boxes = 0
@@ -116,9 +131,14 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
             st[p, 1] = (c[1] // nf) % nu
             st[p, 2] = c[1] % nf
             total += c[2]
+            up, five = _bonuses(kds[p], c[2] - c[3])
+            ups += up
+            fives += five
             if saves:
                 saved += base_throws - t
-        out[g] = total
+        out[0, g] = total
+        out[1, g] = ups
+        out[2, g] = fives
     return out
 
 
@@ -132,7 +152,7 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
     full = (1 << kd.nb) - 1
     NU = V.shape[1]
     NF = V.shape[2]
-    out = np.empty(n_games, np.int64)
+    out = np.empty((3, n_games), np.int64)
     NXf = np.empty((nh, L), np.int64)
     NXl = np.empty((nh, L), np.int64)
     BXf = np.empty((nh, L), np.int64)
@@ -146,12 +166,16 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
     bu = np.empty(L, np.int64)
     bf = np.empty(L, np.int64)
     tot = np.empty(L, np.int64)
+    ups = np.empty(L, np.int64)
+    fives = np.empty(L, np.int64)
     for g0 in range(0, n_games, L):
         for lane in range(L):
             bm[lane] = st0[0]
             bu[lane] = st0[1]
             bf[lane] = st0[2]
             tot[lane] = total0
+            ups[lane] = 0
+            fives[lane] = 0
         first_turn = True
         while bm[0] != full:
             policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
@@ -167,23 +191,39 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
                     t += 1
                 if t == 1:
                     nx = NXf[h, lane]
-                    tot[lane] += int(np.rint(GNf[h, lane]))
+                    gain = int(np.rint(GNf[h, lane]))
+                    extra = gain - int(np.rint(SCf[h, lane]))
                 else:
                     nx = NXl[h, lane]
-                    tot[lane] += int(np.rint(GNl[h, lane]))
+                    gain = int(np.rint(GNl[h, lane]))
+                    extra = gain - int(np.rint(SCl[h, lane]))
+                tot[lane] += gain
+                up, five = _bonuses(kd, extra)
+                ups[lane] += up
+                fives[lane] += five
                 bm[lane] = nx // (NU * NF)
                 bu[lane] = (nx // NF) % NU
                 bf[lane] = nx % NF
             first_turn = False
         for lane in range(L):
             if g0 + lane < n_games:
-                out[g0 + lane] = tot[lane]
+                out[0, g0 + lane] = tot[lane]
+                out[1, g0 + lane] = ups[lane]
+                out[2, g0 + lane] = fives[lane]
     return out
 
 
 def simulate(st: Strategy, pos: Position, n_games: int, seed: int, throw: int = 1,
              hand: int = -1) -> np.ndarray:
     """Final totals of `n_games` games of the advisor's play from a position (seeded)."""
+    return simulate_games(st, pos, n_games, seed, throw, hand)[0]
+
+
+def simulate_games(st: Strategy, pos: Position, n_games: int, seed: int, throw: int = 1,
+                   hand: int = -1) -> np.ndarray:
+    """`n_games` games of the advisor's play from a position (seeded): rows of final
+    totals, upper bonuses won (one per column or section that has one) and five-of-a-kind
+    bonuses won."""
     keeps0 = st.parts[0].solution.model.keeps
     if len(st.parts) == 1 and not st.rs.variant.saved_throws:
         sol = st.parts[0].solution

@@ -225,7 +225,7 @@ def test_simulated_games_agree_with_the_exact_distribution():
 
 def test_sampled_distribution_states_its_sample():
     rs = effective_rules("general", {"columns": True})
-    analyst = Analyst(ANALYST.advisor, samples=300)
+    analyst = Analyst(ANALYST.advisor, samples_approximate=300)
     pv = analyst.position_value(rs, None, None, None)
     d = pv.distribution
     assert not pv.exact and not d.exact
