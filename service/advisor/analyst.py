@@ -347,7 +347,11 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
                                         p.message) for p in err.problems]) from None
     ch = chances([v.distribution for v in values])
     exact = all(v.distribution.exact for v in values)
-    return {"exact": exact, "assumptions": ASSUMPTIONS,
+    move = None
+    if dice is not None:
+        others = [v.distribution for i, v in enumerate(values) if i != to_move]
+        move = win_move(analyst, rs, sheets[to_move], dice, throw, em_baixo, others)
+    return {"exact": exact, "assumptions": ASSUMPTIONS, "move": move,
             "players": [{"expected_final_score": round(v.mean, 6), "sd": round(v.sd, 6),
                          "current_total": v.current_total,
                          "distribution_exact": v.distribution.exact,
@@ -355,6 +359,87 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
                          "win": round(c.win, 9), "tie": round(c.tie, 9),
                          "first": round(c.first, 9), "share": round(c.share, 9)}
                         for v, c in zip(values, ch, strict=True)]}
+
+
+def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
+             em_baixo: bool, others: list[Distribution]) -> dict[str, Any]:
+    """The move that maximises the player's expected share of the win against the others'
+    final distributions, beside the move that maximises the expected score, each with both
+    figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
+    boxes (a backward induction over the player's states and own totals)."""
+    from .advice import _sub_multisets, suggest
+    from .winprob import MAX_WIN_OPEN, state_win, utility, win_tables
+
+    st = analyst.strategy(rs)
+    pos = Position.of(st, sheet)
+    if len(st.parts) != 1 or rs.variant.saved_throws:
+        return {"computed": False, "reason": "approximate method: only exact strategies"}
+    if pos.open_boxes > MAX_WIN_OPEN:
+        return {"computed": False,
+                "reason": f"{pos.open_boxes} open boxes: computed up to {MAX_WIN_OPEN}"}
+    sug = suggest(st, dice, throw or 1, sheet, em_baixo)
+    hs = score_hand(rs, dice, throw, sheet, em_baixo)
+    kd = st.parts[0].solution.kd
+    model = st.parts[0].solution.model
+    top = pos.total + _max_future(kd, pos.states[0][0]) + 1
+    util = utility(others, pos.total, top)
+    state = tuple(int(x) for x in pos.states[0][:3])
+    wins, slot_of = win_tables(st, state, util)
+    h = rs.hand_index[hs.scored_dice]
+    options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h)
+    share: dict[tuple, float] = {}
+    for p in hs.categories:
+        if not p.legal:
+            continue
+        after = Position.of(st, _placed(sheet, p))
+        s2 = after.states[0]
+        gain = after.total - pos.total
+        full = s2[0] == (1 << model.nb) - 1
+        row = util if full else wins[slot_of[s2[0], s2[1], s2[2]]]
+        share[("score", p.box)] = float(row[min(gain, len(row) - 1)])
+    if (throw or 1) < pos.last:
+        for keep in _sub_multisets(hs.scored_dice):
+            share[("keep", keep)] = float(options[1 + model.keeps.index[keep], 0])
+
+    def describe(a: Any) -> dict[str, Any]:
+        key = ("score", a.box) if a.action == "score" else ("keep", tuple(a.dice))
+        if a.action == "keep" and a.em_baixo:
+            key = ("keep", tuple(sorted(7 - d for d in a.dice)))
+        out = {"action": a.action, "expected_final_score": round(a.expected_final_score, 6),
+               "win_share": round(share.get(key, float("nan")), 9)}
+        out.update({"box": a.box, "score": a.score} if a.action == "score"
+                   else {"dice": a.dice, "em_baixo": a.em_baixo})
+        return out
+
+    best_score = sug.alternatives[0]
+    by_share = max(sug.alternatives, key=lambda a: (round(share.get(
+        ("score", a.box) if a.action == "score" else ("keep", tuple(a.dice)), -1.0), 12),
+        a.expected_final_score))
+    mine, theirs = describe(best_score), describe(by_share)
+    differs = theirs["win_share"] > mine["win_share"] + 1e-9
+    return {"computed": True, "max_expected_score": mine,
+            "max_win": theirs if differs else mine, "differs": differs}
+
+
+def _placed(sheet: Sheet, p: Any) -> Sheet:
+    from copy import deepcopy
+
+    new = deepcopy(sheet)
+    col = new.columns[(p.column or 1) - 1]
+    col.boxes[p.box] = p.score
+    bonus = getattr(p, "five_of_a_kind_bonus", None) or getattr(p, "bonus", 0)
+    if bonus:
+        col.five_of_a_kind_bonuses += 1
+    return new
+
+
+def _max_future(kd: Any, mask: int) -> int:
+    """More than any points the open boxes can still add (box scores and every bonus)."""
+    top = 0
+    for b in range(kd.nb):
+        if not mask >> b & 1:
+            top += int(max(kd.reward[:, b].max(), kd.joker_value[b].max())) + kd.bonus_amount
+    return top + kd.amount
 
 
 def _shifted(d: Distribution, total: int) -> Distribution:

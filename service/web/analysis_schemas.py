@@ -312,6 +312,31 @@ class PlayerChancesSchema(ma.Schema):
         "description": "Expected share of the win (a k-way tie counts 1/k); sums to 1"})
 
 
+class MoveChanceSchema(ma.Schema):
+    """A move with its expected final score and its expected share of the win."""
+
+    action = fields.String(required=True, validate=validate.OneOf(("keep", "score")))
+    expected_final_score = fields.Float(required=True)
+    win_share = fields.Float(required=True, metadata={
+        "description": "Expected share of the win after this move, playing on to maximise "
+                       "it (ties shared)"})
+    dice = fields.List(fields.Integer())
+    em_baixo = fields.Boolean()
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS))
+    score = fields.Integer()
+
+
+class WinMoveSchema(ma.Schema):
+    """The move that maximises the chance of winning, beside the expected-score move."""
+
+    computed = fields.Boolean(required=True)
+    reason = fields.String(metadata={"description": "Why it was not computed"})
+    max_expected_score = fields.Nested(MoveChanceSchema)
+    max_win = fields.Nested(MoveChanceSchema)
+    differs = fields.Boolean(metadata={
+        "description": "Winning is likelier with another move than the expected-score one"})
+
+
 class WinProbabilitySchema(ma.Schema):
     """Every player's chance of finishing first."""
 
@@ -322,6 +347,11 @@ class WinProbabilitySchema(ma.Schema):
     assumptions = fields.String(required=True)
     to_move = fields.Integer(required=True)
     players = fields.List(fields.Nested(PlayerChancesSchema), required=True)
+    move = fields.Nested(WinMoveSchema, allow_none=True, required=True, metadata={
+        "description": "With the dice of the player to move: the move maximising their "
+                       "chance of winning against the others' distributions, when it "
+                       "differs from the expected-score move (up to 4 open boxes, exact "
+                       "variants); null without dice"})
 
 
 __all__ = [

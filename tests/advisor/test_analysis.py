@@ -372,3 +372,38 @@ def test_chances_against_enumeration():
     assert cb.win == pytest.approx(0.875) and cb.tie == pytest.approx(0.125)
     assert ca.share + cb.share == pytest.approx(1.0)
     assert ca.share == pytest.approx(0.0625)
+
+
+def test_winning_move_on_the_last_box_is_the_exact_chance():
+    """One open box, last throw: scoring is the only move; its share of the win is the
+    opponent's distribution below (plus half the tie) the total it makes."""
+    rs = effective_rules("generala")
+    boxes = dict.fromkeys(rs.variant.box_ids, 0)
+    boxes.pop("sixes")
+    me = parse_scorecard(rs, {"boxes": dict(boxes, ones=5)})
+    them = parse_scorecard(rs, {"boxes": dict(boxes, ones=3)})
+    out = win_probability(ANALYST, rs, [me, them], 0, [6, 6, 6, 2, 1], 3)
+    move = out["move"]
+    assert move["computed"] and not move["differs"]
+    opp = ANALYST.position_value(rs, them, None, None).distribution
+    mine = 5 + 18
+    expected = sum(p * (1.0 if t < mine else 0.5 if t == mine else 0.0)
+                   for t, p in zip(opp.totals, opp.probs, strict=True))
+    assert move["max_win"]["win_share"] == pytest.approx(expected, abs=1e-9)
+
+
+def test_winning_move_can_differ_from_the_expected_score_move():
+    """Far behind, a player must gamble: the move for winning is not the move for points,
+    and it is worth more to winning and less in points."""
+    rs = effective_rules("yahtzee")
+    me = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18,
+          "three_of_a_kind": 20, "full_house": 25, "chance": 22}
+    them = dict(me, large_straight=40, small_straight=30, four_of_a_kind=24,
+                five_of_a_kind=50)
+    them.pop("chance")
+    sheets = [parse_scorecard(rs, {"boxes": me}), parse_scorecard(rs, {"boxes": them})]
+    move = win_probability(ANALYST, rs, sheets, 0, [2, 3, 4, 5, 5], 1)["move"]
+    assert move["computed"] and move["differs"]
+    a, b = move["max_expected_score"], move["max_win"]
+    assert b["win_share"] > a["win_share"]
+    assert b["expected_final_score"] < a["expected_final_score"]

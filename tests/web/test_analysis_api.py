@@ -180,8 +180,12 @@ def test_win_probability_with_the_dice_of_the_player_to_move(client):
                     {"scorecard": {"boxes": GENERALA_UPPER}}],
         "to_move": 1, "dice": [6, 6, 6, 6, 1], "throw": 1})
     assert r.status_code == 200, r.get_data(as_text=True)
-    a, b = r.get_json()["players"]
+    body = r.get_json()
+    a, b = body["players"]
     assert b["share"] > a["share"]  # four sixes on the first throw
+    assert body["move"]["computed"] is False and "open boxes" in body["move"]["reason"]
+    plain = post(client, "generala/games/win-probability", {"players": [{}, {}]})
+    assert plain.get_json()["move"] is None
 
 
 @pytest.mark.parametrize(("body", "pointer"), [

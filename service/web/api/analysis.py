@@ -102,6 +102,12 @@ class WinProbability(MethodView):
         their current dice, when given); equal top totals share the win (`share` counts a
         k-way tie as 1/k, and the shares sum to 1); a game won at once is counted at its
         box score. Exact when every distribution is (`exact`), else some are sampled.
+
+        With `dice` (and `throw`) of the player to move, `move` gives the move that
+        maximises that player's chance of winning against the others' distributions (a
+        backward induction over their own states and totals; exact variants, up to four
+        open boxes) beside the move that maximises the expected score, each with its
+        expected final score and its share of the win.
         """
         get_variant(variant)
         items, _ = load_items(_win_schema, batch=False)
