@@ -407,3 +407,17 @@ def test_winning_move_can_differ_from_the_expected_score_move():
     a, b = move["max_expected_score"], move["max_win"]
     assert b["win_share"] > a["win_share"]
     assert b["expected_final_score"] < a["expected_final_score"]
+
+
+def test_warm_keeps_moments_and_start_distributions_beside_the_tables(tmp_path):
+    advisor = Advisor(tmp_path)
+    Analyst(advisor).warm(["generala"])
+    names = sorted(p.name for p in tmp_path.glob("generala-*.npy"))
+    assert any(n.endswith("-all-m1-v1.npy") for n in names)
+    assert any(n.endswith("-all-m2-v1.npy") for n in names)
+    assert any(n.endswith("-all-start-v1.npy") for n in names)
+    fresh = Analyst(Advisor(tmp_path), exact_states=0)  # nothing computed: read from disk
+    rs = effective_rules("generala")
+    pv = fresh.position_value(rs, None, None, None)
+    assert pv.distribution.exact
+    assert pv.distribution.mean == pytest.approx(pv.mean, abs=1e-6)
