@@ -8,6 +8,7 @@ set -eu
 : "${VENV:?set VENV to the virtualenv directory}"
 : "${ADVISOR_TABLE_DIR:?set ADVISOR_TABLE_DIR to the table directory}"
 mkdir -p "$ADVISOR_TABLE_DIR"
-# -P: import the service from the venv, not from the source tree in the working directory, so
-# that the kernels compiled here are cached under the venv's paths, which the runtime loads.
-"$VENV/bin/python" -P -m service.advisor build
+# PYTHONSAFEPATH (python -P): import the service from the venv, not from the source tree in
+# the working directory, so that the kernels compiled here are cached under the venv's paths,
+# which the runtime imports and loads.
+PYTHONSAFEPATH=1 "$VENV/bin/python" -m service.advisor build
