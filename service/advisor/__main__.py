@@ -1,5 +1,6 @@
 """``python -m service.advisor build [variant ...]``: build the built-in value tables into
-``$ADVISOR_TABLE_DIR`` (the service's settings, `service/config.py`).
+``$ADVISOR_TABLE_DIR`` (the service's settings, `service/config.py`); with ``--analysis``
+also the analysis tables beside them (second moments, start distributions).
 
 ``python -m service.advisor serve-builds ...`` is the pod's table build process; the
 service's workers start it when they need it (`background.py`)."""
@@ -29,13 +30,22 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("variants", nargs="*", choices=[[], *VARIANT_IDS], default=[],
                        metavar="variant", help=f"variant ids (default: all of "
                                                f"{', '.join(VARIANT_IDS)})")
+    build.add_argument("--analysis", action="store_true",
+                       help="also build the analysis tables (second moments, start "
+                            "distributions): a minute or two more")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     advisor = Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
                       settings.advisor_threads)
-    times = advisor.warm(args.variants or list(VARIANT_IDS))
+    ids = args.variants or list(VARIANT_IDS)
+    times = advisor.warm(ids)
     for vid, seconds in times.items():
         print(f"{vid:18s} {seconds:7.2f} s")
+    if args.analysis:
+        from .analyst import Analyst
+
+        for vid, seconds in Analyst(advisor, threads=settings.advisor_threads).warm(ids).items():
+            print(f"{vid:18s} {seconds:7.2f} s  analysis (moments, start distribution)")
     print(f"tables in {Path(settings.advisor_table_dir).resolve()}")
     return 0
 

@@ -17,10 +17,17 @@ from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import RuleSet
 from ..domain.scoring import HandScore, Sheet, empty_sheet, max_throw, score_hand, score_sheet
 from .model import KIND_UPPER, canon
-from .positions import part_state, part_value, terminals, turn_tables
+from .positions import part_state, part_value, terminals64, turn_tables
 from .strategy import Strategy
 
-TIE = 1e-6
+#: Two values closer than this are a tie (same rank, `tie: true`). It is set by the precision
+#: of the values, not of float64: the tables hold float32 values, which differ from an exact
+#: float64 re-solve (`moments.solve_moments`) by at most 3.1e-5 over every reachable state of
+#: the built-in tables (YAHTZEE 2.8e-5, Yatzy 3.0e-5; see tests/advisor/test_analysis.py), so
+#: two moves of equal true value may be up to twice that apart. Within a position everything
+#: else is float64 (`positions.terminals64`), so a box and a keep of equal value agree to
+#: 1e-12 and a tolerance of 1e-4 (over 3x the tables' error) ranks them together.
+TIE = 1e-4
 
 
 @dataclass
@@ -147,7 +154,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
                               wins_game=p.wins_game))
     if throw < last:
         kd = st.parts[0].solution.kd
-        tf, tl = terminals(st, states, base)
+        tf, tl = terminals64(st, states, base)
         e_raw, _ = turn_tables(kd, tf, tl, throw, last, throw_value)
         index = st.parts[0].solution.model.keeps.index
         for keep in _sub_multisets(hs.scored_dice):

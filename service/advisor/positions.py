@@ -58,6 +58,31 @@ def terminals(st: Strategy, states: list[tuple[int, int, int, int]],
     return out[0], out[1]
 
 
+def terminals64(st: Strategy, states: list[tuple[int, int, int, int]],
+                 base: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """`terminals` in float64: each placement's points plus the next state's table value,
+    added in float64 (`moments.score2` reading the float32 tables), so that a box and a keep
+    of equal value come out equal (the float32 sums of `kernel.score_pass` round them
+    apart by up to half a float32 unit, 8e-6 at 250 points)."""
+    from .moments import score2
+
+    out = []
+    for first in (True, False):
+        best = None
+        for part, (mask, code, flags, _), b in zip(st.parts, states, base, strict=True):
+            sol = part.solution
+            nh = sol.kd.nh
+            s1, s2, gn, sc = (np.empty((nh, 1)) for _ in range(4))
+            nx, bx = np.empty((nh, 1), np.int64), np.empty((nh, 1), np.int64)
+            score2(sol.kd, sol.values, sol.values, np.array([mask], np.int64),
+                   np.array([code], np.int64), np.array([flags], np.int64), first,
+                   s1, s2, nx, gn, bx, sc)
+            rel = s1[:, 0] - b
+            best = rel if best is None else np.maximum(best, rel)
+        out.append(best)
+    return out[0], out[1]
+
+
 def turn_tables(kd: kernel.KernelData, term_first: np.ndarray, term_later: np.ndarray,
                 throw: int, last: int, throw_value: float = 0.0
                 ) -> tuple[np.ndarray, np.ndarray]:

@@ -303,6 +303,10 @@ class MoveSuggestRequestSchema(RulesRequestFields):
     scorecard = fields.Nested(ScorecardSchema)
     em_baixo = _bool(metadata={"description": "Bozó: the dice are scored by the faces turned "
                                               "to the table"})
+    coach = _bool(metadata={
+        "description": "Add to every keep the probability that the turn ends with points in "
+                       "each box and the expected points of the turn (under the advisor's "
+                       "play of the rest of the turn)"})
 
 
 class HandValidateRequestSchema(RulesRequestFields):
@@ -623,7 +627,8 @@ def _move_common() -> dict[str, fields.Field]:
         "rank": fields.Integer(required=True, metadata={
             "description": "1 = best; actions tied in value share a rank"}),
         "tie": fields.Boolean(required=True, metadata={
-            "description": "Another action has the same value (within 1e-6)"}),
+            "description": "Another action has the same value (within 1e-4, the precision of "
+                           "the float32 tables)"}),
     }
 
 
@@ -635,6 +640,9 @@ KeepMoveSchema = ma.Schema.from_dict({
                         metadata={"description": "The dice to keep, sorted (fewer than all)"}),
     "em_baixo": fields.Boolean(required=True, metadata={
         "description": "Bozó: announce 'em baixo' before the next throw (false elsewhere)"}),
+    "turn": fields.Nested("TurnOutlookSchema", metadata={
+        "description": "With coach: true: where the turn ends under the advisor's play of "
+                       "the rest of it"}),
 }, name="KeepMoveSchema")
 
 ScoreMoveSchema = ma.Schema.from_dict({

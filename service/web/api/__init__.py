@@ -8,13 +8,14 @@ from flask import Flask, Response, current_app
 from flask_smorest import Api
 
 from ... import __version__
-from .. import game_schemas, schemas
+from .. import analysis_schemas, game_schemas, schemas
 from ..openapi import VariantConverter, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
 from ..variant_spec import specialise
-from . import games, hands, moves, scorecards, variants
+from . import analysis, games, hands, moves, positions, scorecards, variants
 
-BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp)
+BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp, positions.blp,
+              analysis.blp)
 
 # Schemas referenced by name from hand-written request/response docs (batch = oneOf).
 COMPONENTS = {
@@ -37,6 +38,13 @@ COMPONENTS = {
     "TurnResult": game_schemas.TurnResultSchema,
     "Game": game_schemas.GameSchema,
     "GameValidation": game_schemas.GameValidationSchema,
+    # analysis (issue 10): service/web/analysis_schemas.py
+    "PositionValueRequest": analysis_schemas.PositionValueRequestSchema,
+    "PositionValue": analysis_schemas.PositionValueSchema,
+    "GameAnalyzeRequest": analysis_schemas.GameAnalyzeRequestSchema,
+    "GameAnalysis": analysis_schemas.GameAnalysisSchema,
+    "WinProbabilityRequest": analysis_schemas.WinProbabilityRequestSchema,
+    "WinProbability": analysis_schemas.WinProbabilitySchema,
 }
 
 API_CONFIG = {

@@ -12,6 +12,7 @@ from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from ..schemas import MoveSuggestRequestSchema
+from .positions import analyst_of
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 
@@ -27,8 +28,18 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
     result = current_app.extensions["advisor"].suggest(rs, item["dice"], throw, sheet,
                                                        item.get("em_baixo", False),
                                                        client=request.remote_addr or "")
+    body = result.as_dict()
+    if item.get("coach"):
+        analyst = analyst_of(current_app)
+        keeps = [(i, a) for i, a in enumerate(result.alternatives) if a.action == "keep"]
+        outlooks = analyst.coach(analyst.strategy(rs), sheet, throw,
+                                 [(tuple(a.dice), a.em_baixo) for _, a in keeps])
+        for (i, _), outlook in zip(keeps, outlooks, strict=True):
+            body["alternatives"][i]["turn"] = outlook
+        if body["best"]["action"] == "keep":
+            body["best"] = body["alternatives"][0]
     return json_response({"variant": variant, "rules": rs.describe(), "dice": result.dice,
-                          **result.as_dict()})
+                          **body})
 
 
 @blp.route("/<variant:variant>/moves/suggest")
@@ -54,6 +65,10 @@ class MoveSuggestion(MethodView):
         in the background, the first time it is asked for: the request waits up to a second,
         then gets 503 with Retry-After (429 when too many tables are waiting); asked again
         later, it answers at once.
+
+        With `coach: true` every keep also says where the turn is likely to end under the
+        advisor's play of the rest of it: the probability that the turn ends with points in
+        each box (e.g. P(YAHTZEE this turn | keep 3-3-3)) and the expected points of the turn.
         """
         get_variant(variant)
         items, _ = load_items(_request_schema, batch=False)

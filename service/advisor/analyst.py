@@ -1,0 +1,476 @@
+"""Analysis on top of the advisor: what a position is worth (mean, standard deviation, the
+distribution of the final score), coaching for keeps, and the caches these need.
+
+`Analyst(advisor)` adds to an `Advisor`: a `MomentCache` (the float64 mean and second-moment
+tables of every part, built on first use: beside the value tables on disk for built-in
+variants, in a bounded LRU for house rules), and an LRU of exact distributions from turn
+starts (a few hundred numbers each). Game analysis (`analysis.py`) and win probabilities
+(`winprob.py`) use it too.
+
+Where the distribution is exact and where it is sampled:
+
+- one-part (exact-method) strategies: the exact forward pass (`distribution.py`) when the
+  states reachable from the position are at most `exact_states` (default 20,000: about
+  the 200 ms budget), or when the distribution is cached: every turn start asked before,
+  and the start of a game of every built-in variant, which `warm` (run by
+  ``python -m service.advisor build``) computes once and keeps beside the value tables;
+- otherwise (approximate methods, or early positions too large for the budget): games of
+  the advisor's own play (`simulate.py`) seeded by the position, `samples` of them
+  (default 2,000; `samples_approximate`, default 400, for the approximate methods, whose
+  games are played one at a time), with the sampling error of the mean stated.
+
+Mean and standard deviation are always exact for exact methods (the moment tables), also
+when the distribution is sampled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..domain.errors import InvalidInput
+from ..domain.rules import RuleSet
+from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet
+from .cache import is_builtin
+from .distribution import Distribution, forward, merge_records, push_turn
+from .engine import Advisor
+from .moments import MomentCache, Moments
+from .policy import policy_block
+from .positions import part_value
+from .simulate import simulate
+from .strategy import Strategy
+from .turn import Position, Tables, TurnView
+
+#: Percentiles every position value reports.
+PERCENTILES = (5, 25, 50, 75, 95)
+
+
+@dataclass
+class PositionValue:
+    """What a position is worth under the advisor's play."""
+
+    current_total: int
+    mean: float
+    sd: float
+    exact: bool  # mean and sd exact (exact method)
+    distribution: Distribution
+
+    def as_dict(self, at_least: list[int], histogram: bool) -> dict[str, Any]:
+        """Plain data for the API."""
+        d = self.distribution
+        out: dict[str, Any] = {
+            "current_total": self.current_total,
+            "expected_final_score": round(self.mean, 6),
+            "sd": round(self.sd, 6),
+            "exact": self.exact,
+            "distribution": {
+                "exact": d.exact, "method": d.method, "samples": d.samples,
+                "standard_error": None if d.standard_error is None
+                else round(d.standard_error, 6),
+                "mean": round(d.mean, 6), "sd": round(d.sd, 6),
+                "min": d.lo, "max": d.lo + len(d.probs) - 1,
+                "percentiles": {str(q): d.percentile(q) for q in PERCENTILES},
+                "at_least": [{"score": t, "probability": round(d.p_at_least(t), 12)}
+                             for t in at_least],
+            },
+        }
+        if histogram:
+            out["distribution"]["histogram"] = [
+                {"score": int(s), "probability": float(p)}
+                for s, p in zip(d.totals, d.probs, strict=True) if p > 0]
+        return out
+
+
+class Analyst:
+    """Position values, distributions and coaching for an `Advisor`'s strategies."""
+
+    def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
+                 exact_states: int = 20_000, samples: int = 2_000,
+                 samples_approximate: int = 400) -> None:
+        self.advisor = advisor
+        self.moment_cache = MomentCache(advisor.store, lru_size, threads)
+        self.exact_states = exact_states
+        self.samples = samples
+        self.samples_approximate = samples_approximate
+        self.lock = threading.Lock()
+        self.dists: OrderedDict[tuple[str, tuple[int, int, int]], Distribution] = OrderedDict()
+        self.dist_size = 256
+        self._reach: dict[str, np.ndarray] = {}
+
+    # ----------------------------------------------------------------------- tables
+
+    def strategy(self, rs: RuleSet) -> Strategy:
+        """The advisor's strategy for the rules."""
+        return self.advisor.strategy(rs)
+
+    def moments(self, st: Strategy) -> list[Moments]:
+        """The moment tables of every part of a strategy (built on first use)."""
+        builtin = is_builtin(st.rs)
+        return [self.moment_cache.get(st.rs, p, builtin) for p in st.parts]
+
+    def tables(self, st: Strategy, kind: str = "moments") -> Callable[[int], Tables]:
+        """Per-part tables for a `TurnView`: the moments, or the solver's values."""
+        if kind == "values":
+            return lambda i: (st.parts[i].solution.values, st.parts[i].solution.values)
+        mos = self.moments(st)
+        return lambda i: (mos[i].m1, mos[i].m2)
+
+    def position(self, st: Strategy, sheet: Sheet) -> Position:
+        """A checked sheet as a `Position` (raises when it cannot occur in a game)."""
+        pos = Position.of(st, sheet)
+        for p, s in zip(st.parts, pos.states, strict=True):
+            part_value(p, *s[:3])
+        return pos
+
+    # ----------------------------------------------------------------------- coaching
+
+    def coach(self, st: Strategy, sheet: Sheet, throw: int,
+              keeps: list[tuple[tuple[int, ...], bool]]) -> list[dict[str, Any]]:
+        """For each keep (scored faces, "em baixo"): where the turn ends, under the advisor's
+        play of the rest of it: P(each box receives points), expected points of the turn."""
+        pos = Position.of(st, sheet)
+        view = TurnView(pos, self.tables(st, "values"), throw)
+        index = st.parts[0].solution.model.keeps.index
+        mirror = view.kd.mirror
+        out = []
+        for keep, em_baixo in keeps:
+            k = index[keep]
+            if em_baixo:
+                k = int(mirror[k])
+            out.append(self.turn_outlook(st, view, k, throw))
+        return out
+
+    def turn_outlook(self, st: Strategy, view: TurnView, k: int, throw: int
+                     ) -> dict[str, Any]:
+        """Where the turn ends after keeping k (effective keep id) after `throw`."""
+        s = view.outcomes_of_keep(k, throw)
+        _, _, ch = view.terms[False]
+        mass = s[throw + 1:].sum(axis=0)  # every later throw scores with "later" rules
+        expected = float(mass @ ch[3])
+        boxes: dict[tuple[int, int], float] = {}
+        for h in np.flatnonzero((mass > 0) & (ch[2] > 0)):
+            key = (int(ch[0, h]), int(ch[1, h]))
+            boxes[key] = boxes.get(key, 0.0) + float(mass[h])
+        columns = bool(st.rs.variant.columns)
+        listed = []
+        for (pi, bi), p in sorted(boxes.items(), key=lambda kv: -kv[1]):
+            part = st.parts[pi]
+            listed.append({"box": part.solution.model.box_ids[bi],
+                           "column": part.column + 1 if columns else None,
+                           "probability": round(p, 9)})
+        return {"expected_points": round(expected, 6), "boxes_with_points": listed}
+
+    # ----------------------------------------------------------------------- values
+
+    def position_value(self, rs: RuleSet, sheet: Sheet | None, dice: list[int] | None,
+                       throw: int | None, em_baixo: bool = False) -> PositionValue:
+        """Mean, standard deviation and distribution of the final score from a position:
+        a sheet at the start of a turn, or with `dice` after throw `throw` of the turn."""
+        st = self.strategy(rs)
+        sheet = sheet or empty_sheet(rs)
+        totals = score_sheet(rs, sheet)
+        if sheet.won or totals["complete"]:
+            raise InvalidInput.one("/scorecard", "the game is over: its final total is "
+                                                 f"{totals['total']}")
+        hand = -1
+        if dice is not None:
+            if throw is None:
+                raise InvalidInput.one("/throw", "required with dice: the throw these dice "
+                                                 "stand on (1 = first)")
+            hs = score_hand(rs, dice, throw, sheet, em_baixo)
+            hand = rs.hand_index[hs.scored_dice]
+        from .advice import _check_achievable
+
+        _check_achievable(rs, totals)
+        pos = self.position(st, sheet)
+        t = throw or 1
+        if st.exact:
+            view = TurnView(pos, self.tables(st), t)
+            if hand >= 0:
+                m1, m2 = view.hand_value(hand, t)
+            else:
+                m1, m2 = view.mean_now, view.var_now + view.mean_now ** 2
+            mean = pos.total + m1
+            sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
+            dist = self._exact_or_sampled(st, pos, hand, t, view)
+            return PositionValue(pos.total, mean, sd, True, dist)
+        dist = self._sampled(st, pos, hand, t)
+        return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
+
+    def _reachable(self, st: Strategy) -> np.ndarray:
+        """Every reachable state (mask, upper code, flags) of a one-part strategy."""
+        key = st.rs.fingerprint
+        found = self._reach.get(key)
+        if found is None:
+            from .model import reachable_states
+
+            found = np.concatenate(reachable_states(st.parts[0].solution.model))
+            if len(self._reach) > 32:
+                self._reach.clear()
+            self._reach[key] = found
+        return found
+
+    def states_from(self, st: Strategy, state: tuple[int, int, int]) -> int:
+        """How many reachable states have the position's boxes filled (the exact pass's
+        work, an upper bound)."""
+        allst = self._reachable(st)
+        mask = state[0]
+        return int(np.count_nonzero((allst[:, 0] & mask) == mask))
+
+    def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
+                          view: TurnView) -> Distribution:
+        state = tuple(int(x) for x in pos.states[0][:3])
+        if hand < 0:
+            cached = self._cached(st, state)
+            if cached is not None:
+                return _shifted(cached, pos.total)
+        if self.states_from(st, state) > self.exact_states:
+            d = self._sampled(st, pos, hand, throw)
+            mean_exact = pos.total + (view.hand_value(hand, throw)[0] if hand >= 0
+                                      else view.mean_now)
+            d.extra["exact_mean"] = mean_exact
+            return d
+        dist = self.exact_distribution(st, state, hand, throw)
+        if hand < 0:
+            self._remember(st, state, dist)
+        return _shifted(dist, pos.total)
+
+    def _start_state(self, st: Strategy) -> tuple[int, int, int]:
+        return tuple(int(x) for x in Position.of(st, empty_sheet(st.rs)).states[0][:3])
+
+    def _cached(self, st: Strategy, state: tuple[int, int, int]) -> Distribution | None:
+        """A turn start's distribution from memory, or (the start of a game of a built-in
+        variant) from the table directory."""
+        key = (st.rs.fingerprint, state)
+        with self.lock:
+            found = self.dists.get(key)
+            if found is not None:
+                self.dists.move_to_end(key)
+                return found
+        if is_builtin(st.rs) and state == self._start_state(st):
+            data = self.advisor.store.load(st.rs, f"{st.parts[0].name}-start")
+            if data is not None and len(data) > 1:
+                found = Distribution(lo=int(data[0]), probs=np.array(data[1:]))
+                self._remember(st, state, found, save=False)
+                return found
+        return None
+
+    def _remember(self, st: Strategy, state: tuple[int, int, int], dist: Distribution,
+                  save: bool = True) -> None:
+        with self.lock:
+            self.dists[(st.rs.fingerprint, state)] = dist
+            while len(self.dists) > self.dist_size:
+                self.dists.popitem(last=False)
+        if save and is_builtin(st.rs) and state == self._start_state(st):
+            self.advisor.store.save(st.rs, f"{st.parts[0].name}-start",
+                                    np.concatenate([[float(dist.lo)], dist.probs]))
+
+    def start_distribution(self, st: Strategy) -> Distribution | None:
+        """The exact distribution of the final total from the start of a game (one-part
+        strategies; None for the approximate methods): cached, or computed and kept (on
+        disk too for built-in variants). Seconds for the larger sheets: `warm` runs it."""
+        if len(st.parts) != 1:
+            return None
+        state = self._start_state(st)
+        found = self._cached(st, state)
+        if found is None:
+            found = self.exact_distribution(st, state)
+            self._remember(st, state, found)
+        return found
+
+    def warm(self, variants: list[str] | tuple[str, ...]) -> dict[str, float]:
+        """Build the moment tables and the start distributions of built-in variants (what
+        `python -m service.advisor build` adds to the value tables); seconds each."""
+        import time
+
+        from ..domain.rules import effective_rules
+
+        out = {}
+        for vid in variants:
+            began = time.perf_counter()
+            st = self.strategy(effective_rules(vid))
+            self.moments(st)
+            self.start_distribution(st)
+            out[vid] = time.perf_counter() - began
+        return out
+
+    def exact_distribution(self, st: Strategy, state: tuple[int, int, int], hand: int = -1,
+                           throw: int = 1) -> Distribution:
+        """Exact distribution of the points still to come from a part state (at the start of
+        a turn, or at `hand` after throw `throw`)."""
+        sol = st.parts[0].solution
+        first_turn = None
+        if hand >= 0:
+            first_turn = _first_turn_records(sol.kd, sol.values, state, hand, throw)
+        return forward(sol.kd, sol.values, state, 0, first_turn)
+
+    def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int) -> Distribution:
+        seed = _seed(st.rs.fingerprint, pos, hand, throw)
+        # several parts are played one game at a time (not 32 side by side): fewer games
+        n = self.samples if len(st.parts) == 1 and not st.rs.variant.saved_throws \
+            else self.samples_approximate
+        finals = simulate(st, pos, n, seed, throw, hand)
+        lo = int(finals.min())
+        probs = np.bincount(finals - lo).astype(float) / len(finals)
+        se = float(finals.std(ddof=1) / np.sqrt(len(finals)))
+        return Distribution(lo=lo, probs=probs, exact=False,
+                            method=f"{len(finals)} games of the advisor's own play from "
+                                   f"this position (seeded); the standard error applies "
+                                   f"to the mean, percentiles are sample percentiles",
+                            samples=len(finals), standard_error=se)
+
+
+def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
+                    dice: list[int] | None = None, throw: int | None = None,
+                    em_baixo: bool = False) -> dict[str, Any]:
+    """Each player's chance of finishing first (see `winprob` for what is assumed)."""
+    from .winprob import ASSUMPTIONS, chances
+
+    values = []
+    for i, sheet in enumerate(sheets):
+        mine = i == to_move
+        try:
+            values.append(analyst.position_value(rs, sheet, dice if mine else None,
+                                                 throw if mine else None,
+                                                 em_baixo if mine else False))
+        except InvalidInput as err:
+            from ..domain.errors import Problem
+
+            raise InvalidInput([Problem(p.pointer.replace("/scorecard",
+                                                          f"/players/{i}/scorecard", 1),
+                                        p.detail) for p in err.problems]) from None
+    ch = chances([v.distribution for v in values])
+    exact = all(v.distribution.exact for v in values)
+    move = None
+    if dice is not None:
+        others = [v.distribution for i, v in enumerate(values) if i != to_move]
+        move = win_move(analyst, rs, sheets[to_move], dice, throw, em_baixo, others)
+    return {"exact": exact, "assumptions": ASSUMPTIONS, "move": move,
+            "players": [{"expected_final_score": round(v.mean, 6), "sd": round(v.sd, 6),
+                         "current_total": v.current_total,
+                         "distribution_exact": v.distribution.exact,
+                         "distribution_method": v.distribution.method,
+                         "win": round(c.win, 9), "tie": round(c.tie, 9),
+                         "first": round(c.first, 9), "share": round(c.share, 9)}
+                        for v, c in zip(values, ch, strict=True)]}
+
+
+def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
+             em_baixo: bool, others: list[Distribution]) -> dict[str, Any]:
+    """The move that maximises the player's expected share of the win against the others'
+    final distributions, beside the move that maximises the expected score, each with both
+    figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
+    boxes (a backward induction over the player's states and own totals)."""
+    from .advice import _sub_multisets, suggest
+    from .winprob import MAX_WIN_OPEN, state_win, utility, win_tables
+
+    st = analyst.strategy(rs)
+    pos = Position.of(st, sheet)
+    if len(st.parts) != 1 or rs.variant.saved_throws:
+        return {"computed": False, "reason": "approximate method: only exact strategies"}
+    if pos.open_boxes > MAX_WIN_OPEN:
+        return {"computed": False,
+                "reason": f"{pos.open_boxes} open boxes: computed up to {MAX_WIN_OPEN}"}
+    sug = suggest(st, dice, throw or 1, sheet, em_baixo)
+    hs = score_hand(rs, dice, throw, sheet, em_baixo)
+    kd = st.parts[0].solution.kd
+    model = st.parts[0].solution.model
+    top = pos.total + _max_future(kd, pos.states[0][0]) + 1
+    util = utility(others, pos.total, top)
+    state = tuple(int(x) for x in pos.states[0][:3])
+    wins, slot_of = win_tables(st, state, util)
+    h = rs.hand_index[hs.scored_dice]
+    options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h)
+    share: dict[tuple, float] = {}
+    for p in hs.boxes:
+        if not p.legal:
+            continue
+        after = Position.of(st, _placed(sheet, p))
+        s2 = after.states[0]
+        gain = after.total - pos.total
+        full = s2[0] == (1 << model.nb) - 1
+        row = util if full else wins[slot_of[s2[0], s2[1], s2[2]]]
+        share[("score", p.box)] = float(row[min(gain, len(row) - 1)])
+    if (throw or 1) < pos.last:
+        for keep in _sub_multisets(hs.scored_dice):
+            share[("keep", keep)] = float(options[1 + model.keeps.index[keep], 0])
+
+    def describe(a: Any) -> dict[str, Any]:
+        key = ("score", a.box) if a.action == "score" else ("keep", tuple(a.dice))
+        if a.action == "keep" and a.em_baixo:
+            key = ("keep", tuple(sorted(7 - d for d in a.dice)))
+        out = {"action": a.action, "expected_final_score": round(a.expected_final_score, 6),
+               "win_share": round(share.get(key, float("nan")), 9)}
+        out.update({"box": a.box, "score": a.score} if a.action == "score"
+                   else {"dice": a.dice, "em_baixo": a.em_baixo})
+        return out
+
+    best_score = sug.alternatives[0]
+    by_share = max(sug.alternatives, key=lambda a: (round(share.get(
+        ("score", a.box) if a.action == "score" else ("keep", tuple(a.dice)), -1.0), 12),
+        a.expected_final_score))
+    mine, theirs = describe(best_score), describe(by_share)
+    differs = theirs["win_share"] > mine["win_share"] + 1e-9
+    return {"computed": True, "max_expected_score": mine,
+            "max_win": theirs if differs else mine, "differs": differs}
+
+
+def _placed(sheet: Sheet, p: Any) -> Sheet:
+    from copy import deepcopy
+
+    new = deepcopy(sheet)
+    col = new.columns[(p.column or 1) - 1]
+    col.boxes[p.box] = p.score
+    bonus = p.five_of_a_kind_bonus
+    if bonus:
+        col.five_of_a_kind_bonuses += 1
+    return new
+
+
+def _max_future(kd: Any, mask: int) -> int:
+    """More than any points the open boxes can still add (box scores and every bonus)."""
+    top = 0
+    for b in range(kd.nb):
+        if not mask >> b & 1:
+            top += int(max(kd.reward[:, b].max(), kd.joker_value[b].max())) + kd.bonus_amount
+    return top + kd.amount
+
+
+def _shifted(d: Distribution, total: int) -> Distribution:
+    return Distribution(lo=d.lo + total, probs=d.probs, exact=d.exact, method=d.method,
+                        samples=d.samples, standard_error=d.standard_error, states=d.states)
+
+
+def _seed(fingerprint: str, pos: Position, hand: int, throw: int) -> int:
+    """A seed fixed by the position: the same question gets the same sample."""
+    text = f"{fingerprint}|{pos.states}|{pos.total}|{pos.sheet.saved_throws}|{hand}|{throw}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def _first_turn_records(kd: Any, values: np.ndarray, state: tuple[int, int, int], hand: int,
+                        throw: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rest of a turn from `hand` after `throw`: outcomes as `merge_records` gives them."""
+    from .distribution import gain_bound
+
+    nh = kd.nh
+    one = 1
+    f64 = [np.empty((nh, one)) for _ in range(4)]
+    i64 = [np.empty((nh, one), np.int64) for _ in range(4)]
+    dec = np.zeros((kd.throws + 1, nh, one), np.int64)
+    bm = np.full(one, state[0], np.int64)
+    bu = np.full(one, state[1], np.int64)
+    bf = np.full(one, state[2], np.int64)
+    gnf, scf, gnl, scl = f64
+    nxf, bxf, nxl, bxl = i64
+    policy_block(kd, values, bm, bu, bf, nxf, gnf, bxf, scf, nxl, gnl, bxl, scl, dec)
+    mass0 = np.zeros(nh)
+    mass0[hand] = 1.0
+    sf, sl = np.empty(nh), np.empty(nh)
+    push_turn(kd, dec, 0, throw, mass0, sf, sl)
+    return merge_records(nxf, gnf, nxl, gnl, 0, sf, sl, gain_bound(kd))

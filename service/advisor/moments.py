@@ -1,0 +1,446 @@
+"""Moments of the final score under optimal play: the mean and the exact second moment.
+
+The solver's tables (`solver.Solution.values`, float32) hold the expected score still to come
+from each state at the start of a turn. This module re-solves the same game in float64 and,
+in the same pass, computes the second moment of the score still to come under the policy the
+values define: at a placement the future is ``gain + X'`` so ``E[(gain + X')^2] = gain^2 +
+2 gain E[X'] + E[X'^2]``; within a turn every choice (a box, a keep, "em baixo") is made by
+the float64 mean and the second moment follows the choice; rethrows average both moments.
+
+Ties between choices of equal mean are broken in a fixed order, which fixes the policy (and
+so the variance) where the mean alone does not: scoring now (or keeping every die) before
+rethrowing, a keep before its sub-multisets (the running maximum over "keep minus one die"
+moves only on a strictly larger mean), the box earlier on the sheet before a later one.
+
+The block kernels here mirror `kernel.score_pass` / `kernel.keep_pass` / `kernel.turn_pass`
+(lanes of states side by side); `score2` also records, per hand, the box chosen (its next
+state's flat index, the points gained, the box and its score), which `turn.TurnView` reads.
+`kernel.py` itself is not changed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from .kernel import canon, order_ok
+from .model import KIND_TRACKED, KIND_UPPER, reachable_states
+from .solver import Solution
+
+NEG = -1e30
+LANES = 32
+
+
+@dataclass
+class Moments:
+    """Float64 mean and second moment of the score still to come, per state of one part.
+
+    ``m1[mask, ucode, flags]`` is the float64 re-solve of ``Solution.values``;
+    ``m2`` the second moment under the same policy. NaN for unreachable states.
+    """
+
+    m1: np.ndarray
+    m2: np.ndarray
+
+    def at(self, mask: int, code: int, flags: int) -> tuple[float, float]:
+        """(mean, second moment) of the score still to come from a state."""
+        return float(self.m1[mask, code, flags]), float(self.m2[mask, code, flags])
+
+
+# --------------------------------------------------------------------------- block kernels
+
+
+@nb.njit(cache=True, error_model="numpy")
+def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
+    """For the states of the block's lanes: scoring hand h now.
+
+    S1[h, l] = best (gain + E[X']) over legal boxes, S2 its second moment, NX the flat index
+    of the next state, GN the points gained (box score and bonuses), BX the box (-1: none
+    legal) and SC the box's score. Mirrors
+    `kernel.score_pass` (same Joker and bonus rules), in float64. The best box of each hand
+    is found first (a vectorised running maximum), its moments and next state after.
+    """
+    L = bm.shape[0]
+    nd = kd.nd
+    nbox = kd.nb
+    fi = 1 if first else 0
+    NU = T1.shape[1]
+    NF = T1.shape[2]
+    W1 = np.empty((nbox, nd + 2, L))
+    W2 = np.zeros((nbox, nd + 2, L))
+    X = np.zeros((nbox, nd + 2, L))
+    NI = -np.ones((nbox, nd + 2, L), np.int64)
+    rm = np.zeros((nbox, L))
+    BB = np.zeros((kd.nh, L))  # best box so far, as a float: blends vectorise, selects not
+    for h in range(kd.nh):
+        for lane in range(L):
+            S1[h, lane] = NEG
+    for b in range(nbox):
+        any_legal = False
+        for lane in range(L):
+            if order_ok(kd.order, nbox, bm[lane], b, first):
+                any_legal = True
+        kb = kd.kind[b]
+        for lane in range(L):
+            mask = bm[lane]
+            u = bu[lane]
+            fl = bf[lane]
+            nmask = mask | (1 << b)
+            if not order_ok(kd.order, nbox, mask, b, first):
+                for c in range(nd + 2):
+                    W1[b, c, lane] = NEG
+                continue
+            rb = kd.req_bit[b]
+            rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
+            if kb == KIND_UPPER:
+                fc = kd.face[b]
+                for c in range(nd + 1):
+                    code = u
+                    if kd.threshold > 0 and u < kd.threshold:
+                        tot = u + fc * c
+                        if tot >= kd.threshold:
+                            X[b, c, lane] = kd.amount
+                        code = canon(kd.threshold, kd.maxrem, tot, nmask)
+                    W1[b, c, lane] = T1[nmask, code, fl]
+                    W2[b, c, lane] = T2[nmask, code, fl]
+                    NI[b, c, lane] = (nmask * NU + code) * NF + fl
+            elif kb == KIND_TRACKED:
+                bit = kd.trk_bit[b]
+                f0 = fl & ~(1 << bit)
+                f1 = fl | (1 << bit)
+                W1[b, 0, lane] = T1[nmask, u, f0]
+                W2[b, 0, lane] = T2[nmask, u, f0]
+                NI[b, 0, lane] = (nmask * NU + u) * NF + f0
+                W1[b, 1, lane] = T1[nmask, u, f1]
+                W2[b, 1, lane] = T2[nmask, u, f1]
+                NI[b, 1, lane] = (nmask * NU + u) * NF + f1
+            else:
+                W1[b, 0, lane] = T1[nmask, u, fl]
+                W2[b, 0, lane] = T2[nmask, u, fl]
+                NI[b, 0, lane] = (nmask * NU + u) * NF + fl
+        if not any_legal:
+            continue
+        R = kd.reward[fi, b]
+        C = kd.cls[fi, b]
+        rmb = rm[b]
+        for h in range(kd.nh):
+            r = np.float64(R[h])
+            c = C[h]
+            w = W1[b, c]
+            x = X[b, c]
+            s = S1[h]
+            bb = BB[h]
+            for lane in range(L):
+                v = r * rmb[lane] + x[lane] + w[lane]
+                better = np.float64(v > s[lane])
+                bb[lane] = better * b + (1.0 - better) * bb[lane]
+                s[lane] = np.maximum(v, s[lane])
+    for h in range(kd.nh):
+        for lane in range(L):
+            b = int(BB[h, lane])
+            c = kd.cls[fi, b, h]
+            g = np.float64(kd.reward[fi, b, h]) * rm[b, lane] + X[b, c, lane]
+            w1 = W1[b, c, lane]
+            S1[h, lane] = g + w1
+            S2[h, lane] = g * g + 2.0 * g * w1 + W2[b, c, lane]
+            NX[h, lane] = NI[b, c, lane]
+            GN[h, lane] = g
+            BX[h, lane] = b if NI[b, c, lane] >= 0 else -1
+            SC[h, lane] = np.float64(kd.reward[fi, b, h]) * rm[b, lane]
+    if kd.five_box >= 0:
+        # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
+        # (the logic of `kernel.placement`, unrolled as in `kernel.score_pass`).
+        order = kd.order
+        for lane in range(L):
+            mask = bm[lane]
+            if not (mask >> kd.five_box & 1):
+                continue
+            u = bu[lane]
+            fl = bf[lane]
+            any_lower = False
+            for i in range(nbox):
+                if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
+                    any_lower = True
+            bonus5 = 0.0
+            if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
+                bonus5 = kd.bonus_amount
+            for f in range(1, 7):
+                h = kd.five_hand[f]
+                mu = kd.up_box[f]
+                mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
+                mu_filled = mu < 0 or (mask >> mu & 1)
+                best = NEG
+                b2 = 0.0
+                bx = -1
+                bg = 0.0
+                bb = -1
+                bs = 0.0
+                for b in range(nbox):
+                    if not order_ok(order, nbox, mask, b, first):
+                        continue
+                    joker_box = False
+                    if kd.joker == 1:
+                        if mu_ok:
+                            if b != mu:
+                                continue
+                        elif any_lower:
+                            if not kd.is_lower[b]:
+                                continue
+                            joker_box = True
+                    elif kd.joker == 2 and mu_filled:
+                        joker_box = kd.is_lower[b]
+                    score = kd.reward[fi, b, h]
+                    rb = kd.req_bit[b]
+                    if rb >= 0 and not (fl >> rb & 1):
+                        score = np.float32(0.0)
+                    if joker_box:
+                        score = kd.joker_value[b, f]
+                    g = np.float64(score)
+                    if (not kd.bonus_matching) or b == mu:
+                        g += bonus5
+                    nmask = mask | (1 << b)
+                    nu = u
+                    nfl = fl
+                    if kd.kind[b] == KIND_UPPER:
+                        if kd.threshold > 0 and u < kd.threshold:
+                            tot = u + int(score)
+                            if tot >= kd.threshold:
+                                g += kd.amount
+                            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
+                    elif kd.kind[b] == KIND_TRACKED:
+                        bit = kd.trk_bit[b]
+                        if score != 0:
+                            nfl = fl | (1 << bit)
+                        else:
+                            nfl = fl & ~(1 << bit)
+                    w1 = T1[nmask, nu, nfl]
+                    v = g + w1
+                    if v > best:
+                        best = v
+                        b2 = g * g + 2.0 * g * w1 + T2[nmask, nu, nfl]
+                        bx = (nmask * NU + nu) * NF + nfl
+                        bg = g
+                        bb = b
+                        bs = np.float64(score)
+                S1[h, lane] = best
+                S2[h, lane] = b2
+                NX[h, lane] = bx
+                GN[h, lane] = bg
+                BX[h, lane] = bb
+                SC[h, lane] = bs
+
+
+@nb.njit(cache=True, error_model="numpy")
+def keeps2(kd, cur1, cur2, E1, E2, M1, M2):
+    """From hand values at throw t+1 (cur1, cur2): keep values after throw t.
+
+    E1/E2[k]: moments of keeping k and rethrowing the rest ("em baixo" applied: a keep takes
+    its mirror image's moments when that is worth more); M1/M2[k]: the best keep among k and
+    its sub-multisets.
+    """
+    L = cur1.shape[1]
+    for h in range(kd.nh):
+        k = kd.hand_keep[h]
+        for lane in range(L):
+            E1[k, lane] = cur1[h, lane]
+            E2[k, lane] = cur2[h, lane]
+    for k in range(kd.n_small - 1, -1, -1):
+        a1 = kd.add[k, 1]
+        a2 = kd.add[k, 2]
+        a3 = kd.add[k, 3]
+        a4 = kd.add[k, 4]
+        a5 = kd.add[k, 5]
+        a6 = kd.add[k, 6]
+        for lane in range(L):
+            E1[k, lane] = (E1[a1, lane] + E1[a2, lane] + E1[a3, lane] + E1[a4, lane]
+                           + E1[a5, lane] + E1[a6, lane]) / 6.0
+            E2[k, lane] = (E2[a1, lane] + E2[a2, lane] + E2[a3, lane] + E2[a4, lane]
+                           + E2[a5, lane] + E2[a6, lane]) / 6.0
+    if kd.em_baixo:
+        for k in range(kd.n_small):
+            mk = kd.mirror[k]
+            if mk > k:
+                for lane in range(L):
+                    if E1[mk, lane] > E1[k, lane]:
+                        E1[k, lane] = E1[mk, lane]
+                        E2[k, lane] = E2[mk, lane]
+                    elif E1[k, lane] > E1[mk, lane]:
+                        E1[mk, lane] = E1[k, lane]
+                        E2[mk, lane] = E2[k, lane]
+    for k in range(kd.nk):
+        for lane in range(L):
+            M1[k, lane] = E1[k, lane]
+            M2[k, lane] = E2[k, lane]
+    for p in range(kd.pairs.shape[0]):
+        k = kd.pairs[p, 0]
+        s = kd.pairs[p, 1]
+        for lane in range(L):
+            # arithmetic blends: they vectorise where conditional selects do not
+            a = M1[s, lane]
+            c = M1[k, lane]
+            w = np.float64(a > c)
+            M2[k, lane] = w * M2[s, lane] + (1.0 - w) * M2[k, lane]
+            M1[k, lane] = np.maximum(a, c)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def turn2(kd, T1, T2, bm, bu, bf, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl, cur1, cur2):
+    """One turn for the block's states: the moments of the hands at throw 1 in cur1/cur2."""
+    L = bm.shape[0]
+    later = bm[0] < 0  # False, typed as a plain bool
+    BX = np.empty((kd.nh, L), np.int64)
+    SC = np.empty((kd.nh, L))
+    score2(kd, T1, T2, bm, bu, bf, later, S1l, S2l, NXl, GNl, BX, SC)
+    if kd.first_differs or kd.order == 3:
+        score2(kd, T1, T2, bm, bu, bf, not later, S1f, S2f, NXf, GNf, BX, SC)
+    else:
+        S1f[:, :] = S1l
+        S2f[:, :] = S2l
+    E1 = np.empty((kd.nk, L))
+    E2 = np.empty((kd.nk, L))
+    M1 = np.empty((kd.nk, L))
+    M2 = np.empty((kd.nk, L))
+    for h in range(kd.nh):
+        for lane in range(L):
+            cur1[h, lane] = S1l[h, lane]
+            cur2[h, lane] = S2l[h, lane]
+    for _ in range(kd.throws - 1):
+        keeps2(kd, cur1, cur2, E1, E2, M1, M2)
+        for h in range(kd.nh):
+            k = kd.hand_keep[h]
+            for lane in range(L):
+                cur1[h, lane] = M1[k, lane]
+                cur2[h, lane] = M2[k, lane]
+    for h in range(kd.nh):
+        for lane in range(L):
+            w = np.float64(S1f[h, lane] >= cur1[h, lane])
+            cur2[h, lane] = w * S2f[h, lane] + (1.0 - w) * cur2[h, lane]
+            cur1[h, lane] = w * S1f[h, lane] + (1.0 - w) * cur1[h, lane]
+
+
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def moments_level(kd, T1, T2, states):
+    """Fill T1/T2 for every state of one level (same number of filled boxes), in blocks."""
+    n = states.shape[0]
+    L = LANES
+    nh = kd.nh
+    nblocks = (n + L - 1) // L
+    S1f = np.empty((nh, L))
+    S2f = np.empty((nh, L))
+    S1l = np.empty((nh, L))
+    S2l = np.empty((nh, L))
+    NXf = np.empty((nh, L), np.int64)
+    NXl = np.empty((nh, L), np.int64)
+    GNf = np.empty((nh, L))
+    GNl = np.empty((nh, L))
+    cur1 = np.empty((nh, L))
+    cur2 = np.empty((nh, L))
+    bm = np.empty(L, np.int64)
+    bu = np.empty(L, np.int64)
+    bf = np.empty(L, np.int64)
+    for bi in range(nblocks):
+        for lane in range(L):
+            i = min(bi * L + lane, n - 1)
+            bm[lane] = states[i, 0]
+            bu[lane] = states[i, 1]
+            bf[lane] = states[i, 2]
+        turn2(kd, T1, T2, bm, bu, bf, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl, cur1, cur2)
+        for lane in range(L):
+            if bi * L + lane < n:
+                a1 = 0.0
+                a2 = 0.0
+                for h in range(nh):
+                    p = kd.prob[h]
+                    a1 += p * cur1[h, lane]
+                    a2 += p * cur2[h, lane]
+                T1[bm[lane], bu[lane], bf[lane]] = a1
+                T2[bm[lane], bu[lane], bf[lane]] = a2
+
+
+def solve_moments(sol: Solution, threads: int = 0) -> Moments:
+    """Float64 mean and second moment of every reachable state of a solved part."""
+    m, kd = sol.model, sol.kd
+    t1 = np.full(m.table_shape, np.nan)
+    t2 = np.full(m.table_shape, np.nan)
+    t1[(1 << m.nb) - 1] = 0.0
+    t2[(1 << m.nb) - 1] = 0.0
+    levels = reachable_states(m)
+    cpus = os.cpu_count() or 1
+    workers = max(1, min(threads or cpus, cpus))
+    with ThreadPoolExecutor(workers) as pool:
+        for level in range(m.nb - 1, -1, -1):
+            states = levels[level]
+            per = -(-len(states) // (workers * LANES)) * LANES
+            chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
+            list(pool.map(lambda c: moments_level(kd, t1, t2, c), chunks))
+    return Moments(t1, t2)
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+class MomentCache:
+    """Moment tables per solved part, keyed by (rules fingerprint, part name).
+
+    Built-in tables are written beside the value tables (`TableStore`, memory-mapped, so
+    workers share them) and pinned; house-rules tables stay in memory in an LRU of
+    `lru_size` strategies' parts (two float64 tables per part: 4x a value table's bytes).
+    """
+
+    def __init__(self, store: object | None = None, lru_size: int = 8, threads: int = 0
+                 ) -> None:
+        from collections import OrderedDict
+
+        self.store = store
+        self.lru_size = lru_size
+        self.threads = threads
+        self.lock = threading.Lock()
+        self.pinned: dict[tuple[str, str], Moments] = {}
+        self.lru: OrderedDict[tuple[str, str], Moments] = OrderedDict()
+        self.building: dict[tuple[str, str], threading.Lock] = {}
+
+    def get(self, rs: object, part: object, builtin: bool) -> Moments:
+        """The moments of one part of a strategy for rules `rs`: memory, disk, or built."""
+        key = (rs.fingerprint, part.name)
+        with self.lock:
+            found = self.pinned.get(key) or self.lru.get(key)
+            if found is not None:
+                if key in self.lru:
+                    self.lru.move_to_end(key)
+                return found
+            build_lock = self.building.setdefault(key, threading.Lock())
+        with build_lock:
+            with self.lock:
+                found = self.pinned.get(key) or self.lru.get(key)
+            if found is None:
+                found = self._load_or_build(rs, part, builtin)
+                with self.lock:
+                    if builtin:
+                        self.pinned[key] = found
+                    else:
+                        self.lru[key] = found
+                        while len(self.lru) > self.lru_size * 4:
+                            self.lru.popitem(last=False)
+            with self.lock:
+                self.building.pop(key, None)
+        return found
+
+    def _load_or_build(self, rs: object, part: object, builtin: bool) -> Moments:
+        store = self.store if builtin else None
+        if store is not None:
+            m1 = store.load(rs, f"{part.name}-m1")
+            m2 = store.load(rs, f"{part.name}-m2")
+            shape = part.solution.model.table_shape
+            if m1 is not None and m2 is not None and m1.shape == shape == m2.shape:
+                return Moments(m1, m2)
+        mo = solve_moments(part.solution, self.threads)
+        if store is not None:
+            mo = Moments(store.save(rs, f"{part.name}-m1", mo.m1),
+                         store.save(rs, f"{part.name}-m2", mo.m2))
+        return mo
+

@@ -1,0 +1,266 @@
+"""The advisor's policy for a block of states, in float32 like the solver: for every hand the
+box it is scored in (next state, points) and for every throw the keep it is rethrown from.
+
+This is `moments.turn2` without the second moment, on the solver's own float32 tables (the
+values `advice.suggest` ranks moves by), at the float32 kernels' speed: the exact forward
+distribution (`distribution.py`) and the games of the advisor's play (`simulate.py`) follow
+it. Ties break as in `moments.py`: scoring before rethrowing, a keep before its
+sub-multisets, the earlier box before a later one.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .kernel import NEG, canon, order_ok
+from .model import KIND_TRACKED, KIND_UPPER
+
+LANES = 32
+
+
+@nb.njit(cache=True, error_model="numpy")
+def score32(kd, V, bm, bu, bf, first, S, NX, GN, BX, SC):
+    """For the block's states: S[h, l] best value of scoring hand h now (points plus the next
+    state's value), NX the next state's flat index, GN the points, BX the box (-1: none
+    legal), SC the box's score. The logic of `kernel.score_pass`, with the argmax."""
+    L = bm.shape[0]
+    nd = kd.nd
+    nbox = kd.nb
+    fi = 1 if first else 0
+    NU = V.shape[1]
+    NF = V.shape[2]
+    W = np.empty((nbox, nd + 2, L), np.float32)
+    X = np.zeros((nbox, nd + 2, L), np.float32)
+    NI = -np.ones((nbox, nd + 2, L), np.int64)
+    rm = np.zeros((nbox, L), np.float32)
+    BB = np.zeros((kd.nh, L), np.float32)
+    for h in range(kd.nh):
+        for lane in range(L):
+            S[h, lane] = NEG
+    for b in range(nbox):
+        any_legal = False
+        kb = kd.kind[b]
+        for lane in range(L):
+            mask = bm[lane]
+            u = bu[lane]
+            fl = bf[lane]
+            nmask = mask | (1 << b)
+            if not order_ok(kd.order, nbox, mask, b, first):
+                for c in range(nd + 2):
+                    W[b, c, lane] = NEG
+                continue
+            any_legal = True
+            rb = kd.req_bit[b]
+            rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
+            if kb == KIND_UPPER:
+                fc = kd.face[b]
+                for c in range(nd + 1):
+                    code = u
+                    if kd.threshold > 0 and u < kd.threshold:
+                        tot = u + fc * c
+                        if tot >= kd.threshold:
+                            X[b, c, lane] = kd.amount
+                        code = canon(kd.threshold, kd.maxrem, tot, nmask)
+                    W[b, c, lane] = V[nmask, code, fl] + X[b, c, lane]
+                    NI[b, c, lane] = (nmask * NU + code) * NF + fl
+            elif kb == KIND_TRACKED:
+                bit = kd.trk_bit[b]
+                f0 = fl & ~(1 << bit)
+                f1 = fl | (1 << bit)
+                W[b, 0, lane] = V[nmask, u, f0]
+                NI[b, 0, lane] = (nmask * NU + u) * NF + f0
+                W[b, 1, lane] = V[nmask, u, f1]
+                NI[b, 1, lane] = (nmask * NU + u) * NF + f1
+            else:
+                W[b, 0, lane] = V[nmask, u, fl]
+                NI[b, 0, lane] = (nmask * NU + u) * NF + fl
+        if not any_legal:
+            continue
+        R = kd.reward[fi, b]
+        C = kd.cls[fi, b]
+        rmb = rm[b]
+        fb = np.float32(b)
+        one = np.float32(1.0)
+        for h in range(kd.nh):
+            r = R[h]
+            w = W[b, C[h]]
+            s = S[h]
+            bb = BB[h]
+            for lane in range(L):
+                v = r * rmb[lane] + w[lane]
+                better = np.float32(v > s[lane])
+                bb[lane] = better * fb + (one - better) * bb[lane]
+                s[lane] = np.maximum(v, s[lane])
+    for h in range(kd.nh):
+        for lane in range(L):
+            b = int(BB[h, lane])
+            c = kd.cls[fi, b, h]
+            sc = np.float64(kd.reward[fi, b, h]) * rm[b, lane]
+            NX[h, lane] = NI[b, c, lane]
+            GN[h, lane] = sc + X[b, c, lane]
+            BX[h, lane] = b if NI[b, c, lane] >= 0 else -1
+            SC[h, lane] = sc
+    if kd.five_box >= 0:
+        order = kd.order
+        for lane in range(L):
+            mask = bm[lane]
+            if not (mask >> kd.five_box & 1):
+                continue
+            u = bu[lane]
+            fl = bf[lane]
+            any_lower = False
+            for i in range(nbox):
+                if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
+                    any_lower = True
+            bonus5 = 0.0
+            if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
+                bonus5 = kd.bonus_amount
+            for f in range(1, 7):
+                h = kd.five_hand[f]
+                mu = kd.up_box[f]
+                mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
+                mu_filled = mu < 0 or (mask >> mu & 1)
+                best = NEG
+                bx = -1
+                bg = 0.0
+                bb = -1
+                bs = 0.0
+                for b in range(nbox):
+                    if not order_ok(order, nbox, mask, b, first):
+                        continue
+                    joker_box = False
+                    if kd.joker == 1:
+                        if mu_ok:
+                            if b != mu:
+                                continue
+                        elif any_lower:
+                            if not kd.is_lower[b]:
+                                continue
+                            joker_box = True
+                    elif kd.joker == 2 and mu_filled:
+                        joker_box = kd.is_lower[b]
+                    score = kd.reward[fi, b, h]
+                    rb = kd.req_bit[b]
+                    if rb >= 0 and not (fl >> rb & 1):
+                        score = np.float32(0.0)
+                    if joker_box:
+                        score = kd.joker_value[b, f]
+                    g = np.float64(score)
+                    if (not kd.bonus_matching) or b == mu:
+                        g += bonus5
+                    nmask = mask | (1 << b)
+                    nu = u
+                    nfl = fl
+                    if kd.kind[b] == KIND_UPPER:
+                        if kd.threshold > 0 and u < kd.threshold:
+                            tot = u + int(score)
+                            if tot >= kd.threshold:
+                                g += kd.amount
+                            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
+                    elif kd.kind[b] == KIND_TRACKED:
+                        bit = kd.trk_bit[b]
+                        if score != 0:
+                            nfl = fl | (1 << bit)
+                        else:
+                            nfl = fl & ~(1 << bit)
+                    v = np.float32(g + V[nmask, nu, nfl])
+                    if v > best:
+                        best = v
+                        bx = (nmask * NU + nu) * NF + nfl
+                        bg = g
+                        bb = b
+                        bs = np.float64(score)
+                S[h, lane] = best
+                NX[h, lane] = bx
+                GN[h, lane] = bg
+                BX[h, lane] = bb
+                SC[h, lane] = bs
+
+
+@nb.njit(cache=True, error_model="numpy")
+def keeps32(kd, cur, E, M, MA):
+    """Keep values E (after "em baixo") and the best keep among each keep's sub-multisets:
+    M its value, MA which keep (an effective keep id, as a float32)."""
+    L = cur.shape[1]
+    six = np.float32(6.0)
+    one = np.float32(1.0)
+    for h in range(kd.nh):
+        k = kd.hand_keep[h]
+        for lane in range(L):
+            E[k, lane] = cur[h, lane]
+    for k in range(kd.n_small - 1, -1, -1):
+        a1 = kd.add[k, 1]
+        a2 = kd.add[k, 2]
+        a3 = kd.add[k, 3]
+        a4 = kd.add[k, 4]
+        a5 = kd.add[k, 5]
+        a6 = kd.add[k, 6]
+        for lane in range(L):
+            E[k, lane] = (E[a1, lane] + E[a2, lane] + E[a3, lane] + E[a4, lane]
+                          + E[a5, lane] + E[a6, lane]) / six
+    for k in range(kd.nk):
+        fk = np.float32(k)
+        for lane in range(L):
+            M[k, lane] = E[k, lane]
+            MA[k, lane] = fk
+    if kd.em_baixo:
+        for k in range(kd.n_small):
+            mk = kd.mirror[k]
+            if mk > k:
+                for lane in range(L):
+                    if E[mk, lane] > E[k, lane]:
+                        M[k, lane] = E[mk, lane]
+                        MA[k, lane] = mk
+                    elif E[k, lane] > E[mk, lane]:
+                        M[mk, lane] = E[k, lane]
+                        MA[mk, lane] = k
+    for p in range(kd.pairs.shape[0]):
+        k = kd.pairs[p, 0]
+        s = kd.pairs[p, 1]
+        for lane in range(L):
+            a = M[s, lane]
+            c = M[k, lane]
+            w = np.float32(a > c)
+            MA[k, lane] = w * MA[s, lane] + (one - w) * MA[k, lane]
+            M[k, lane] = np.maximum(a, c)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC):
+    """The turn's policy for the block's states: scoring choices for first and later throws,
+    and DEC[t, h, lane] for t = 1 .. throws-1 (-1: score now; else the keep rethrown from).
+    Returns the hand values at throw 1 (float32)."""
+    L = bm.shape[0]
+    nh = kd.nh
+    later = bm[0] < 0
+    Sl = np.empty((nh, L), np.float32)
+    score32(kd, V, bm, bu, bf, later, Sl, NXl, GNl, BXl, SCl)
+    if kd.first_differs or kd.order == 3:
+        Sf = np.empty((nh, L), np.float32)
+        score32(kd, V, bm, bu, bf, not later, Sf, NXf, GNf, BXf, SCf)
+    else:
+        Sf = Sl
+        NXf[:, :] = NXl
+        GNf[:, :] = GNl
+        BXf[:, :] = BXl
+        SCf[:, :] = SCl
+    E = np.empty((kd.nk, L), np.float32)
+    M = np.empty((kd.nk, L), np.float32)
+    MA = np.empty((kd.nk, L), np.float32)
+    cur = np.empty((nh, L), np.float32)
+    cur[:, :] = Sl
+    for t in range(kd.throws - 1, 0, -1):
+        keeps32(kd, cur, E, M, MA)
+        for h in range(nh):
+            k = kd.hand_keep[h]
+            for lane in range(L):
+                cur[h, lane] = M[k, lane]
+                DEC[t, h, lane] = int(MA[k, lane])
+    for h in range(nh):
+        for lane in range(L):
+            if Sf[h, lane] >= cur[h, lane]:
+                cur[h, lane] = Sf[h, lane]
+                if kd.throws > 1:
+                    DEC[1, h, lane] = -1
+    return cur

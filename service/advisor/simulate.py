@@ -1,0 +1,240 @@
+"""Games played by the advisor's own policy, with seeded dice: the final totals.
+
+Every turn is played as `advice.suggest` plays it: scoring a hand now is worth the best, over
+the strategy's parts, of its box's points plus the part's next value minus the part's value
+now (`moments.score2` on the solver's float32 tables, read in float64); keeps follow
+`turn.turn_tables2` (the within-turn recursion, "em baixo" and saved throws included). This
+is what measures the approximate methods (column sheets, Maxi Yatzy), whose values are not
+the exact expectation of their own play, and what checks the exact distribution.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .moments import score2
+from .policy import LANES, policy_block
+from .strategy import Strategy
+from .turn import Position, turn_tables2
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _draw(kd, size, keep_hand, k):
+    """Rethrow the dice not in keep k: the hand that results (index)."""
+    while size[k] < kd.nd:
+        k = kd.add[k, np.random.randint(1, 7)]
+    return keep_hand[k]
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _bonuses(kd, extra):
+    """(upper bonuses, five-of-a-kind bonuses) in a placement's points beyond its box score."""
+    if extra <= 0:
+        return 0, 0
+    a, f = kd.amount, kd.bonus_amount
+    if f > 0 and (extra == f or extra == f + a) and f != a:
+        return (1 if extra == f + a else 0), 1
+    return 1, 0
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _terminals(kds, tabs, st, first, t1, choice):
+    """Best value of scoring each hand now over the parts (relative to the parts' values),
+    with the choice: part, next state (flat), points."""
+    nh = kds[0].nh
+    for h in range(nh):
+        t1[h] = -1e300
+    one_m = np.empty(1, np.int64)
+    one_u = np.empty(1, np.int64)
+    one_f = np.empty(1, np.int64)
+    s1 = np.empty((nh, 1))
+    s2 = np.empty((nh, 1))
+    nx = np.empty((nh, 1), np.int64)
+    gn = np.empty((nh, 1))
+    bx = np.empty((nh, 1), np.int64)
+    sc = np.empty((nh, 1))
+    for p in range(len(kds)):
+        kd = kds[p]
+        tab = tabs[p]
+        if st[p, 0] == (1 << kd.nb) - 1:
+            continue
+        one_m[0] = st[p, 0]
+        one_u[0] = st[p, 1]
+        one_f[0] = st[p, 2]
+        score2(kd, tab, tab, one_m, one_u, one_f, first, s1, s2, nx, gn, bx, sc)
+        base = np.float64(tab[st[p, 0], st[p, 1], st[p, 2]])
+        for h in range(nh):
+            v = s1[h, 0] - base
+            if bx[h, 0] >= 0 and v > t1[h]:
+                t1[h] = v
+                choice[h, 0] = p
+                choice[h, 1] = nx[h, 0]
+                choice[h, 2] = int(np.rint(gn[h, 0]))
+                choice[h, 3] = int(np.rint(sc[h, 0]))
+
+
+@nb.njit(cache=True, error_model="numpy")
+def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_games, seed,
+         start_throw, start_hand, size, keep_hand):
+    """Final totals of `n_games` games from a position (seeded), with the upper bonuses
+    and five-of-a-kind bonuses each game won: rows (totals, upper bonuses, bonuses).
+
+    st0[p] = (mask, upper code, flags) of each part; `start_hand` >= 0: the first turn is
+    already at throw `start_throw` with that hand.
+    """
+    np.random.seed(seed)
+    nparts = len(kds)
+    kd0 = kds[0]
+    nh = kd0.nh
+    out = np.empty((3, n_games), np.int64)
+    t1f = np.empty(nh)
+    t1l = np.empty(nh)
+    cf = np.zeros((nh, 4), np.int64)
+    cl = np.zeros((nh, 4), np.int64)
+    for g in range(n_games):
+        st = st0.copy()
+        total = total0
+        saved = saved0
+        ups = 0
+        fives = 0
+        first_turn = True
+        while True:
+            open_boxes = 0
+            for p in range(nparts):
+                for b in range(kds[p].nb):
+                    if not (st[p, 0] >> b & 1):
+                        open_boxes += 1
+            if open_boxes == 0:
+                break
+            last = base_throws + (saved if saves else 0)
+            tv = throw_value if open_boxes > 1 else 0.0
+            _terminals(kds, tabs, st, True, t1f, cf)
+            _terminals(kds, tabs, st, False, t1l, cl)
+            t0 = start_throw if (first_turn and start_hand >= 0) else 1
+            _, _, _, _, dec = turn_tables2(kd0, t1f, t1f, t1l, t1l, t0, last, tv)
+            if first_turn and start_hand >= 0:
+                t = start_throw
+                h = start_hand
+            else:
+                t = 1
+                h = _draw(kd0, size, keep_hand, 0)
+            first_turn = False
+            while t < last and dec[t, h] >= 0:
+                h = _draw(kd0, size, keep_hand, dec[t, h])
+                t += 1
+            c = cf[h] if t == 1 else cl[h]
+            p = c[0]
+            nu = tabs[p].shape[1]
+            nf = tabs[p].shape[2]
+            st[p, 0] = c[1] // (nu * nf)
+            st[p, 1] = (c[1] // nf) % nu
+            st[p, 2] = c[1] % nf
+            total += c[2]
+            up, five = _bonuses(kds[p], c[2] - c[3])
+            ups += up
+            fives += five
+            if saves:
+                saved += base_throws - t
+        out[0, g] = total
+        out[1, g] = ups
+        out[2, g] = fives
+    return out
+
+
+@nb.njit(cache=True, error_model="numpy")
+def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size, keep_hand):
+    """`play` for a one-part strategy without saved throws, 32 games side by side (the
+    policy of a block of states at a time, `policy.policy_block`)."""
+    np.random.seed(seed)
+    L = LANES
+    nh = kd.nh
+    full = (1 << kd.nb) - 1
+    NU = V.shape[1]
+    NF = V.shape[2]
+    out = np.empty((3, n_games), np.int64)
+    NXf = np.empty((nh, L), np.int64)
+    NXl = np.empty((nh, L), np.int64)
+    BXf = np.empty((nh, L), np.int64)
+    BXl = np.empty((nh, L), np.int64)
+    GNf = np.empty((nh, L))
+    GNl = np.empty((nh, L))
+    SCf = np.empty((nh, L))
+    SCl = np.empty((nh, L))
+    DEC = np.zeros((kd.throws + 1, nh, L), np.int64)
+    bm = np.empty(L, np.int64)
+    bu = np.empty(L, np.int64)
+    bf = np.empty(L, np.int64)
+    tot = np.empty(L, np.int64)
+    ups = np.empty(L, np.int64)
+    fives = np.empty(L, np.int64)
+    for g0 in range(0, n_games, L):
+        for lane in range(L):
+            bm[lane] = st0[0]
+            bu[lane] = st0[1]
+            bf[lane] = st0[2]
+            tot[lane] = total0
+            ups[lane] = 0
+            fives[lane] = 0
+        first_turn = True
+        while bm[0] != full:
+            policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
+            for lane in range(L):
+                if first_turn and start_hand >= 0:
+                    t = start_throw
+                    h = start_hand
+                else:
+                    t = 1
+                    h = _draw(kd, size, keep_hand, 0)
+                while t < kd.throws and DEC[t, h, lane] >= 0:
+                    h = _draw(kd, size, keep_hand, DEC[t, h, lane])
+                    t += 1
+                if t == 1:
+                    nx = NXf[h, lane]
+                    gain = int(np.rint(GNf[h, lane]))
+                    extra = gain - int(np.rint(SCf[h, lane]))
+                else:
+                    nx = NXl[h, lane]
+                    gain = int(np.rint(GNl[h, lane]))
+                    extra = gain - int(np.rint(SCl[h, lane]))
+                tot[lane] += gain
+                up, five = _bonuses(kd, extra)
+                ups[lane] += up
+                fives[lane] += five
+                bm[lane] = nx // (NU * NF)
+                bu[lane] = (nx // NF) % NU
+                bf[lane] = nx % NF
+            first_turn = False
+        for lane in range(L):
+            if g0 + lane < n_games:
+                out[0, g0 + lane] = tot[lane]
+                out[1, g0 + lane] = ups[lane]
+                out[2, g0 + lane] = fives[lane]
+    return out
+
+
+def simulate(st: Strategy, pos: Position, n_games: int, seed: int, throw: int = 1,
+             hand: int = -1) -> np.ndarray:
+    """Final totals of `n_games` games of the advisor's play from a position (seeded)."""
+    return simulate_games(st, pos, n_games, seed, throw, hand)[0]
+
+
+def simulate_games(st: Strategy, pos: Position, n_games: int, seed: int, throw: int = 1,
+                   hand: int = -1) -> np.ndarray:
+    """`n_games` games of the advisor's play from a position (seeded): rows of final
+    totals, upper bonuses won (one per column or section that has one) and five-of-a-kind
+    bonuses won."""
+    keeps0 = st.parts[0].solution.model.keeps
+    if len(st.parts) == 1 and not st.rs.variant.saved_throws:
+        sol = st.parts[0].solution
+        return play_lanes(sol.kd, sol.values, np.array(pos.states[0][:3], np.int64),
+                          pos.total, int(n_games), int(seed), int(throw), int(hand),
+                          keeps0.size, keeps0.keep_hand)
+    kds = tuple(p.solution.kd for p in st.parts)
+    tabs = tuple(np.asarray(p.solution.values) for p in st.parts)
+    keeps = st.parts[0].solution.model.keeps
+    st0 = np.array([s[:3] for s in pos.states], np.int64)
+    v = st.rs.variant
+    return play(kds, tabs, st0, pos.total, pos.sheet.saved_throws, v.throws,
+                bool(v.saved_throws), float(st.saved_throw_value), int(n_games), int(seed),
+                int(throw), int(hand), keeps.size, keeps.keep_hand)

@@ -1,0 +1,237 @@
+"""Who is likely to win: each player's chance of finishing first.
+
+Assumptions, stated in every answer:
+
+- every player plays the advisor's strategy (maximising their own expected final score), so
+  the players' final totals are independent: no player's dice or choices change another's;
+- each player's final total has the distribution of `Analyst.position_value` from their
+  sheet (and, for the player to move, the dice of the current throw): exact where that is,
+  else sampled (the answer then says `exact: false`);
+- equal top totals share the win (rule book decision 13): `win` is the probability of being
+  the only one with the top total, `tie` of sharing it, `share` the expected share of the
+  win (a k-way tie counts 1/k), so the shares of all players sum to 1;
+- a game won at once (Generala servida, General de boca) is not modelled as ending the game:
+  the advisor values it at its box score like any placement.
+
+The winning move (`win_tables`, `state_win`, used by `analyst.win_move`): with the others'
+final distributions fixed (they play the advisor's strategy, independently), the share of
+the win of each own final total x is u(x); a backward induction over the player's own states
+and own totals (the within-turn recursion with u in place of points) gives the move that
+maximises E[u(final)], the chance of winning, and what each move is worth under it. Done
+exactly for one-part strategies with at most `MAX_WIN_OPEN` open boxes.
+
+Given the distributions F_j, P(i alone on top) = sum_x P_i(x) prod_{j != i} F_j(x - 1), and the
+tie terms come from the polynomial prod_{j != i} (F_j(x - 1) + P_j(x) z).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from . import kernel
+from .distribution import Distribution
+
+ASSUMPTIONS = (
+    "Every player plays the advisor's strategy (maximising their own expected final score), "
+    "so final totals are independent; each player's distribution is computed from their own "
+    "sheet (and the current dice of the player to move); equal top totals share the win "
+    "(share: a k-way tie counts 1/k, shares sum to 1); a game won at once is counted at its "
+    "box score, not as ending the game.")
+
+
+@dataclass
+class Chances:
+    """One player's chances of finishing first."""
+
+    win: float  # alone on top
+    tie: float  # sharing the top total
+    share: float  # expected share of the win
+
+    @property
+    def first(self) -> float:
+        """Finishing first, ties counted."""
+        return self.win + self.tie
+
+
+def _aligned(dists: list[Distribution]) -> tuple[int, np.ndarray]:
+    """Every distribution on one range of totals: (lowest total, [player, total] probs)."""
+    lo = min(d.lo for d in dists)
+    hi = max(d.lo + len(d.probs) for d in dists)
+    out = np.zeros((len(dists), hi - lo))
+    for i, d in enumerate(dists):
+        out[i, d.lo - lo:d.lo - lo + len(d.probs)] = d.probs / d.probs.sum()
+    return lo, out
+
+
+def utility(others: list[Distribution], lo: int, hi: int) -> np.ndarray:
+    """Expected share of the win for each own final total lo..hi-1 against `others`."""
+    if not others:
+        return np.ones(hi - lo)
+    olo, p = _aligned(others)
+    width = p.shape[1]
+    xs = np.arange(lo, hi) - olo
+    below = np.concatenate([np.zeros((len(others), 1)), np.cumsum(p, axis=1)], axis=1)
+    out = np.empty(hi - lo)
+    for n, x in enumerate(xs):
+        if x < 0:
+            out[n] = 0.0
+            continue
+        if x >= width:
+            out[n] = 1.0
+            continue
+        poly = np.ones(1)
+        for j in range(len(others)):
+            poly = np.convolve(poly, [below[j, x], p[j, x]])
+        out[n] = float(poly @ (1.0 / (1.0 + np.arange(len(poly)))))
+    return out
+
+
+def chances(dists: list[Distribution]) -> list[Chances]:
+    """Each player's chances of finishing first, the totals being independent."""
+    lo, p = _aligned(dists)
+    n, width = p.shape
+    below = np.concatenate([np.zeros((n, 1)), np.cumsum(p, axis=1)[:, :-1]], axis=1)
+    out = []
+    for i in range(n):
+        win = tie = share = 0.0
+        others = [j for j in range(n) if j != i]
+        for x in np.flatnonzero(p[i] > 0):
+            poly = np.ones(1)
+            for j in others:
+                poly = np.convolve(poly, [below[j, x], p[j, x]])
+            win += p[i, x] * poly[0]
+            tie += p[i, x] * float(poly[1:].sum())
+            share += p[i, x] * float(poly @ (1.0 / (1.0 + np.arange(len(poly)))))
+        out.append(Chances(float(win), float(tie), float(share)))
+    del lo, width
+    return out
+
+
+# --------------------------------------------------------------------------- the winning move
+
+#: Most open boxes for which the move that maximises the chance of winning is computed.
+MAX_WIN_OPEN = 4
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
+    """Terminal win values of one state's turn: out_*[h, a] = best over legal boxes of
+    W[next state][a + points] (a: own total minus the position's); -1 where none is legal."""
+    for fi in range(2):
+        first = fi == 0
+        out = out_first if first else out_later
+        for h in range(kd.nh):
+            for a in range(width):
+                out[h, a] = -1.0
+            for b in range(kd.nb):
+                legal, score, bonus, nmask, nu, nfl = kernel.placement(kd, mask, u, fl, h,
+                                                                      first, b)
+                if not legal:
+                    continue
+                g = int(np.rint(np.float64(score) + bonus))
+                nxt = W[slot_of[nmask, nu, nfl]]
+                for a in range(width):
+                    j = min(a + g, width - 1)
+                    if nxt[j] > out[h, a]:
+                        out[h, a] = nxt[j]
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _keeps_win(kd, cur, E, M):
+    """Keep values over the lanes (own totals): E[k] mean over one more die, M best sub-keep."""
+    width = cur.shape[1]
+    for h in range(kd.nh):
+        k = kd.hand_keep[h]
+        for a in range(width):
+            E[k, a] = cur[h, a]
+    for k in range(kd.n_small - 1, -1, -1):
+        for a in range(width):
+            acc = 0.0
+            for f in range(1, 7):
+                acc += E[kd.add[k, f], a]
+            E[k, a] = acc / 6.0
+    if kd.em_baixo:
+        for k in range(kd.n_small):
+            mk = kd.mirror[k]
+            if mk > k:
+                for a in range(width):
+                    v = max(E[k, a], E[mk, a])
+                    E[k, a] = v
+                    E[mk, a] = v
+    for k in range(kd.nk):
+        for a in range(width):
+            M[k, a] = E[k, a]
+    for p in range(kd.pairs.shape[0]):
+        k = kd.pairs[p, 0]
+        s = kd.pairs[p, 1]
+        for a in range(width):
+            M[k, a] = max(M[k, a], M[s, a])
+
+
+@nb.njit(cache=True, error_model="numpy")
+def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand):
+    """Win values of a state's turn. hand < 0: at the turn start, one row over own totals;
+    else the options at `hand` after `throw`: row 0 scoring now (the best box for winning),
+    row 1 + k keeping k (-1 on the last throw)."""
+    nh = kd.nh
+    tf = np.empty((nh, width))
+    tl = np.empty((nh, width))
+    _turn_win(kd, W, slot_of, mask, u, fl, width, tf, tl)
+    cur = tl.copy()
+    E = np.empty((kd.nk, width))
+    M = np.empty((kd.nk, width))
+    start = 1 if hand < 0 else throw
+    options = -np.ones((kd.nk + 1, width))
+    if hand >= 0:
+        options[0, :] = tf[hand] if throw == 1 else tl[hand]
+    for t in range(kd.throws - 1, start - 1, -1):
+        _keeps_win(kd, cur, E, M)
+        if hand >= 0 and t == start:
+            for k in range(kd.nk):
+                options[k + 1, :] = E[k]
+            return options
+        for h in range(nh):
+            now = tf[h] if t == 1 else tl[h]
+            mk = M[kd.hand_keep[h]]
+            for a in range(width):
+                cur[h, a] = max(now[a], mk[a])
+    if hand >= 0:
+        return options
+    res = np.zeros((1, width))
+    for h in range(nh):
+        for a in range(width):
+            res[0, a] += kd.prob[h] * (cur[h, a] if kd.throws > 1 else tf[h, a])
+    return res
+
+
+def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Expected share of the win at the start of every turn of the states reachable from a
+    one-part state (its boxes filled and more), over own totals from the position's
+    (util[a]: the share when the final total is the position's plus a). Returns (W, slot_of)
+    with W[slot_of[mask, code, flags], a]."""
+    from .model import reachable_states
+
+    sol = st.parts[0].solution
+    kd, m = sol.kd, sol.model
+    width = len(util)
+    mask0 = state[0]
+    slot_of = -np.ones(m.table_shape, np.int64)
+    todo = [lv[((lv[:, 0] & mask0) == mask0) & (lv[:, 0] != mask0)]
+            for lv in reachable_states(m)]
+    W = np.zeros((sum(len(x) for x in todo) + 1, width))
+    slot = 0
+    full = (1 << m.nb) - 1
+    for lv in reversed(todo):
+        for s in lv:
+            mask, u, fl = (int(x) for x in s)
+            if mask == full:
+                W[slot] = util
+            else:
+                W[slot] = state_win(kd, W, slot_of, mask, u, fl, width, 1, -1)[0]
+            slot_of[mask, u, fl] = slot
+            slot += 1
+    return W, slot_of

@@ -1,0 +1,409 @@
+"""Schemas of the analysis resources (positions/value, games/analyze, games/win-probability,
+and the coaching fields of moves/suggest): the public contract of issue 10's endpoints.
+
+Kept apart from `schemas.py` (the scoring endpoints' contract) so that the two can change
+without touching each other; they share its field types and scorecard schema.
+"""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from ..domain.variants import ALL_BOX_IDS
+from .schemas import (
+    MAX_THROW,
+    MAX_VALUE,
+    EchoRulesSchema,
+    RulesRequestFields,
+    ScorecardSchema,
+    StrictSchema,
+    _bool,
+    _int,
+    dice_field,
+)
+
+MAX_THRESHOLDS = 50
+MAX_PLAYERS = 8
+MAX_TURNS = 80  # 52 turns of a column sheet, with room for mistakes to be reported on
+MAX_THROWS_PER_TURN = MAX_THROW
+
+
+# --------------------------------------------------------------------------- coaching
+
+
+class BoxChanceSchema(ma.Schema):
+    """The chance that the turn ends with points in one box."""
+
+    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata={
+        "description": 'The box id'})
+    column = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "Column number (1-4) on a column sheet, else null"})
+    probability = fields.Float(required=True, metadata={
+        "description": 'Probability that the turn ends with points in this box'})
+
+
+class TurnOutlookSchema(ma.Schema):
+    """Where the turn ends after a keep, under the advisor's play of the rest of it."""
+
+    expected_points = fields.Float(required=True, metadata={
+        "description": "Expected points this turn adds to the sheet (box score and bonuses)"})
+    boxes_with_points = fields.List(fields.Nested(BoxChanceSchema), required=True, metadata={
+        "description": "Every box the turn may end in with a non-zero score, most likely "
+                       "first (e.g. P(YAHTZEE this turn | keep 3-3-3)); the rest of the "
+                       "probability is a scratch"})
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class PositionValueRequestSchema(RulesRequestFields):
+    """A position: a scorecard at the start of a turn, or with the dice after a throw."""
+
+    scorecard = fields.Nested(ScorecardSchema)
+    dice = dice_field(metadata={"description": "The dice now (mid-turn); needs `throw`"})
+    throw = _int(1, MAX_THROW, metadata={
+        "description": "Throw of the turn the dice stand on (1 = first); required with dice"})
+    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+    at_least = fields.List(_int(0, MAX_VALUE), validate=validate.Length(max=MAX_THRESHOLDS),
+                           metadata={"description": "Totals t for which P(final >= t) is "
+                                                    "wanted"})
+    histogram = _bool(metadata={"description": "Add the whole distribution"})
+
+
+class ScoreChanceSchema(ma.Schema):
+    """A total and a probability."""
+
+    score = fields.Integer(required=True, metadata={"description": 'The threshold asked for'})
+    probability = fields.Float(required=True, metadata={"description": 'P(final score >= score)'})
+
+
+class PercentilesSchema(ma.Schema):
+    """Percentiles of the final total: the smallest t with P(final <= t) >= q %."""
+
+    p5 = fields.Integer(required=True, data_key="5", metadata={
+        "description": "The 5th percentile"})
+    p25 = fields.Integer(required=True, data_key="25", metadata={
+        "description": "The 25th percentile"})
+    p50 = fields.Integer(required=True, data_key="50", metadata={
+        "description": "The 50th percentile"})
+    p75 = fields.Integer(required=True, data_key="75", metadata={
+        "description": "The 75th percentile"})
+    p95 = fields.Integer(required=True, data_key="95", metadata={
+        "description": "The 95th percentile"})
+
+
+class DistributionSchema(ma.Schema):
+    """The distribution of the final total, and how it was obtained."""
+
+    exact = fields.Boolean(required=True, metadata={
+        "description": "Computed exactly (forward pass over every reachable state); false: "
+                       "sampled from games of the advisor's play (see samples)"})
+    method = fields.String(required=True, metadata={
+        "description": 'How the distribution was computed'})
+    samples = fields.Integer(allow_none=True, required=True, metadata={
+        "description": 'Games simulated (null when exact)'})
+    standard_error = fields.Float(allow_none=True, required=True, metadata={
+        "description": "Standard error of the sampled mean (null when exact)"})
+    mean = fields.Float(required=True, metadata={"description": 'Expected final score'})
+    sd = fields.Float(required=True, metadata={
+        "description": 'Standard deviation of the final score'})
+    min = fields.Integer(required=True, metadata={
+        "description": 'Lowest final score with positive probability'})
+    max = fields.Integer(required=True, metadata={
+        "description": 'Highest final score with positive probability'})
+    percentiles = fields.Nested(PercentilesSchema, required=True)
+    at_least = fields.List(fields.Nested(ScoreChanceSchema), required=True, metadata={
+        "description": "P(final >= score) for each total asked"})
+    histogram = fields.List(fields.Nested(ScoreChanceSchema), metadata={
+        "description": "Every total with a non-zero probability (on request)"})
+
+
+class PositionValueSchema(ma.Schema):
+    """What a position is worth under the advisor's play."""
+
+    variant = fields.String(required=True, metadata={"description": 'The variant id'})
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    exact = fields.Boolean(required=True, metadata={
+        "description": "Mean and sd are exact (exact method); false for the approximate "
+                       "methods, whose figures come from games of their own play"})
+    method = fields.String(required=True, metadata={"description": "The advisor's method"})
+    throw = fields.Integer(allow_none=True, required=True, metadata={
+        "description": 'The throw the dice stand on (mid-turn)'})
+    dice = fields.List(fields.Integer(), allow_none=True, required=True, metadata={
+        "description": 'The dice of the position (mid-turn), sorted'})
+    current_total = fields.Integer(required=True, metadata={
+        "description": 'Points on the sheet now'})
+    expected_final_score = fields.Float(required=True, metadata={
+        "description": 'Expected final score under optimal play'})
+    sd = fields.Float(required=True, metadata={
+        "description": "Standard deviation of the final total (exact second moment)"})
+    distribution = fields.Nested(DistributionSchema, required=True)
+
+
+# --------------------------------------------------------------------------- games
+
+
+class ThrowSchema(StrictSchema):
+    """One throw of a turn."""
+
+    dice = dice_field(required=True)
+    kept = fields.List(fields.Integer(strict=True, validate=validate.Range(1, 6)),
+                       validate=validate.Length(max=5), metadata={
+                           "description": "The dice kept from this throw for the next one "
+                                          "(fewer than all). Needed for keeps to be judged; "
+                                          "without it only the turn's placement is judged"})
+
+
+class TurnSchema(StrictSchema):
+    """One turn as played."""
+
+    throws = fields.List(fields.Nested(ThrowSchema), required=True,
+                         validate=validate.Length(1, MAX_THROWS_PER_TURN), metadata={
+        "description": 'The throws of the turn, in order'})
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), allow_none=True, metadata={
+        "description": "The box written; null or absent only when the turn wins the game at "
+                       "once (Generala servida)"})
+    column = _int(1, 4, metadata={"description": "Column written (column sheets)"})
+
+
+class PlayerGameSchema(StrictSchema):
+    """One player's game."""
+
+    name = fields.String(validate=validate.Length(max=100), metadata={
+        "description": "The player's name (optional)"})
+    scorecard = fields.Nested(ScorecardSchema, metadata={
+        "description": "The sheet the turns start from (default: empty)"})
+    turns = fields.List(fields.Nested(TurnSchema), required=True,
+                        validate=validate.Length(max=MAX_TURNS), metadata={
+        "description": "The player's turns, in order"})
+
+
+class GameAnalyzeRequestSchema(RulesRequestFields):
+    """A game as played: players, each a list of turns, each its throws and box."""
+
+    players = fields.List(fields.Nested(PlayerGameSchema), required=True,
+                          validate=validate.Length(1, MAX_PLAYERS), metadata={
+        "description": 'The players and their turns, in order'})
+
+
+class ChoiceSchema(ma.Schema):
+    """A keep or a placement."""
+
+    action = fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
+        "description": 'keep or score'})
+    dice = fields.List(fields.Integer(), metadata={"description": "keep: the dice kept"})
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), metadata={
+        "description": 'score: the box written'})
+    column = fields.Integer(allow_none=True, metadata={
+        "description": 'score: column number on a column sheet, else null'})
+    score = fields.Integer(metadata={"description": 'score: points written in the box'})
+    five_of_a_kind_bonus = fields.Integer(metadata={
+        "description": 'score: five-of-a-kind bonus points earned'})
+    upper_bonus = fields.Integer(metadata={"description": 'score: upper bonus points secured'})
+
+
+class DecisionSchema(ma.Schema):
+    """One decision: the position, the choice, the best choice, their values."""
+
+    turn = fields.Integer(required=True, metadata={"description": "The turn's number (1 = first)"})
+    throw = fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+    dice = fields.List(fields.Integer(), required=True, metadata={
+        "description": 'The dice the decision was made on'})
+    choice = fields.Nested(ChoiceSchema, required=True)
+    best = fields.Nested(ChoiceSchema, required=True)
+    expected_final_score = fields.Float(required=True, metadata={
+        "description": "Expected final total after the choice, under optimal play after it"})
+    sd = fields.Float(required=True, metadata={
+        "description": 'Standard deviation of the final score after the choice'})
+    best_expected_final_score = fields.Float(required=True, metadata={
+        "description": 'Expected final score of the best choice'})
+    best_sd = fields.Float(required=True, metadata={
+        "description": 'Standard deviation of the final score after the best choice'})
+    regret = fields.Float(required=True, metadata={
+        "description": "Best expected final score minus the choice's"})
+    class_ = fields.String(required=True, data_key="class",
+                           validate=validate.OneOf(("best", "tie", "inaccuracy", "mistake",
+                                                    "blunder")),
+                           metadata={"description": "How costly the choice was (thresholds)"})
+
+
+class TurnAnalysisSchema(ma.Schema):
+    """One turn: its decisions and its luck."""
+
+    turn = fields.Integer(required=True, metadata={"description": "The turn's number (1 = first)"})
+    expected_final_score_at_start = fields.Float(required=True, metadata={
+        "description": 'Expected final score before the turn'})
+    expected_final_score_at_end = fields.Float(required=True, metadata={
+        "description": 'Expected final score after the turn'})
+    luck = fields.Float(required=True, metadata={"description": "The turn's luck"})
+    points = fields.Integer(required=True, metadata={"description": 'Points the turn earned'})
+    decisions = fields.List(fields.Nested(DecisionSchema), required=True, metadata={
+        "description": "The turn's decisions judged"})
+
+
+class ClassCountsSchema(ma.Schema):
+    """How many decisions fell in each class."""
+
+    best = fields.Integer(required=True, metadata={
+        "description": 'Decisions that were the unique best'})
+    tie = fields.Integer(required=True, metadata={
+        "description": 'Decisions as good as another best'})
+    inaccuracy = fields.Integer(required=True, metadata={
+        "description": 'Decisions costing up to the inaccuracy threshold'})
+    mistake = fields.Integer(required=True, metadata={
+        "description": 'Decisions costing up to the mistake threshold'})
+    blunder = fields.Integer(required=True, metadata={
+        "description": 'Decisions costing more than the mistake threshold'})
+
+
+class PlayerAnalysisSchema(ma.Schema):
+    """One player's decisions and summary."""
+
+    name = fields.String(allow_none=True, required=True, metadata={
+        "description": "The player's name"})
+    final_total = fields.Integer(required=True, metadata={
+        "description": "The player's total at the end of the analysed turns"})
+    finished = fields.Boolean(required=True, metadata={"description": "The player's sheet is full"})
+    start_expected_final_score = fields.Float(required=True, metadata={
+        "description": 'Expected final score at the start'})
+    decisions = fields.Integer(required=True, metadata={"description": 'Decisions judged'})
+    total_regret = fields.Float(required=True, metadata={
+        "description": 'Sum of the regrets of every decision'})
+    mean_regret = fields.Float(required=True, metadata={
+        "description": "Mean regret per decision (Verhoeff's proficiency test: aim below 0.2)"})
+    classes = fields.Nested(ClassCountsSchema, required=True)
+    skill = fields.Float(required=True, metadata={"description": "Minus the total regret"})
+    luck = fields.Float(required=True, metadata={
+        "description": 'Final total minus the starting expectation, less the skill (regrets)'})
+    difference = fields.Float(required=True, metadata={
+        "description": "Final total (or expectation where unfinished) minus the expectation "
+                       "at the start: skill + luck"})
+    turns = fields.List(fields.Nested(TurnAnalysisSchema), required=True, metadata={
+        "description": 'Each turn analysed'})
+
+
+class ThresholdsSchema(ma.Schema):
+    """Regret thresholds of the classes."""
+
+    tie = fields.Float(required=True, metadata={"description": 'Regrets up to this are ties'})
+    inaccuracy = fields.Float(required=True, metadata={
+        "description": 'Largest regret classed as an inaccuracy'})
+    mistake = fields.Float(required=True, metadata={
+        "description": 'Largest regret classed as a mistake'})
+
+
+class GameAnalysisSchema(ma.Schema):
+    """Every decision of every player judged against optimal play."""
+
+    variant = fields.String(required=True, metadata={"description": 'The variant id'})
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    exact = fields.Boolean(required=True, metadata={
+        "description": 'Exact optimum (false: a documented approximation)'})
+    method = fields.String(required=True, metadata={"description": 'How the values are computed'})
+    thresholds = fields.Nested(ThresholdsSchema, required=True)
+    players = fields.List(fields.Nested(PlayerAnalysisSchema), required=True, metadata={
+        "description": "Each player's analysis, in the request's order"})
+
+
+# --------------------------------------------------------------------------- win probability
+
+
+class WinPlayerSchema(StrictSchema):
+    """One player's sheet."""
+
+    name = fields.String(validate=validate.Length(max=100), metadata={
+        "description": "The player's name (optional)"})
+    scorecard = fields.Nested(ScorecardSchema, metadata={"description": "Default: empty"})
+
+
+class WinProbabilityRequestSchema(RulesRequestFields):
+    """Every player's sheet, and the position of the player to move."""
+
+    players = fields.List(fields.Nested(WinPlayerSchema), required=True,
+                          validate=validate.Length(1, MAX_PLAYERS), metadata={
+        "description": "Every player's sheet, in turn order"})
+    to_move = _int(0, MAX_PLAYERS - 1, metadata={
+        "description": "Index of the player to move (default 0); `dice` are theirs"})
+    dice = dice_field(metadata={"description": "The dice of the player to move (mid-turn); "
+                                               "needs `throw`"})
+    throw = _int(1, MAX_THROW, metadata={"description": "Throw the dice stand on (1 = first)"})
+    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+
+
+class PlayerChancesSchema(ma.Schema):
+    """One player's chances."""
+
+    name = fields.String(allow_none=True, required=True, metadata={
+        "description": "The player's name"})
+    current_total = fields.Integer(required=True, metadata={
+        "description": 'Points on the sheet now'})
+    expected_final_score = fields.Float(required=True, metadata={
+        "description": 'Expected final score'})
+    sd = fields.Float(required=True, metadata={
+        "description": 'Standard deviation of the final score'})
+    distribution_exact = fields.Boolean(required=True, metadata={
+        "description": 'The final-score distribution is exact'})
+    distribution_method = fields.String(required=True, metadata={
+        "description": 'How the distribution was computed'})
+    win = fields.Float(required=True, metadata={
+        "description": "P(the only player with the top total)"})
+    tie = fields.Float(required=True, metadata={"description": "P(sharing the top total)"})
+    first = fields.Float(required=True, metadata={
+        "description": "P(finishing first, ties counted) = win + tie"})
+    share = fields.Float(required=True, metadata={
+        "description": "Expected share of the win (a k-way tie counts 1/k); sums to 1"})
+
+
+class MoveChanceSchema(ma.Schema):
+    """A move with its expected final score and its expected share of the win."""
+
+    action = fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
+        "description": 'keep or score'})
+    expected_final_score = fields.Float(required=True, metadata={
+        "description": 'Expected final score of the move'})
+    win_share = fields.Float(required=True, metadata={
+        "description": "Expected share of the win after this move, playing on to maximise "
+                       "it (ties shared)"})
+    dice = fields.List(fields.Integer(), metadata={"description": 'keep: the dice to keep'})
+    em_baixo = fields.Boolean(metadata={"description": 'keep (Bozó): announce em baixo'})
+    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), metadata={
+        "description": 'score: the box to fill'})
+    score = fields.Integer(metadata={"description": 'score: points the box receives'})
+
+
+class WinMoveSchema(ma.Schema):
+    """The move that maximises the chance of winning, beside the expected-score move."""
+
+    computed = fields.Boolean(required=True, metadata={
+        "description": 'Whether the winning move was computed (late game only)'})
+    reason = fields.String(metadata={"description": "Why it was not computed"})
+    max_expected_score = fields.Nested(MoveChanceSchema)
+    max_win = fields.Nested(MoveChanceSchema)
+    differs = fields.Boolean(metadata={
+        "description": "Winning is likelier with another move than the expected-score one"})
+
+
+class WinProbabilitySchema(ma.Schema):
+    """Every player's chance of finishing first."""
+
+    variant = fields.String(required=True, metadata={"description": 'The variant id'})
+    rules = fields.Nested(EchoRulesSchema, required=True)
+    exact = fields.Boolean(required=True, metadata={
+        "description": "Every player's distribution is exact (else some are sampled)"})
+    assumptions = fields.String(required=True, metadata={"description": 'What the chances assume'})
+    to_move = fields.Integer(required=True, metadata={"description": 'Index of the player to move'})
+    players = fields.List(fields.Nested(PlayerChancesSchema), required=True, metadata={
+        "description": "Each player's chances"})
+    move = fields.Nested(WinMoveSchema, allow_none=True, required=True, metadata={
+        "description": "With the dice of the player to move: the move maximising their "
+                       "chance of winning against the others' distributions, when it "
+                       "differs from the expected-score move (up to 4 open boxes, exact "
+                       "variants); null without dice"})
+
+
+__all__ = [
+    "BoxChanceSchema", "DistributionSchema",
+    "PositionValueRequestSchema", "PositionValueSchema", "StrictSchema",
+    "TurnOutlookSchema",
+]

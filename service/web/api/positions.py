@@ -1,0 +1,71 @@
+"""/v1/variants/{variant}/positions/value: what a position is worth under optimal play."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Response, current_app
+from flask.views import MethodView
+
+from ...advisor.analyst import Analyst
+from ...domain.rules import get_variant
+from ..analysis_schemas import PositionValueRequestSchema
+from ..body import json_response, load_items, rules_for, sheet_for
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
+
+blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
+                                 "distribution of the final score under optimal play")
+
+_schema = PositionValueRequestSchema()
+
+
+def analyst_of(app: Flask) -> Analyst:
+    """The app's `Analyst` (made on first use around the app's advisor)."""
+    found = app.extensions.get("analyst")
+    if found is None:
+        found = app.extensions.setdefault("analyst", Analyst(app.extensions["advisor"]))
+    return found
+
+
+def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    rs = rules_for(variant, item)
+    sheet = sheet_for(rs, item)
+    analyst = analyst_of(current_app)
+    dice = item.get("dice")
+    pv = analyst.position_value(rs, sheet, dice, item.get("throw"),
+                                item.get("em_baixo", False))
+    st = analyst.strategy(rs)
+    return {"variant": variant, "rules": rs.describe(), "exact": pv.exact,
+            "method": st.description, "throw": item.get("throw") if dice else None,
+            "dice": sorted(dice) if dice else None,
+            **pv.as_dict(sorted(set(item.get("at_least", []))),
+                         item.get("histogram", False))}
+
+
+@blp.route("/<variant:variant>/positions/value")
+class PositionValue(MethodView):
+    """Position values."""
+
+    @blp.doc(operationId="valuePosition",
+             requestBody=body_doc("PositionValueRequest", False,
+                                  "A scorecard (start of a turn), optionally with the dice "
+                                  "after a throw"),
+             responses={"200": response_doc("PositionValue", False,
+                                            "Expected final score, its standard deviation, "
+                                            "percentiles, P(final >= t), the histogram"),
+                        **ERRORS_DOC})
+    def post(self, variant: str) -> Response:
+        """What a position is worth under the advisor's (expected-score maximising) play.
+
+        The mean and standard deviation of the final total are exact for every exact
+        variant (the second moment is computed with the tables). The distribution
+        (percentiles 5/25/50/75/95, P(final >= t) for each `at_least`, the histogram on
+        request) is exact where the states reachable from the position fit the time budget
+        (and always from the start of a game, computed once per table of rules); otherwise it
+        is sampled from games of the advisor's play, and `distribution.exact` is false with
+        the sample size and the standard error of the mean. Approximate methods (column
+        sheets, Maxi Yatzy) are measured by simulating their own play (`exact: false`).
+        """
+        get_variant(variant)
+        items, _ = load_items(_schema, batch=False)
+        return json_response(_value(variant, items[0]))

@@ -1,0 +1,423 @@
+"""Analysis: moments, exact distributions, simulation, coaching, game analysis and win
+probabilities, checked against brute force, the published figures and each other."""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from service.advisor import Advisor, advice
+from service.advisor.advice import TIE, Action
+from service.advisor.analysis import PlayerGame, Throw, Turn, analyze
+from service.advisor.analyst import Analyst, win_probability
+from service.advisor.distribution import Distribution
+from service.advisor.moments import solve_moments
+from service.advisor.simulate import simulate
+from service.advisor.turn import Position
+from service.advisor.winprob import chances
+from service.domain.dice import all_hands, hand_probability
+from service.domain.rules import effective_rules
+from service.domain.scoring import Column, Sheet, empty_sheet, parse_scorecard, score_hand
+
+ANALYST: Analyst
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _analyst(tmp_path_factory):
+    """An advisor and analyst of their own, writing tables to a temporary directory."""
+    global ANALYST
+    ANALYST = Analyst(Advisor(tmp_path_factory.mktemp("tables")))
+    yield
+
+
+def start(vid: str, options: dict | None = None):
+    rs = effective_rules(vid, options)
+    st = ANALYST.strategy(rs)
+    pos = Position.of(st, empty_sheet(rs))
+    mo = ANALYST.moments(st)[0]
+    s = pos.states[0]
+    m1, m2 = mo.at(*s[:3])
+    return st, m1, float(np.sqrt(m2 - m1 * m1))
+
+
+# --------------------------------------------------------------------------- reference
+
+
+@pytest.mark.slow
+def test_basic_sheet_mean_and_sd_match_the_published_figures():
+    st, mean, sd = start("yahtzee_basic")
+    assert mean == pytest.approx(245.8708, abs=0.005)
+    assert sd == pytest.approx(39.82, abs=0.01)
+    # the float32 tables are within a third of the tie tolerance of the float64 re-solve
+    values = np.asarray(st.parts[0].solution.values, np.float64)
+    assert np.nanmax(np.abs(values - ANALYST.moments(st)[0].m1)) < TIE / 3
+
+
+@pytest.mark.slow
+def test_yahtzee_free_joker_mean_and_sd():
+    _, mean, sd = start("yahtzee", {"joker": "free"})
+    assert mean == pytest.approx(254.5896, abs=0.005)
+    assert sd == pytest.approx(59.6, abs=0.05)
+
+
+@pytest.mark.parametrize("vid", ["generala", "yacht", "bozo"])
+def test_float64_resolve_agrees_with_the_tables(vid):
+    st = ANALYST.strategy(effective_rules(vid))
+    sol = st.parts[0].solution
+    mo = solve_moments(sol)
+    values = np.asarray(sol.values, np.float64)
+    assert np.array_equal(np.isnan(values), np.isnan(mo.m1))
+    assert np.nanmax(np.abs(values - mo.m1)) < TIE / 3
+    assert np.all(mo.m2[~np.isnan(mo.m2)] >= mo.m1[~np.isnan(mo.m1)] ** 2 - 1e-6)
+
+
+# --------------------------------------------------------------------------- brute force
+
+_ROLLS = {n: [(h, hand_probability(h)) for h in all_hands(n)] if n else [((), 1.0)]
+          for n in range(6)}
+
+
+def brute_distribution(rs, sheet: Sheet) -> tuple[float, dict[int, float]]:
+    """Optimal value and distribution of the points still to come, by enumeration: every
+    placement through score_hand, every keep against every outcome of the rethrown dice.
+    Where several choices are optimal they must give the same distribution (checked)."""
+    ids = rs.variant.box_ids
+    n_dice = rs.variant.dice
+    size = 400
+
+    def vec(points: dict[int, float]) -> np.ndarray:
+        out = np.zeros(size)
+        for k, p in points.items():
+            out[k] += p
+        return out
+
+    @cache
+    def game(values: tuple, bonuses: int) -> tuple[float, np.ndarray]:
+        if all(x is not None for x in values):
+            return 0.0, vec({0: 1.0})
+        sh = Sheet([Column(dict(zip(ids, values, strict=True)), bonuses)])
+
+        def best(options):
+            top = max(v for v, _ in options)
+            tied = [d for v, d in options if v >= top - 1e-9]
+            for d in tied[1:]:
+                assert np.allclose(d, tied[0], atol=1e-12), "ambiguous optimum"
+            return top, tied[0]
+
+        @cache
+        def score_now(hand: tuple, throw: int):
+            opts = []
+            for p in score_hand(rs, list(hand), throw, sh).boxes:
+                if not p.legal:
+                    continue
+                nxt = tuple(p.score if b == p.box else x for b, x in zip(ids, values,
+                                                                         strict=True))
+                v, d = game(nxt, bonuses + (1 if p.five_of_a_kind_bonus else 0))
+                gain = p.score + p.five_of_a_kind_bonus + p.upper_bonus
+                opts.append((gain + v, np.roll(d, gain)))
+            return best(opts)
+
+        @cache
+        def at(hand: tuple, throw: int):
+            opts = [score_now(hand, throw)]
+            if throw < rs.variant.throws:
+                for r in range(n_dice):
+                    for keep in set(combinations(hand, r)):
+                        opts.append(rethrow(keep, throw + 1))
+            return best(opts)
+
+        @cache
+        def rethrow(keep: tuple, throw: int):
+            v, d = 0.0, np.zeros(size)
+            for o, p in _ROLLS[n_dice - len(keep)]:
+                hv, hd = at(tuple(sorted(keep + o)), throw)
+                v += p * hv
+                d += p * hd
+            return v, d
+
+        return rethrow((), 1)
+
+    col = sheet.columns[0]
+    v, d = game(tuple(col.boxes[b] for b in ids), col.five_of_a_kind_bonuses)
+    return v, {k: float(p) for k, p in enumerate(d) if p > 1e-15}
+
+
+SMALL_SHEETS = [
+    # one open box
+    ("yacht", {b: 0 for b in effective_rules("yacht").variant.box_ids if b != "chance"}),
+    # two open boxes, the upper bonus at stake (63 needs 18 more in sixes)
+    ("yahtzee", {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15,
+                 "three_of_a_kind": 20, "four_of_a_kind": 0, "full_house": 25,
+                 "small_straight": 30, "large_straight": 0, "chance": 22}),
+    # two open boxes with the YAHTZEE box made: Joker and bonus
+    ("yahtzee", {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18,
+                 "three_of_a_kind": 20, "full_house": 25, "small_straight": 30,
+                 "large_straight": 0, "five_of_a_kind": 50}),
+    ("generala", {b: 0 for b in effective_rules("generala").variant.box_ids
+                  if b not in ("full_house", "five_of_a_kind")}),
+]
+
+
+@pytest.mark.parametrize(("vid", "boxes"), SMALL_SHEETS)
+def test_exact_distribution_matches_brute_force(vid, boxes):
+    rs = effective_rules(vid)
+    sheet = parse_scorecard(rs, {"boxes": boxes})
+    value, brute = brute_distribution(rs, sheet)
+    pv = ANALYST.position_value(rs, sheet, None, None)
+    total = pv.current_total
+    d = pv.distribution
+    assert d.exact
+    got = {int(t) - total: float(p) for t, p in zip(d.totals, d.probs, strict=True) if p > 0}
+    assert got.keys() == brute.keys()
+    for k, p in brute.items():
+        assert got[k] == pytest.approx(p, abs=1e-9)
+    mean = sum(k * p for k, p in brute.items())
+    var = sum(k * k * p for k, p in brute.items()) - mean * mean
+    assert mean == pytest.approx(value, abs=1e-9)
+    assert pv.mean - total == pytest.approx(mean, abs=1e-4)
+    assert pv.sd == pytest.approx(np.sqrt(var), abs=1e-4)
+
+
+def test_mid_turn_distribution_matches_brute_force():
+    rs = effective_rules("yacht")
+    boxes = {b: 0 for b in rs.variant.box_ids if b not in ("chance", "five_of_a_kind")}
+    sheet = parse_scorecard(rs, {"boxes": boxes})
+    pv = ANALYST.position_value(rs, sheet, [2, 2, 2, 5, 6], 2)
+    assert pv.distribution.exact
+    # keep the three 2s once (a five of a kind needs two more 2s) or score; by enumeration:
+    # the position's mean is the best of every option, each valued by the table
+    sug = ANALYST.advisor.suggest(rs, [2, 2, 2, 5, 6], 2, sheet)
+    assert pv.mean == pytest.approx(sug.expected_final_score, abs=1e-4)
+    assert pv.distribution.mean == pytest.approx(pv.mean, abs=1e-6)
+
+
+def test_start_distribution_mean_and_sd_match_the_moments():
+    rs = effective_rules("generala")
+    pv = ANALYST.position_value(rs, None, None, None)
+    assert pv.distribution.exact
+    d = pv.distribution
+    assert d.probs.sum() == pytest.approx(1.0, abs=1e-12)
+    assert d.mean == pytest.approx(pv.mean, abs=1e-6)
+    assert d.sd == pytest.approx(pv.sd, abs=1e-3)
+    pcts = [d.percentile(q) for q in (5, 25, 50, 75, 95)]
+    assert pcts == sorted(pcts)
+    assert d.p_at_least(d.lo) == 1.0 and d.p_at_least(d.lo + len(d.probs)) == 0.0
+
+
+def test_simulated_games_agree_with_the_exact_distribution():
+    rs = effective_rules("generala")
+    st = ANALYST.strategy(rs)
+    exact = ANALYST.position_value(rs, None, None, None).distribution
+    n = 6000
+    finals = simulate(st, Position.of(st, empty_sheet(rs)), n, seed=20240611)
+    se = exact.sd / np.sqrt(n)
+    assert abs(finals.mean() - exact.mean) < 4 * se
+    # Dvoretzky-Kiefer-Wolfowitz: sup |F_n - F| <= eps with probability 1 - 2 exp(-2 n eps^2)
+    eps = np.sqrt(np.log(2 / 1e-4) / (2 * n))
+    cdf = np.cumsum(exact.probs)
+    emp = np.searchsorted(np.sort(finals), exact.totals, side="right") / n
+    assert np.max(np.abs(emp - cdf)) < eps
+
+
+def test_sampled_distribution_states_its_sample():
+    rs = effective_rules("general", {"columns": True})
+    analyst = Analyst(ANALYST.advisor, samples_approximate=300)
+    pv = analyst.position_value(rs, None, None, None)
+    d = pv.distribution
+    assert not pv.exact and not d.exact
+    assert d.samples == 300 and d.standard_error > 0
+    assert d.standard_error == pytest.approx(d.sd / np.sqrt(d.samples - 1), rel=1e-9)
+
+
+# --------------------------------------------------------------------------- coaching
+
+
+def test_coach_probability_of_yacht_after_keeping_three_threes():
+    rs = effective_rules("yacht")
+    boxes = {b: 0 for b in rs.variant.box_ids if b != "five_of_a_kind"}
+    sheet = parse_scorecard(rs, {"boxes": boxes})
+    st = ANALYST.strategy(rs)
+    [outlook] = ANALYST.coach(st, sheet, 1, [((3, 3, 3), False)])
+    # two dice to turn into 3s in two throws: 1/36 + 10/36 * 1/6 + 25/36 * 1/36
+    p = 1 / 36 + 10 / 36 / 6 + 25 / 36 / 36
+    assert outlook["boxes_with_points"] == [
+        {"box": "five_of_a_kind", "column": None, "probability": pytest.approx(p, abs=1e-9)}]
+    assert outlook["expected_points"] == pytest.approx(50 * p, abs=1e-6)
+
+
+def test_coach_probabilities_add_up_within_one_turn():
+    rs = effective_rules("generala")
+    st = ANALYST.strategy(rs)
+    sheet = empty_sheet(rs)
+    keeps = [((3, 3), False), ((1, 2, 3, 4), False), ((), False)]
+    for out in ANALYST.coach(st, sheet, 1, keeps):
+        total = sum(b["probability"] for b in out["boxes_with_points"])
+        assert 0 < total <= 1 + 1e-9
+        assert out["expected_points"] > 0
+
+
+def test_keep_values_are_means_of_the_next_throw_in_one_precision():
+    """A keep's value is the mean, over the rethrown dice, of the best value at the next
+    throw, to float64 precision (the tie tolerance only absorbs the tables' float32 error)."""
+    rs = effective_rules("generala")
+    sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "full_house": 30}})
+    sug = advice.suggest(ANALYST.strategy(rs), [2, 3, 3, 5, 6], 2, sheet)
+    keep = next(a for a in sug.alternatives if a.action == "keep" and a.dice == [3, 3])
+    mean = 0.0
+    for o, p in _ROLLS[3]:
+        nxt = advice.suggest(ANALYST.strategy(rs), sorted([3, 3, *o]), 3, sheet)
+        mean += p * nxt.expected_final_score
+    assert keep.expected_final_score == pytest.approx(mean, abs=1e-9)
+
+
+def test_ties_are_decided_at_the_tables_precision():
+    rs = effective_rules("generala")
+    acts = [Action("keep", 100.0, dice=[1]), Action("score", 100.0 - 3e-5, box="chance"),
+            Action("score", 100.0 - 2e-4, box="straight")]
+    ranked = advice._ranked(ANALYST.strategy(rs), acts, 0, 2, 3)
+    assert [a.rank for a in ranked.alternatives] == [1, 1, 3]
+    assert [a.tie for a in ranked.alternatives] == [True, True, False]
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def _played_game(rs, rng: random.Random, mistakes: float) -> PlayerGame:
+    """A game of the advisor's play with random deviations, recorded with its keeps."""
+    sheet = empty_sheet(rs)
+    turns = []
+    st = ANALYST.strategy(rs)
+    n = rs.variant.dice
+    while True:
+        from service.domain.scoring import score_sheet
+
+        if score_sheet(rs, sheet)["complete"]:
+            break
+        dice = sorted(rng.randint(1, 6) for _ in range(n))
+        throws = []
+        for t in range(1, rs.variant.throws + 1):
+            alts = advice.suggest(st, dice, t, sheet).alternatives
+            a = alts[0] if rng.random() > mistakes else rng.choice(alts)
+            if a.action == "keep":
+                throws.append(Throw(list(dice), list(a.dice)))
+                dice = sorted(a.dice + [rng.randint(1, 6) for _ in range(n - len(a.dice))])
+                continue
+            throws.append(Throw(list(dice)))
+            turns.append(Turn(throws, a.box))
+            sheet.columns[0].boxes[a.box] = a.score
+            if a.five_of_a_kind_bonus:
+                sheet.columns[0].five_of_a_kind_bonuses += 1
+            break
+    return PlayerGame(empty_sheet(rs), turns)
+
+
+@pytest.mark.parametrize("vid", ["generala", "yacht", "general_11"])
+def test_skill_and_luck_add_up_to_the_difference(vid):
+    rs = effective_rules(vid)
+    rng = random.Random(hash(vid) & 0xFFFF)
+    games = [_played_game(rs, rng, m) for m in (0.0, 0.3)]
+    out = analyze(ANALYST, rs, games)
+    for game, p in zip(games, out["players"], strict=True):
+        assert p["finished"]
+        diff = p["final_total"] - p["start_expected_final_score"]
+        assert p["skill"] + p["luck"] == pytest.approx(diff, abs=1e-5)
+        assert p["difference"] == pytest.approx(diff, abs=1e-5)
+        assert p["decisions"] == sum(len(t.throws) for t in game.turns)
+        assert sum(p["classes"].values()) == p["decisions"]
+        assert p["mean_regret"] == pytest.approx(p["total_regret"] / p["decisions"], abs=1e-6)
+    perfect = out["players"][0]
+    assert perfect["total_regret"] == pytest.approx(0.0, abs=1e-4)
+    assert perfect["classes"]["inaccuracy"] + perfect["classes"]["mistake"] + \
+        perfect["classes"]["blunder"] == 0
+
+
+def test_a_bad_placement_is_a_blunder_and_keeps_without_kept_dice_are_not_judged():
+    rs = effective_rules("generala")
+    game = PlayerGame(empty_sheet(rs), [
+        Turn([Throw([6, 6, 6, 6, 2]), Throw([6, 6, 6, 6, 3])], "ones"),
+    ])
+    out = analyze(ANALYST, rs, [game])["players"][0]
+    assert out["decisions"] == 1  # the keep was not given: only the placement is judged
+    [dec] = out["turns"][0]["decisions"]
+    assert dec["choice"]["box"] == "ones" and dec["class"] == "blunder"
+    assert dec["best"]["action"] in ("keep", "score") and dec["regret"] > 5
+    assert out["skill"] + out["luck"] == pytest.approx(out["difference"], abs=1e-6)
+
+
+# --------------------------------------------------------------------------- win probability
+
+
+def test_symmetric_positions_have_equal_chances_that_sum_to_one():
+    rs = effective_rules("generala")
+    boxes = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
+    sheets = [parse_scorecard(rs, {"boxes": boxes}) for _ in range(3)]
+    out = win_probability(ANALYST, rs, sheets)
+    shares = [p["share"] for p in out["players"]]
+    assert shares == pytest.approx([1 / 3] * 3, abs=1e-9)
+    firsts = [p["first"] for p in out["players"]]
+    assert firsts[0] == pytest.approx(firsts[1], abs=1e-12) == pytest.approx(firsts[2])
+    assert out["exact"]
+
+
+def test_chances_against_enumeration():
+    a = Distribution(lo=10, probs=np.array([0.5, 0.5]))  # 10 or 11
+    b = Distribution(lo=11, probs=np.array([0.25, 0.75]))  # 11 or 12
+    ca, cb = chances([a, b])
+    # a wins: never; tie at 11: 0.5 * 0.25
+    assert ca.win == pytest.approx(0.0) and ca.tie == pytest.approx(0.125)
+    assert cb.win == pytest.approx(0.875) and cb.tie == pytest.approx(0.125)
+    assert ca.share + cb.share == pytest.approx(1.0)
+    assert ca.share == pytest.approx(0.0625)
+
+
+def test_winning_move_on_the_last_box_is_the_exact_chance():
+    """One open box, last throw: scoring is the only move; its share of the win is the
+    opponent's distribution below (plus half the tie) the total it makes."""
+    rs = effective_rules("generala")
+    boxes = dict.fromkeys(rs.variant.box_ids, 0)
+    boxes.pop("sixes")
+    me = parse_scorecard(rs, {"boxes": dict(boxes, ones=5)})
+    them = parse_scorecard(rs, {"boxes": dict(boxes, ones=3)})
+    out = win_probability(ANALYST, rs, [me, them], 0, [6, 6, 6, 2, 1], 3)
+    move = out["move"]
+    assert move["computed"] and not move["differs"]
+    opp = ANALYST.position_value(rs, them, None, None).distribution
+    mine = 5 + 18
+    expected = sum(p * (1.0 if t < mine else 0.5 if t == mine else 0.0)
+                   for t, p in zip(opp.totals, opp.probs, strict=True))
+    assert move["max_win"]["win_share"] == pytest.approx(expected, abs=1e-9)
+
+
+def test_winning_move_can_differ_from_the_expected_score_move():
+    """Far behind, a player must gamble: the move for winning is not the move for points,
+    and it is worth more to winning and less in points."""
+    rs = effective_rules("yahtzee")
+    me = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18,
+          "three_of_a_kind": 20, "full_house": 25, "chance": 22}
+    them = dict(me, large_straight=40, small_straight=30, four_of_a_kind=24,
+                five_of_a_kind=50)
+    them.pop("chance")
+    sheets = [parse_scorecard(rs, {"boxes": me}), parse_scorecard(rs, {"boxes": them})]
+    move = win_probability(ANALYST, rs, sheets, 0, [2, 3, 4, 5, 5], 1)["move"]
+    assert move["computed"] and move["differs"]
+    a, b = move["max_expected_score"], move["max_win"]
+    assert b["win_share"] > a["win_share"]
+    assert b["expected_final_score"] < a["expected_final_score"]
+
+
+def test_warm_keeps_moments_and_start_distributions_beside_the_tables(tmp_path):
+    advisor = Advisor(tmp_path)
+    Analyst(advisor).warm(["generala"])
+    names = sorted(p.name for p in tmp_path.glob("generala-*.npy"))
+    assert any(n.endswith("-all-m1-v1.npy") for n in names)
+    assert any(n.endswith("-all-m2-v1.npy") for n in names)
+    assert any(n.endswith("-all-start-v1.npy") for n in names)
+    fresh = Analyst(Advisor(tmp_path), exact_states=0)  # nothing computed: read from disk
+    rs = effective_rules("generala")
+    pv = fresh.position_value(rs, None, None, None)
+    assert pv.distribution.exact
+    assert pv.distribution.mean == pytest.approx(pv.mean, abs=1e-6)

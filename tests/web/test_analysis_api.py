@@ -1,0 +1,199 @@
+"""The analysis endpoints over HTTP: positions/value, games/analyze, games/win-probability,
+and coaching in moves/suggest."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.domain.rules import effective_rules
+
+PROBLEM = "application/problem+json"
+GENERALA_UPPER = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tables(advisor):
+    for vid in ("generala", "yacht"):
+        advisor.strategy(effective_rules(vid))
+
+
+def post(client, path, body):
+    return client.post(f"/v1/variants/{path}", json=body)
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def test_position_value_with_distribution(client):
+    r = post(client, "generala/positions/value", {
+        "scorecard": {"boxes": GENERALA_UPPER}, "at_least": [150, 100], "histogram": True})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    assert body["exact"] is True and body["current_total"] == 63
+    assert body["throw"] is None and body["dice"] is None
+    d = body["distribution"]
+    assert d["exact"] is True and d["samples"] is None and d["standard_error"] is None
+    assert d["mean"] == pytest.approx(body["expected_final_score"], abs=1e-5)
+    assert d["sd"] == pytest.approx(body["sd"], abs=1e-3)
+    p = d["percentiles"]
+    assert d["min"] <= p["5"] <= p["25"] <= p["50"] <= p["75"] <= p["95"] <= d["max"]
+    assert [a["score"] for a in d["at_least"]] == [100, 150]
+    assert d["at_least"][0]["probability"] >= d["at_least"][1]["probability"]
+    assert sum(h["probability"] for h in d["histogram"]) == pytest.approx(1.0, abs=1e-9)
+    assert d["min"] >= 63
+
+
+def test_position_value_mid_turn(client):
+    body = {"scorecard": {"boxes": GENERALA_UPPER}, "dice": [5, 5, 5, 5, 2], "throw": 2}
+    r = post(client, "generala/positions/value", body)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    out = r.get_json()
+    assert out["throw"] == 2 and out["dice"] == [2, 5, 5, 5, 5]
+    sug = post(client, "generala/moves/suggest", body).get_json()
+    assert out["expected_final_score"] == pytest.approx(sug["expected_final_score"], abs=1e-3)
+
+
+@pytest.mark.parametrize(("body", "pointer"), [
+    ({"dice": [1, 2, 3, 4, 5]}, "/throw"),
+    ({"dice": [1, 2, 3, 4, 5], "throw": 4}, "/throw"),
+    ({"scorecard": {"boxes": {"sixes": 7}}}, "/scorecard/boxes/sixes"),
+    ({"at_least": [-1]}, "/at_least/0"),
+    ({"histogram": 1}, "/histogram"),
+])
+def test_position_value_errors(client, body, pointer):
+    r = post(client, "generala/positions/value", body)
+    assert r.status_code == 422 and r.mimetype == PROBLEM, r.get_data(as_text=True)
+    assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
+
+
+def test_position_value_of_a_finished_game_is_a_problem(client):
+    boxes = dict.fromkeys(effective_rules("generala").variant.box_ids, 0)
+    r = post(client, "generala/positions/value", {"scorecard": {"boxes": boxes}})
+    assert r.status_code == 422 and r.get_json()["errors"][0]["pointer"] == "/scorecard"
+
+
+# --------------------------------------------------------------------------- coaching
+
+
+def test_suggest_with_coach(client):
+    boxes = {b: 0 for b in effective_rules("yacht").variant.box_ids if b != "five_of_a_kind"}
+    r = post(client, "yacht/moves/suggest", {"dice": [3, 3, 3, 1, 5], "throw": 1,
+                                             "scorecard": {"boxes": boxes}, "coach": True})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    keeps = {tuple(a["dice"]): a for a in body["alternatives"] if a["action"] == "keep"}
+    three = keeps[(3, 3, 3)]["turn"]
+    p = 1 / 36 + 10 / 36 / 6 + 25 / 36 / 36
+    assert three["boxes_with_points"][0]["box"] == "five_of_a_kind"
+    assert three["boxes_with_points"][0]["probability"] == pytest.approx(p, abs=1e-9)
+    assert all("turn" not in a for a in body["alternatives"] if a["action"] == "score")
+    plain = post(client, "yacht/moves/suggest", {"dice": [3, 3, 3, 1, 5], "throw": 1})
+    assert all("turn" not in a for a in plain.get_json()["alternatives"])
+
+
+# --------------------------------------------------------------------------- games
+
+
+def _turn(throws, box):
+    return {"throws": throws, "box": box}
+
+
+GAME = {"players": [
+    {"name": "ana", "turns": [
+        _turn([{"dice": [6, 6, 6, 2, 1], "kept": [6, 6, 6]}, {"dice": [6, 6, 6, 6, 3]}],
+              "sixes"),
+        _turn([{"dice": [1, 2, 3, 4, 6], "kept": [1, 2, 3, 4]}, {"dice": [1, 2, 3, 4, 4]},
+               ], "ones")]},
+    {"name": "bia", "turns": [
+        _turn([{"dice": [2, 2, 3, 3, 3]}], "full_house"),
+        _turn([{"dice": [5, 5, 1, 2, 3], "kept": [5, 5]}, {"dice": [5, 5, 5, 1, 2],
+                                                         "kept": [5, 5, 5]},
+               {"dice": [5, 5, 5, 5, 4]}], "fives")]},
+]}
+
+
+def test_game_analysis(client):
+    r = post(client, "generala/games/analyze", GAME)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    assert body["exact"] is True and set(body["thresholds"]) == {"tie", "inaccuracy", "mistake"}
+    ana, bia = body["players"]
+    assert ana["name"] == "ana" and not ana["finished"]
+    assert ana["decisions"] == 4 and bia["decisions"] == 4
+    for p in (ana, bia):
+        assert p["skill"] + p["luck"] == pytest.approx(p["difference"], abs=1e-5)
+        assert p["skill"] == pytest.approx(-p["total_regret"], abs=1e-6)
+    first = ana["turns"][0]["decisions"][0]
+    assert first["choice"] == {"action": "keep", "dice": [6, 6, 6]}
+    assert first["class"] in ("best", "tie")
+    ones = ana["turns"][1]["decisions"][-1]
+    assert ones["choice"]["box"] == "ones" and ones["choice"]["score"] == 1
+    assert ones["class"] in ("mistake", "blunder") and ones["regret"] > 1
+    assert ones["sd"] >= 0 and ones["best_sd"] >= 0
+
+
+@pytest.mark.parametrize(("change", "pointer"), [
+    (lambda g: g["players"][0]["turns"][0].update(box="chance"), "/players/0/turns/0/box"),
+    (lambda g: g["players"][0]["turns"][0]["throws"][0].update(kept=[5]),
+     "/players/0/turns/0/throws/0/kept"),
+    (lambda g: g["players"][0]["turns"][0]["throws"][1].update(dice=[1, 1, 1, 1, 1]),
+     "/players/0/turns/0/throws/1/dice"),
+    (lambda g: g["players"][1]["turns"].append(_turn([{"dice": [1, 1, 2, 2, 3]}], "twos")),
+     "/players/1/turns"),
+    (lambda g: g["players"][0]["turns"][1].update(box=None), "/players/0/turns/1/box"),
+    (lambda g: g["players"][0]["turns"][0]["throws"][0].update(dice=[1, 2, 3]),
+     "/players/0/turns/0/throws/0/dice"),
+])
+def test_game_analysis_errors_name_the_field(client, change, pointer):
+    import copy
+
+    game = copy.deepcopy(GAME)
+    change(game)
+    r = post(client, "generala/games/analyze", game)
+    assert r.status_code == 422 and r.mimetype == PROBLEM, r.get_data(as_text=True)
+    assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
+
+
+# --------------------------------------------------------------------------- win probability
+
+
+def test_win_probability(client):
+    behind = dict(GENERALA_UPPER, ones=1)
+    r = post(client, "generala/games/win-probability", {"players": [
+        {"name": "a", "scorecard": {"boxes": GENERALA_UPPER}},
+        {"name": "b", "scorecard": {"boxes": GENERALA_UPPER}},
+        {"name": "c", "scorecard": {"boxes": behind}}]})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    a, b, c = body["players"]
+    assert body["exact"] is True and "independent" in body["assumptions"]
+    assert a["share"] == pytest.approx(b["share"], abs=1e-12)
+    assert a["share"] + b["share"] + c["share"] == pytest.approx(1.0, abs=1e-9)
+    assert c["share"] < a["share"]
+    for p in (a, b, c):
+        assert p["first"] == pytest.approx(p["win"] + p["tie"], abs=3e-9)
+
+
+def test_win_probability_with_the_dice_of_the_player_to_move(client):
+    r = post(client, "generala/games/win-probability", {
+        "players": [{"scorecard": {"boxes": GENERALA_UPPER}},
+                    {"scorecard": {"boxes": GENERALA_UPPER}}],
+        "to_move": 1, "dice": [6, 6, 6, 6, 1], "throw": 1})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    body = r.get_json()
+    a, b = body["players"]
+    assert b["share"] > a["share"]  # four sixes on the first throw
+    assert body["move"]["computed"] is False and "open boxes" in body["move"]["reason"]
+    plain = post(client, "generala/games/win-probability", {"players": [{}, {}]})
+    assert plain.get_json()["move"] is None
+
+
+@pytest.mark.parametrize(("body", "pointer"), [
+    ({"players": [{}], "to_move": 1}, "/to_move"),
+    ({"players": []}, "/players"),
+    ({"players": [{"scorecard": {"boxes": {"sixes": 7}}}]}, "/players/0/scorecard/boxes/sixes"),
+])
+def test_win_probability_errors(client, body, pointer):
+    r = post(client, "generala/games/win-probability", body)
+    assert r.status_code == 422 and r.mimetype == PROBLEM, r.get_data(as_text=True)
+    assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
