@@ -24,6 +24,9 @@ METHODS = ("get", "put", "post", "delete", "patch")
 #: Components that depend on the variant; every component that refers to one of them, however
 #: deep, is narrowed per variant too (`narrowed_names`)
 VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column")
+#: Requests whose `throw` the service checks against the variant's throws (hands/validate
+#: reports a throw too many; a position's value takes any throw the sheet allows)
+THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest")
 #: Request components whose top level holds a scorecard's fields (not under `scorecard`)
 SHEET_AT_TOP = ("ScorecardScoreRequest",)
 
@@ -153,7 +156,7 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str]
             props["dice"]["minItems"] = props["dice"]["maxItems"] = facts["dice"]
             props["dice"]["description"] = f"The dice, faces 1 to 6, in any order: {facts['dice']}"
         if ("throw" in props and "maximum" in props["throw"] and not facts["saved_throws"]
-                and name != "HandValidateRequest"):  # validate reports a throw too many
+                and name in THROW_CHECKED):
             props["throw"]["maximum"] = facts["throws"]
         if not facts["em_baixo"] and "em_baixo" in props:
             props["em_baixo"] = _only(props["em_baixo"], False, "Bozó only")

@@ -221,7 +221,8 @@ def _readme_game_requests() -> list[tuple[str, dict]]:
 
 
 def test_the_readme_games_examples_answer_as_shown(client):
-    requests = _readme_game_requests()
+    requests = [(path, body) for path, body in _readme_game_requests()
+                if path.rsplit("/", 1)[1] in ("turn", "validate")]
     assert [path.rsplit("/", 1)[1] for path, _ in requests] == ["turn"] * 3 + ["validate"]
     answers = [client.post(path, json=body) for path, body in requests]
     one, two, three, game = answers
