@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ from .turn import Position, Tables, TurnView
 
 #: Percentiles every position value reports.
 PERCENTILES = (5, 25, 50, 75, 95)
+
+
+#: Time budget of a sampled distribution: games are played until the sample size or this
+#: many seconds, whichever comes first (at least two chunks).
+SAMPLE_SECONDS = 1.5
 
 
 @dataclass
@@ -92,12 +98,14 @@ class Analyst:
 
     def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
                  exact_states: int = 20_000, samples: int = 2_000,
-                 samples_approximate: int = 400) -> None:
+                 samples_approximate: int = 400,
+                 sample_seconds: float = SAMPLE_SECONDS) -> None:
         self.advisor = advisor
         self.moment_cache = MomentCache(advisor.store, lru_size, threads)
         self.exact_states = exact_states
         self.samples = samples
         self.samples_approximate = samples_approximate
+        self.sample_seconds = sample_seconds
         self.lock = threading.Lock()
         self.dists: OrderedDict[tuple[str, tuple[int, int, int]], Distribution] = OrderedDict()
         self.dist_size = 256
@@ -315,7 +323,16 @@ class Analyst:
         # several parts are played one game at a time (not 32 side by side): fewer games
         n = self.samples if len(st.parts) == 1 and not st.rs.variant.saved_throws \
             else self.samples_approximate
-        finals = simulate(st, pos, n, seed, throw, hand)
+        # Games are played in chunks until `n` or the time budget (a request must not hold
+        # its worker for long); the answer states how many were played.
+        chunk = max(1, n // 64)
+        started = time.perf_counter()
+        runs = []
+        for k in range(0, n, chunk):
+            runs.append(simulate(st, pos, min(chunk, n - k), seed + k, throw, hand))
+            if len(runs) >= 2 and time.perf_counter() - started > self.sample_seconds:
+                break
+        finals = np.concatenate(runs)
         lo = int(finals.min())
         probs = np.bincount(finals - lo).astype(float) / len(finals)
         se = float(finals.std(ddof=1) / np.sqrt(len(finals)))

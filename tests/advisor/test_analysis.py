@@ -225,12 +225,20 @@ def test_simulated_games_agree_with_the_exact_distribution():
 
 def test_sampled_distribution_states_its_sample():
     rs = effective_rules("general", {"columns": True})
-    analyst = Analyst(ANALYST.advisor, samples_approximate=300)
+    analyst = Analyst(ANALYST.advisor, samples_approximate=300, sample_seconds=600)
     pv = analyst.position_value(rs, None, None, None)
     d = pv.distribution
     assert not pv.exact and not d.exact
     assert d.samples == 300 and d.standard_error > 0
     assert d.standard_error == pytest.approx(d.sd / np.sqrt(d.samples - 1), rel=1e-9)
+
+
+def test_sampling_stops_at_its_time_budget_and_says_how_many_games():
+    rs = effective_rules("general", {"columns": True})
+    analyst = Analyst(ANALYST.advisor, samples_approximate=6400, sample_seconds=0.0)
+    d = analyst.position_value(rs, None, None, None).distribution
+    assert d.samples == 2 * (6400 // 64)  # two chunks, then the budget is spent
+    assert f"{d.samples} games" in d.method
 
 
 # --------------------------------------------------------------------------- coaching
