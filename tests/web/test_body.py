@@ -1,5 +1,6 @@
 """Request bodies over the size limit are 413 however they are sent: with a Content-Length
-or chunked (no length; the server ends the stream, `wsgi.input_terminated`)."""
+or chunked (no length; the server ends the stream, `wsgi.input_terminated`). A number is a
+number however it is written: 4.0 is the integer 4, as JSON Schema counts it."""
 
 from __future__ import annotations
 
@@ -52,3 +53,32 @@ def test_chunked_body_exactly_at_the_limit_is_read(small_client):
 def test_body_with_content_length_over_the_limit_is_413(small_client):
     r = small_client.post(URL, json=[ONE] * 50)
     assert r.status_code == 413
+
+
+def _post(client, url: str, raw: bytes):
+    return client.post(url, data=raw, headers={"Content-Type": "application/json"})
+
+
+@pytest.mark.parametrize("written", [b"4.0", b"4e0", b"4.000", b"0.4e1", b"40E-1"])
+def test_an_integer_written_as_a_float_is_that_integer(client, written):
+    sheet = b'"scorecard": {"boxes": {"ones": 2.0, "fours": %s}, "five_of_a_kind_bonuses": 0.0}'
+    body = b'{"dice": [6.0, 6, 6e0, 2, 2], "throw": 2.0, %s}' % (sheet % written)
+    plain = {"dice": [6, 6, 6, 2, 2], "throw": 2,
+             "scorecard": {"boxes": {"ones": 2, "fours": 4}, "five_of_a_kind_bonuses": 0}}
+    got = _post(client, URL, body)
+    assert got.status_code == 200, got.get_json()
+    assert got.get_json() == client.post(URL, json=plain).get_json()
+    assert _post(client, "/v1/variants/yatzy/moves/suggest", body).status_code == 200
+
+
+@pytest.mark.parametrize("bad", [b"4.5", b'"4"', b"true", b"1e300", b"-1.0"])
+def test_a_number_that_is_not_an_integer_is_still_rejected(client, bad):
+    got = _post(client, URL, b'{"dice": [%s, 1, 2, 3, 4]}' % bad)
+    assert got.status_code == 422
+    assert got.get_json()["errors"][0]["pointer"] == "/dice/0"
+
+
+def test_deeply_nested_floats_are_no_server_error(client):
+    raw = b'{"dice": [1, 2, 3, 4, 5], "rules": ' + b"[" * 500 + b"1.0" + b"]" * 500 + b"}"
+    got = _post(client, URL, raw)
+    assert got.status_code == 422 and got.get_json()["errors"][0]["pointer"] == "/rules"
