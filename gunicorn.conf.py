@@ -136,6 +136,16 @@ def on_starting(server):
     server.log.info("advisor tables ready",
                     extra={"seconds": round(time.perf_counter() - started, 2),
                            "variants": list(variants)})
+    # The analysis kernels (position values, sampled games, win probabilities, coaching)
+    # compile here too: a compile inside a request would hold its gevent worker for a minute.
+    from service.advisor.analyst import ANALYSIS_COMPILE_SECONDS, analysis_kernels_cached
+    from service.web.api.positions import analyst_of
+
+    if not analysis_kernels_cached():
+        server.log.info(f"compiling the analysis kernels, about {ANALYSIS_COMPILE_SECONDS:.0f} "
+                        f"s on a first start (numba keeps them in its cache)")
+    seconds = analyst_of(server.app.wsgi()).compile_kernels(variants)
+    server.log.info("analysis kernels ready", extra={"seconds": round(seconds, 2)})
 
 
 def when_ready(server):

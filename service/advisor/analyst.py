@@ -31,6 +31,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,21 @@ from .turn import Position, Tables, TurnView
 
 #: Percentiles every position value reports.
 PERCENTILES = (5, 25, 50, 75, 95)
+
+
+#: Seconds to compile `Analyst.compile_kernels`'s kernels when numba's cache does not hold
+#: them (2-core machine, rounded up): the start-up log line's estimate.
+ANALYSIS_COMPILE_SECONDS = 90.0
+
+
+def analysis_kernels_cached() -> bool:
+    """Whether numba's cache holds the analysis kernels (else they compile first)."""
+    from . import simulate
+
+    try:
+        return Path(simulate.play._cache._cache_file._index_path).exists()
+    except AttributeError:  # numba's internals moved: assume the slow case
+        return False
 
 
 #: Time budget of a sampled distribution: games are played until the sample size or this
@@ -307,6 +323,34 @@ class Analyst:
             self.start_distribution(st)
             out[vid] = time.perf_counter() - began
         return out
+
+    def compile_kernels(self, variants: list[str] | tuple[str, ...] = ()) -> float:
+        """Run every analysis kernel once on small positions of a built-in variant solved
+        exactly (the first of `variants` that is, else yahtzee_basic), so that numba
+        compiles them, or loads them from its cache, now: the first compile takes about a
+        minute, and a request must not wait for it (nor, in a gevent worker, every other
+        connection of that worker). Run before the workers fork, the compiled code is
+        theirs too. Returns the seconds it took."""
+        from ..domain.rules import effective_rules
+        from ..domain.scoring import parse_scorecard
+        from .simulate import compile_play
+
+        began = time.perf_counter()
+        # the first of `variants` solved exactly (their tables are warm), else the smallest
+        st = next((st for st in (self.strategy(effective_rules(v)) for v in variants)
+                   if st.exact), None) or self.strategy(effective_rules("yahtzee_basic"))
+        rs = st.rs
+        ids = rs.variant.box_ids
+        sheet = parse_scorecard(rs, {"boxes": dict.fromkeys(ids[:-2], 0)})
+        dice = [1, 2, 3, 4, 5, 6][:rs.variant.dice]
+        self.position_value(rs, sheet, None, None)  # moments, the exact forward pass
+        self.position_value(rs, sheet, dice, 2)  # ... from a hand mid-turn
+        sampler = Analyst(self.advisor, exact_states=0, samples=64, samples_approximate=2)
+        sampler.position_value(rs, sheet, dice, 2)  # games side by side (play_lanes)
+        win_probability(self, rs, [sheet, sheet], 0, dice, 2)  # chances, the winning move
+        self.coach(st, sheet, 2, [((), False)])
+        compile_play(st)  # games of several parts (columns, sections)
+        return time.perf_counter() - began
 
     def exact_distribution(self, st: Strategy, state: tuple[int, int, int], hand: int = -1,
                            throw: int = 1) -> Distribution:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .kernel import canon, order_ok
 from .model import KIND_TRACKED, KIND_UPPER, reachable_states
-from .solver import Solution
+from .solver import Solution, read_only
 
 NEG = -1e30
 LANES = 32
@@ -46,6 +46,9 @@ class Moments:
 
     m1: np.ndarray
     m2: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.m1, self.m2 = read_only(self.m1), read_only(self.m2)  # one numba type (solver)
 
     def at(self, mask: int, code: int, flags: int) -> tuple[float, float]:
         """(mean, second moment) of the score still to come from a state."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..domain.scoring import empty_sheet
 from .moments import score2
 from .policy import LANES, policy_block
 from .strategy import Strategy
@@ -238,3 +239,18 @@ def simulate_games(st: Strategy, pos: Position, n_games: int, seed: int, throw: 
     return play(kds, tabs, st0, pos.total, pos.sheet.saved_throws, v.throws,
                 bool(v.saved_throws), float(st.saved_throw_value), int(n_games), int(seed),
                 int(throw), int(hand), keeps.size, keeps.keep_hand)
+
+
+def compile_play(st: Strategy) -> None:
+    """Compile `play` (or load it from numba's cache) for every number of parts a strategy
+    may have: 1 or 2 (Maxi Yatzy's sections, one of them removed by house rules) and 4
+    (column sheets). numba compiles one version per tuple length; each is run here on a
+    one-part strategy's tables repeated, one game, so that the first request that samples
+    a column sheet or Maxi Yatzy does not wait half a minute for the compiler."""
+    sol = st.parts[0].solution
+    keeps = sol.model.keeps
+    row = np.array(Position.of(st, empty_sheet(st.rs)).states[0][:3], np.int64)
+    values = np.asarray(sol.values)
+    for n in (1, 2, 4):
+        play((sol.kd,) * n, (values,) * n, np.tile(row, (n, 1)), 0, 0, 3, True, 0.0, 1, 0,
+             1, -1, keeps.size, keeps.keep_hand)

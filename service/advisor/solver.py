@@ -26,10 +26,23 @@ class Solution:
     kd: kernel.KernelData
     values: np.ndarray
 
+    def __post_init__(self) -> None:
+        # Read-only like a table memory-mapped from disk: numba compiles one version of a
+        # kernel per array type, and a writable table would need its own (half a minute).
+        self.values = read_only(self.values)
+
     @property
     def start_value(self) -> float:
         """Expected final score of a fresh sheet."""
         return float(self.values[0, canon(self.model, 0, 0), 0])
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """The array, made read-only (as `np.load(..., mmap_mode="r")` gives it) so that every
+    table has one numba type."""
+    if a.flags.writeable:
+        a.setflags(write=False)
+    return a
 
 
 def prepare(rs: RuleSet, order: str | None = None) -> tuple[Model, kernel.KernelData]:

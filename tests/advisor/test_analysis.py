@@ -429,3 +429,42 @@ def test_warm_keeps_moments_and_start_distributions_beside_the_tables(tmp_path):
     pv = fresh.position_value(rs, None, None, None)
     assert pv.distribution.exact
     assert pv.distribution.mean == pytest.approx(pv.mean, abs=1e-6)
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+def _compiled_versions() -> dict[str, int]:
+    """How many versions numba has compiled (or loaded) of every advisor kernel."""
+    import numba
+
+    from service.advisor import distribution, kernel, moments, policy, simulate, turn, winprob
+
+    return {f"{m.__name__}.{name}": len(f.signatures)
+            for m in (distribution, kernel, moments, policy, simulate, turn, winprob)
+            for name, f in vars(m).items() if isinstance(f, numba.core.registry.CPUDispatcher)}
+
+
+def test_compile_kernels_leaves_nothing_for_a_request_to_compile():
+    """After `compile_kernels` (run before the workers fork), analysing a column sheet, Maxi
+    Yatzy and house rules compiles no new kernel version: a compile holds a worker for up to
+    a minute. (Tables built in memory are read-only like those loaded from disk, so both
+    share one version; building a table compiles the solver, in the build process.)"""
+    ANALYST.compile_kernels(["yahtzee"])
+    sheet = {"boxes": {"ones": 3, "twos": 6}}
+    cases = []
+    for vid, options, rules in (("yahtzee", {"columns": True}, None),
+                                ("maxi_yatzy", None, None),
+                                ("kniffel", None, {"upper_bonus": {"threshold": 60,
+                                                                   "amount": 40}})):
+        rs = effective_rules(vid, options, rules)
+        ANALYST.strategy(rs)  # the table, built here as the build process would
+        cases.append((rs, parse_scorecard(rs, {"columns": [sheet, {}, {}, {}]} if options
+                                          else sheet), [2, 2, 2, 5, 6, 1][:rs.variant.dice]))
+    before = _compiled_versions()
+    for rs, card, dice in cases:
+        ANALYST.position_value(rs, card, dice, 2)
+        ANALYST.position_value(rs, card, None, None)
+        win_probability(ANALYST, rs, [card, card], 0, dice, 1)
+    after = _compiled_versions()
+    assert {k: v for k, v in after.items() if v != before.get(k)} == {}
