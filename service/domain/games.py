@@ -49,7 +49,7 @@ MOVE_CODES: dict[str, str] = {
                         "matching number box, else the lower section).",
 }
 
-#: What is wrong with a turn's input for this table (problem type /problems/invalid-request).
+#: What is wrong with a turn's input for this table (problem type /problems/inconsistent-request).
 INPUT_CODES: dict[str, str] = {
     "unknown_box": "The table's sheet has no such box.",
     "column_required": "A column sheet needs the column the box is in.",

@@ -87,8 +87,9 @@ def read_json() -> Any:
 
 
 #: A number written with a fraction or an exponent (`4.0`, `4e0`) can only be where a digit is
-#: followed by one of these; most bodies have none and skip the walk.
-_MAY_HOLD_FLOAT = re.compile(rb"[0-9][.eE]")
+#: followed by one of these, and an integer beyond 64 bits (which orjson reads as a float) has
+#: 19 digits or more; most bodies have neither and skip the walk.
+_MAY_HOLD_FLOAT = re.compile(rb"[0-9][.eE]|[0-9]{19}")
 
 
 def integral_numbers(data: Any) -> Any:

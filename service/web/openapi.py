@@ -56,7 +56,10 @@ def problem_doc(description: str) -> dict[str, Any]:
 ERRORS_DOC = {
     "404": problem_doc("Unknown variant"),
     "413": problem_doc("Request body too large"),
-    "422": problem_doc("Invalid request: `errors` names each field by JSON pointer"),
+    "422": problem_doc("The body breaks the schema (`/problems/invalid-request`), or matches "
+                       "it but breaks a rule the schema cannot state "
+                       "(`/problems/inconsistent-request`); `errors` names each field by JSON "
+                       "pointer"),
 }
 
 def new_blueprint(name: str, description: str) -> Blueprint:

@@ -25,6 +25,7 @@ from ..domain.games import ALL_CODES, MOVE_CODES
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"
+TYPE_INCONSISTENT = "/problems/inconsistent-request"
 TYPE_UNKNOWN_VARIANT = "/problems/unknown-variant"
 TYPE_ILLEGAL_MOVE = "/problems/illegal-move"
 TYPE_TABLE_BUILDING = "/problems/table-building"
@@ -39,8 +40,17 @@ TYPE_INTERNAL = "/problems/internal-error"
 #: Every problem type the service answers, with its status and what it means (the docs and
 #: the spec list them from here).
 PROBLEM_TYPES: dict[str, tuple[int, str]] = {
-    TYPE_INVALID: (422, "The body is not JSON, breaks the schema, or breaks a rule of the game "
-                        "or of the variant; `errors` names each field by JSON pointer"),
+    TYPE_INVALID: (422, "The body is not JSON or breaks the shape every variant shares (a "
+                        "type, a range, an unknown field); `errors` names each field by JSON "
+                        "pointer"),
+    TYPE_INCONSISTENT: (422, "The body has the right shape but breaks a rule of the variant, "
+                             "of its house rules or of the game: dice, boxes or options the "
+                             "variant does not have, house rules that make no sense together, "
+                             "a value no hand can score, a sheet no game reaches, fields that "
+                             "contradict each other; `errors` names each field by JSON pointer, "
+                             "with a `code` where one applies (docs/problems.md). A request "
+                             "valid for the spec can get it (no schema states these rules); "
+                             "never `/problems/invalid-request`"),
     TYPE_UNKNOWN_VARIANT: (404, "The variant in the path is not one of the service's"),
     TYPE_NOT_FOUND: (404, "No such resource"),
     TYPE_METHOD_NOT_ALLOWED: (405, "The resource does not take this method (see Allow)"),
@@ -154,13 +164,14 @@ def flatten_messages(messages: Any, prefix: str = "") -> list[Problem]:
     return out
 
 
-def invalid(errors: list[Problem]) -> Response:
-    """A 422 naming every problem."""
+def invalid(errors: list[Problem], type_: str = TYPE_INVALID) -> Response:
+    """A 422 naming every problem: the body breaks the schema (`TYPE_INVALID`) or, matching
+    it, a rule of the game the schema cannot state (`TYPE_INCONSISTENT`)."""
     first = errors[0]
     where = first.pointer or "the request body"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return problem_response(422, "Invalid request", f"{where}: {first.detail}{more}",
-                            TYPE_INVALID, errors)
+    title = "Invalid request" if type_ == TYPE_INVALID else "Inconsistent request"
+    return problem_response(422, title, f"{where}: {first.detail}{more}", type_, errors)
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -168,7 +179,8 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(InvalidInput)
     def _invalid_input(err: InvalidInput) -> Response:
-        return invalid(err.problems)
+        # the domain's checks: what marshmallow (and so the spec) cannot say
+        return invalid(err.problems, TYPE_INCONSISTENT)
 
     @app.errorhandler(IllegalMove)
     def _illegal_move(err: IllegalMove) -> Response:

@@ -1,7 +1,8 @@
 """Schemathesis against the live service (gunicorn, gevent workers, background builds), with
-every check schemathesis has, on valid and invalid data for every operation. A moves/suggest
-whose new table is being built answers the documented 503 (/problems/table-building) or 429:
-expected, not a server error.
+every check schemathesis has (positive data acceptance as tests/contract_checks.py states
+it), on valid and invalid data for every operation. A moves/suggest whose new table is being
+built answers the documented 503 (/problems/table-building) or 429: expected, not a server
+error.
 
 (Cases come from each operation's hypothesis strategy: schemathesis's pytest fixture loader
 does not work with pytest 9, and the schema must be read from the running server.)
@@ -16,14 +17,15 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import CHECKS, load_all_checks
 from schemathesis.generation.modes import GenerationMode
 
+from ..contract_checks import positive_data_acceptance_but_rules
 from .server import Server
 
 load_all_checks()
-# Every check but positive_data_acceptance: JSON Schema counts 212.0 as an integer and the
-# API's schemas reject it (422 "Not a valid integer"); that is the API vocabulary's to settle,
-# and tests/web/test_openapi.py runs without that check too.
+# Every check, with positive_data_acceptance as tests/contract_checks.py states it: valid data
+# is accepted but for rules no schema can state (422 /problems/inconsistent-request).
 ALL_CHECKS = [c for c in CHECKS.get_all()
               if getattr(c, "__name__", "") != "positive_data_acceptance"]
+assert positive_data_acceptance_but_rules in ALL_CHECKS
 
 
 @pytest.fixture(scope="module")

@@ -67,12 +67,12 @@ def test_an_illegal_move_is_its_own_problem_type(client):
                                          "'twos'"}]
 
 
-def test_a_turn_on_an_impossible_sheet_is_an_invalid_request(client):
+def test_a_turn_on_an_impossible_sheet_is_an_inconsistent_request(client):
     resp = client.post(turn_url("yahtzee"), json={
         "scorecard": {"boxes": {"ones": 7}}, "dice": [2, 2, 2, 2, 1], "throw": 3,
         "box": "twos"})
     body = resp.get_json()
-    assert resp.status_code == 422 and body["type"] == "/problems/invalid-request"
+    assert resp.status_code == 422 and body["type"] == "/problems/inconsistent-request"
     assert body["errors"][0]["pointer"] == "/scorecard/boxes/ones"
     assert body["errors"][0]["code"] == "value_not_achievable"
 

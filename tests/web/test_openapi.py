@@ -1,7 +1,9 @@
 """The OpenAPI contract: the committed spec matches the code, and the API keeps to it.
 
 Schemathesis generates requests from the spec, valid and invalid (negative data), and checks
-that no response is a server error and that every response matches its documented schema.
+that no response is a server error, that every response matches its documented schema, that
+invalid data is rejected and valid data accepted (but for rules no schema can state:
+tests/contract_checks.py).
 """
 
 from __future__ import annotations
@@ -9,9 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import not_a_server_error
+from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
@@ -23,6 +28,8 @@ from service.config import Settings
 from service.domain.variants import VARIANT_IDS, VARIANTS
 from service.web.app import create_app
 from service.web.spec import render
+
+from ..contract_checks import positive_data_acceptance_but_rules
 
 SPEC = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 
@@ -91,11 +98,24 @@ schema = schemathesis.openapi.from_wsgi("/openapi.json",
 schema.config.checks.negative_data_rejection.expected_statuses.append("413")
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance, negative_data_rejection]
+          response_schema_conformance, negative_data_rejection,
+          positive_data_acceptance_but_rules]
+#: Every operation, one test each, named by method and path (so that pytest-xdist, which
+#: schedules tests by name, runs every one of them)
+OPERATIONS = [result.ok() for result in schema.get_all_operations()]
 
 
-@schema.parametrize()
-@settings(max_examples=8, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-def test_api_keeps_its_contract(case):
-    case.call_and_validate(checks=CHECKS)
+@pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: op.label)
+def test_api_keeps_its_contract(operation):
+    for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+
+        @given(case=operation.as_strategy(generation_mode=mode))
+        @settings(max_examples=4, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        def check(case):
+            case.call_and_validate(checks=CHECKS)
+
+        try:
+            check()
+        except Unsatisfiable:  # no invalid input exists (an operation without parameters)
+            assert mode is GenerationMode.NEGATIVE

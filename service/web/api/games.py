@@ -20,8 +20,9 @@ _game_schema = GameSchema()
 
 TURN_ERRORS_DOC = {
     **ERRORS_DOC,
-    "422": problem_doc("Invalid request (`/problems/invalid-request`: a sheet no game could "
-                       "produce, dice or throw not possible, a box the sheet lacks), or an "
+    "422": problem_doc("The body breaks the schema (`/problems/invalid-request`), or matches "
+                       "it but not the rules (`/problems/inconsistent-request`: a sheet no game "
+                       "could produce, dice or throw not possible, a box the sheet lacks), or an "
                        "illegal move (`/problems/illegal-move`, with `code`: box_filled, "
                        "joker_forces_box, out_of_order, first_throw_only, game_won, "
                        "game_over, box_required)"),
