@@ -1,6 +1,8 @@
 """``python -m service.advisor build [variant ...]``: build the built-in value tables into
-``$ADVISOR_TABLE_DIR`` (the service's settings, `service/config.py`); with ``--analysis``
-also the analysis tables beside them (second moments, start distributions).
+``$ADVISOR_TABLE_DIR`` (the service's settings, `service/config.py`), with the exact
+distribution of the final score from the start of a game of each; with ``--analysis`` also
+the moment tables beside them (which the service's build process otherwise makes on first
+use).
 
 ``python -m service.advisor serve-builds ...`` is the pod's table build process; the
 service's workers start it when they need it (`background.py`)."""
@@ -31,8 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                        metavar="variant", help=f"variant ids (default: all of "
                                                f"{', '.join(VARIANT_IDS)})")
     build.add_argument("--analysis", action="store_true",
-                       help="also build the analysis tables (second moments, start "
-                            "distributions): a minute or two more")
+                       help="also build the moment tables (float64 mean and second moment "
+                            "of every state, 4x a value table; otherwise the service's "
+                            "build process makes them on first use): half a minute more")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     advisor = Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
@@ -44,11 +47,17 @@ def main(argv: list[str] | None = None) -> int:
     from .analyst import Analyst
 
     # numba's cache then holds the analysis kernels too (the image ships that cache)
-    seconds = Analyst(advisor).compile_kernels(ids)
+    analyst = Analyst(advisor, threads=settings.advisor_threads)
+    seconds = analyst.compile_kernels(ids)
     print(f"{'analysis kernels':18s} {seconds:7.2f} s")
     if args.analysis:
-        for vid, seconds in Analyst(advisor, threads=settings.advisor_threads).warm(ids).items():
+        for vid, seconds in analyst.warm(ids).items():
             print(f"{vid:18s} {seconds:7.2f} s  analysis (moments, start distribution)")
+    else:
+        # the exact distribution from the start of a game: a few KiB a variant, seconds to
+        # compute for the larger sheets (a request would sample it instead)
+        for vid, seconds in analyst.warm(ids, moments=False).items():
+            print(f"{vid:18s} {seconds:7.2f} s  start distribution")
     print(f"tables in {Path(settings.advisor_table_dir).resolve()}")
     return 0
 

@@ -2,9 +2,10 @@
 distribution of the final score), coaching for keeps, and the caches these need.
 
 `Analyst(advisor)` adds to an `Advisor`: a `MomentCache` (the float64 mean and second-moment
-tables of every part, built on first use: beside the value tables on disk for built-in
-variants, in a bounded LRU for house rules), and an LRU of exact distributions from turn
-starts (a few hundred numbers each). Game analysis (`analysis.py`) and win probabilities
+tables of every part, made on first use by the pod's build process, as the value tables
+are, and memory-mapped from disk: `TableBuilding` meanwhile; built here by an advisor without
+a build queue), and an LRU of exact distributions from turn starts (a few hundred numbers
+each). Game analysis (`analysis.py`) and win probabilities
 (`winprob.py`) use it too.
 
 Where the distribution is exact and where it is sampled:
@@ -117,7 +118,10 @@ class Analyst:
                  samples_approximate: int = 400,
                  sample_seconds: float = SAMPLE_SECONDS) -> None:
         self.advisor = advisor
-        self.moment_cache = MomentCache(advisor.store, lru_size, threads)
+        builds = advisor.builds
+        self.house_store = builds.store if builds is not None else None
+        self.moment_cache = MomentCache(advisor.store, lru_size, threads, self.house_store,
+                                        builds, advisor.build_wait)
         self.exact_states = exact_states
         self.samples = samples
         self.samples_approximate = samples_approximate
@@ -133,10 +137,12 @@ class Analyst:
         """The advisor's strategy for the rules."""
         return self.advisor.strategy(rs)
 
-    def moments(self, st: Strategy) -> list[Moments]:
-        """The moment tables of every part of a strategy (built on first use)."""
+    def moments(self, st: Strategy, here: bool = False) -> list[Moments]:
+        """The moment tables of every part of a strategy: memory, disk, else built by the
+        pod's build process (`TableBuilding` while it works) or, with `here` or without a
+        build queue, in this process (`MomentCache`)."""
         builtin = is_builtin(st.rs)
-        return [self.moment_cache.get(st.rs, p, builtin) for p in st.parts]
+        return [self.moment_cache.get(st.rs, p, builtin, here) for p in st.parts]
 
     def tables(self, st: Strategy, kind: str = "moments") -> Callable[[int], Tables]:
         """Per-part tables for a `TurnView`: the moments, or the solver's values."""
@@ -278,12 +284,17 @@ class Analyst:
                 self.dists.move_to_end(key)
                 return found
         if is_builtin(st.rs) and state == self._start_state(st):
-            data = self.advisor.store.load(st.rs, f"{st.parts[0].name}-start")
-            if data is not None and len(data) > 1:
-                found = Distribution(lo=int(data[0]), probs=np.array(data[1:]))
-                self._remember(st, state, found, save=False)
-                return found
+            for store in self._start_stores():
+                found = Distribution.from_array(store.load(st.rs, f"{st.parts[0].name}-start"))
+                if found is not None:
+                    self._remember(st, state, found, save=False)
+                    return found
         return None
+
+    def _start_stores(self) -> list[Any]:
+        """Where built-in variants' start distributions are kept: beside the value tables,
+        or in the build directory when those are read-only."""
+        return [s for s in (self.advisor.store, self.house_store) if s is not None]
 
     def _remember(self, st: Strategy, state: tuple[int, int, int], dist: Distribution,
                   save: bool = True) -> None:
@@ -292,8 +303,12 @@ class Analyst:
             while len(self.dists) > self.dist_size:
                 self.dists.popitem(last=False)
         if save and is_builtin(st.rs) and state == self._start_state(st):
-            self.advisor.store.save(st.rs, f"{st.parts[0].name}-start",
-                                    np.concatenate([[float(dist.lo)], dist.probs]))
+            for store in self._start_stores():
+                try:
+                    store.save(st.rs, f"{st.parts[0].name}-start", dist.to_array())
+                    break
+                except OSError:  # a read-only directory: the next one, else memory only
+                    continue
 
     def start_distribution(self, st: Strategy) -> Distribution | None:
         """The exact distribution of the final total from the start of a game (one-part
@@ -308,9 +323,11 @@ class Analyst:
             self._remember(st, state, found)
         return found
 
-    def warm(self, variants: list[str] | tuple[str, ...]) -> dict[str, float]:
-        """Build the moment tables and the start distributions of built-in variants (what
-        `python -m service.advisor build` adds to the value tables); seconds each."""
+    def warm(self, variants: list[str] | tuple[str, ...], moments: bool = True
+             ) -> dict[str, float]:
+        """Build the start distributions and (`moments`) the moment tables of built-in
+        variants, here (what `python -m service.advisor build` adds to the value tables);
+        seconds each."""
         import time
 
         from ..domain.rules import effective_rules
@@ -319,7 +336,8 @@ class Analyst:
         for vid in variants:
             began = time.perf_counter()
             st = self.strategy(effective_rules(vid))
-            self.moments(st)
+            if moments:
+                self.moments(st, here=True)
             self.start_distribution(st)
             out[vid] = time.perf_counter() - began
         return out
@@ -343,9 +361,11 @@ class Analyst:
         ids = rs.variant.box_ids
         sheet = parse_scorecard(rs, {"boxes": dict.fromkeys(ids[:-2], 0)})
         dice = [1, 2, 3, 4, 5, 6][:rs.variant.dice]
+        self.moments(st, here=True)  # seconds, once: then on disk beside the tables
         self.position_value(rs, sheet, None, None)  # moments, the exact forward pass
         self.position_value(rs, sheet, dice, 2)  # ... from a hand mid-turn
         sampler = Analyst(self.advisor, exact_states=0, samples=64, samples_approximate=2)
+        sampler.moment_cache = self.moment_cache  # the moments just made
         sampler.position_value(rs, sheet, dice, 2)  # games side by side (play_lanes)
         win_probability(self, rs, [sheet, sheet], 0, dice, 2)  # chances, the winning move
         self.coach(st, sheet, 2, [((), False)])

@@ -9,7 +9,10 @@ is built once per pod, not once per worker. Everything is a file in the build di
 
     queue/<fingerprint>.json   a table waiting to be built: variant, options, overrides,
                                client, time queued. Created with O_EXCL: one job per table.
-    failed/<fingerprint>.json  its last build failed (the error); tried again after a while
+    queue/<fingerprint>-moments.json   the same for the analysis tables of those rules
+                               (`moments.py`: the float64 mean and second moment of every
+                               part, which position values and game analysis need)
+    failed/<job>.json          its last build failed (the error); tried again after a while
     builder.lock               held (flock) by the live build process: one per directory
     builder.json               the build process's figures (mean seconds a build takes)
     <variant>-<fingerprint>-<part>-v<FORMAT>.npy   the tables (`TableStore`)
@@ -37,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +60,11 @@ BUILD_TIMEOUT = 600.0
 DEFAULT_BUILD_SECONDS = 3.0
 #: Most seconds a Retry-After names.
 MAX_RETRY_AFTER = 120
+#: What a job builds: the value tables of a table of rules, or its analysis tables.
+KINDS = ("values", "moments")
+#: Who asks for builds in the current context, when a call names no client: the web layer
+#: sets the client's address for each request (the per-client limit's key).
+BUILD_CLIENT: ContextVar[str] = ContextVar("build_client", default="")
 
 
 class TableBuilding(Exception):
@@ -119,8 +128,14 @@ class BuildQueue:
         self._spawn_lock = threading.Lock()
 
     # --- jobs --------------------------------------------------------------------------
-    def _job_path(self, rs: RuleSet) -> Path:
-        return self.queue_dir / f"{rs.fingerprint}.json"
+    @staticmethod
+    def job_name(rs: RuleSet, kind: str = "values") -> str:
+        """The name of a job's files (queue, failed): the fingerprint, then the kind unless
+        it builds value tables."""
+        return rs.fingerprint if kind == "values" else f"{rs.fingerprint}-{kind}"
+
+    def _job_path(self, rs: RuleSet, kind: str = "values") -> Path:
+        return self.queue_dir / f"{self.job_name(rs, kind)}.json"
 
     def jobs(self) -> list[dict[str, Any]]:
         """Every job waiting (or being built), oldest first."""
@@ -131,17 +146,18 @@ class BuildQueue:
                     with contextlib.suppress(OSError, ValueError):
                         with open(entry.path, "rb") as fh:
                             job = json.loads(fh.read())
-                        job["fingerprint"] = entry.name[:-5]
+                        job["name"] = entry.name[:-5]
+                        job.setdefault("fingerprint", job["name"])
                         out.append(job)
         return sorted(out, key=lambda j: j.get("queued", 0.0))
 
-    def pending(self, rs: RuleSet) -> bool:
-        """Whether a job for this table is waiting or being built."""
-        return self._job_path(rs).exists()
+    def pending(self, rs: RuleSet, kind: str = "values") -> bool:
+        """Whether a job for this table (`kind`: one of `KINDS`) is waiting or being built."""
+        return self._job_path(rs, kind).exists()
 
-    def failure(self, rs: RuleSet) -> str | None:
+    def failure(self, rs: RuleSet, kind: str = "values") -> str | None:
         """The error of this table's last build, when it failed less than a minute ago."""
-        path = self.failed_dir / f"{rs.fingerprint}.json"
+        path = self.failed_dir / f"{self.job_name(rs, kind)}.json"
         try:
             if time.time() - path.stat().st_mtime > FAILED_TTL:
                 return None
@@ -149,10 +165,14 @@ class BuildQueue:
         except (OSError, ValueError):
             return None
 
-    def submit(self, rs: RuleSet, client: str, builtin: bool = False) -> int:
-        """Queue a build of the table (once: a job already waiting is reused) and make sure
-        a build process runs. Returns how many jobs wait; raises BuildQueueFull."""
-        path = self._job_path(rs)
+    def submit(self, rs: RuleSet, client: str, builtin: bool = False,
+               kind: str = "values") -> int:
+        """Queue a build of the table (`kind`: one of `KINDS`; once: a job already waiting
+        is reused) and make sure a build process runs. Returns how many jobs wait; raises
+        BuildQueueFull."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind of build {kind!r}")
+        path = self._job_path(rs, kind)
         if not path.exists():
             jobs = self.jobs()
             s = self.settings
@@ -162,8 +182,8 @@ class BuildQueue:
             if client and mine >= s.per_client:
                 raise BuildQueueFull(self.retry_after(len(jobs)), s.per_client, True)
             job = {"variant": rs.variant.id, "options": rs.options, "overrides": rs.overrides,
-                   "fingerprint": rs.fingerprint, "client": client, "builtin": builtin,
-                   "queued": time.time()}
+                   "fingerprint": rs.fingerprint, "kind": kind, "client": client,
+                   "builtin": builtin, "queued": time.time()}
             self.queue_dir.mkdir(parents=True, exist_ok=True)
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -302,36 +322,44 @@ class Builder:
         self.stopping = True
 
     def build(self, job: dict[str, Any]) -> None:
-        """Build one job's table in a forked child, then drop the job."""
+        """Build one job's tables in a forked child, then drop the job."""
         fp = job["fingerprint"]
+        name = job.get("name", fp)
+        kind = job.get("kind", "values")
         started = time.monotonic()
         error = None
         try:
             rs = effective_rules(job["variant"], job.get("options"), job.get("overrides"))
             if rs.fingerprint != fp:
                 raise ValueError(f"job {fp} describes rules {rs.fingerprint}")
+            if kind not in KINDS:
+                raise ValueError(f"unknown kind of build {kind!r}")
         except Exception as exc:  # a job this code cannot read: drop it, remember why
             rs, error = None, f"{type(exc).__name__}: {exc}"
         peak_mib = 0.0
         if rs is not None:
-            store = self.builtin if job.get("builtin") and _writable(self.builtin) else self.house
-            error, peak_mib = _build_in_child(rs, store, self.settings.threads)
+            builtin = bool(job.get("builtin"))
+            store = self.builtin if builtin and _writable(self.builtin) else self.house
+            sources = [self.builtin, self.house] if builtin else [self.house]
+            error, peak_mib = _build_in_child(rs, store, self.settings.threads, kind,
+                                              sources)
         seconds = time.monotonic() - started
         if error is None:
             self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
             _write_json(self.settings.directory / "builder.json",
                         {"mean_seconds": round(self.mean_seconds, 3), "pid": os.getpid()})
             log.info("table built", extra={"variant": job["variant"], "fingerprint": fp,
-                                           "seconds": round(seconds, 2),
+                                           "kind": kind, "seconds": round(seconds, 2),
                                            "memory_mib": round(peak_mib, 1)})
             self.evict()
         else:
             log.error("table build failed", extra={"variant": job.get("variant"),
-                                                   "fingerprint": fp, "error": error})
+                                                   "fingerprint": fp, "kind": kind,
+                                                   "error": error})
             self.queue.failed_dir.mkdir(parents=True, exist_ok=True)
-            _write_json(self.queue.failed_dir / f"{fp}.json", {"error": error})
+            _write_json(self.queue.failed_dir / f"{name}.json", {"error": error})
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.queue.queue_dir / f"{fp}.json")
+            os.unlink(self.queue.queue_dir / f"{name}.json")
 
     def evict(self) -> None:
         """Keep at most `keep` house-rules tables, of at most `keep_mib` MiB in all, on disk:
@@ -434,11 +462,14 @@ def _status_kib(field: str) -> int:
     return 0
 
 
-def _build_in_child(rs: RuleSet, store: TableStore, threads: int) -> tuple[str | None, float]:
-    """Build and save the table in a forked child: (None when it worked, else the error;
-    the memory the build added to the child, MiB: its peak resident size less what it had
-    from the parent at the fork)."""
-    from .builder import build_strategy
+def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "values",
+                    sources: list[TableStore] | tuple[TableStore, ...] = ()
+                    ) -> tuple[str | None, float]:
+    """Build and save the tables (`kind`) into `store` in a forked child: (None when it
+    worked, else the error; the memory the build added to the child, MiB: its peak resident
+    size less what it had from the parent at the fork). An analysis build reads the value
+    tables from the first of `sources` holding them (else builds them into `store` too)."""
+    from .builder import build_analysis, build_strategy
 
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -449,7 +480,10 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int) -> tuple[str |
         code, report = 0, ""
         start_kib = _status_kib("VmRSS")
         try:
-            build_strategy(rs, store, threads)
+            if kind == "values":
+                build_strategy(rs, store, threads)
+            else:
+                build_analysis(rs, store, threads, sources)
             report = f"ok {(_status_kib('VmHWM') - start_kib) / 1024:.1f}"
         except BaseException as exc:
             code, report = 1, f"{type(exc).__name__}: {exc}"[:2000]

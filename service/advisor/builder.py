@@ -34,6 +34,32 @@ def load_strategy(rs: RuleSet, store: TableStore) -> Strategy | None:
     return strategy
 
 
+def find_strategy(rs: RuleSet, stores: list[TableStore] | tuple[TableStore, ...]
+                  ) -> Strategy | None:
+    """The RuleSet's strategy from the first store holding all its tables, or None."""
+    for store in stores:
+        st = load_strategy(rs, store)
+        if st is not None:
+            return st
+    return None
+
+
+def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
+                   sources: list[TableStore] | tuple[TableStore, ...] = ()) -> Strategy:
+    """Build and save into `store` the moment tables (float64 mean and second moment,
+    `moments.py`) of every part of a RuleSet's strategy. The value tables come from the
+    first of `sources` (then `store`) holding them, else are built into `store` too. What
+    the build process runs for an analysis job."""
+    from .moments import solve_moments
+
+    st = find_strategy(rs, [*sources, store]) or build_strategy(rs, store, threads)
+    for part in st.parts:
+        mo = solve_moments(part.solution, threads)
+        store.save(rs, f"{part.name}-m1", mo.m1)
+        store.save(rs, f"{part.name}-m2", mo.m2)
+    return st
+
+
 def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 0
                    ) -> Strategy:
     """Solve (or load from `store`) every part of the RuleSet's strategy.

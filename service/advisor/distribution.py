@@ -37,6 +37,17 @@ class Distribution:
     states: int = 0  # states the exact pass visited
     extra: dict = field(default_factory=dict)
 
+    def to_array(self) -> np.ndarray:
+        """As one float64 array (`lo`, then the probabilities): how a store keeps it."""
+        return np.concatenate([[float(self.lo)], self.probs])
+
+    @classmethod
+    def from_array(cls, data: np.ndarray) -> Distribution | None:
+        """The distribution `to_array` wrote; None for an array too short to be one."""
+        if data is None or len(data) < 2:
+            return None
+        return cls(lo=int(data[0]), probs=np.array(data[1:], dtype=np.float64))
+
     @property
     def totals(self) -> np.ndarray:
         """The final totals the probabilities belong to."""

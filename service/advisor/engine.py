@@ -17,7 +17,7 @@ from ..domain.scoring import Sheet
 from ..domain.variants import VARIANT_IDS
 from . import kernel, solver
 from .advice import Suggestion, suggest
-from .background import BuildFailed, BuildQueue, BuildQueueFull, TableBuilding
+from .background import BUILD_CLIENT, BuildFailed, BuildQueue, BuildQueueFull, TableBuilding
 from .cache import StrategyCache, is_builtin
 from .store import TableStore
 from .strategy import Strategy
@@ -71,6 +71,7 @@ class Advisor:
             return st
         if self.builds is None:
             return self.cache.get(rs)
+        client = client or BUILD_CLIENT.get()
         error = self.builds.failure(rs)
         if error is not None:
             raise BuildFailed(f"the table of rules {rs.fingerprint} could not be built: {error}")

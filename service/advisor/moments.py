@@ -390,16 +390,27 @@ def solve_moments(sol: Solution, threads: int = 0) -> Moments:
 class MomentCache:
     """Moment tables per solved part, keyed by (rules fingerprint, part name).
 
-    Built-in tables are written beside the value tables (`TableStore`, memory-mapped, so
-    workers share them) and pinned; house-rules tables stay in memory in an LRU of
-    `lru_size` strategies' parts (two float64 tables per part: 4x a value table's bytes).
+    Found in memory, else on disk: a built-in variant's beside its value tables (`store`),
+    any other's, or a built-in's whose table directory is read-only, in the build
+    directory (`house_store`); memory-mapped, so workers share them. Built-in tables are
+    pinned; house-rules tables stay in an LRU of `lru_size` strategies' parts.
+
+    Missing tables: with the pod's build queue (`builds`), the build process builds them
+    (an analysis job: seconds of CPU, outside the request workers) while the caller waits up
+    to `build_wait` seconds, then gets `TableBuilding` (a 503 with Retry-After); without
+    one, or with ``here=True`` (the master's warm-up, the command line, tests), they are
+    built in this process and saved where they would be found (built-ins) or kept in memory.
     """
 
-    def __init__(self, store: object | None = None, lru_size: int = 8, threads: int = 0
-                 ) -> None:
+    def __init__(self, store: object | None = None, lru_size: int = 8, threads: int = 0,
+                 house_store: object | None = None, builds: object | None = None,
+                 build_wait: float = 1.0) -> None:
         from collections import OrderedDict
 
         self.store = store
+        self.house_store = house_store
+        self.builds = builds
+        self.build_wait = build_wait
         self.lru_size = lru_size
         self.threads = threads
         self.lock = threading.Lock()
@@ -407,43 +418,91 @@ class MomentCache:
         self.lru: OrderedDict[tuple[str, str], Moments] = OrderedDict()
         self.building: dict[tuple[str, str], threading.Lock] = {}
 
-    def get(self, rs: object, part: object, builtin: bool) -> Moments:
-        """The moments of one part of a strategy for rules `rs`: memory, disk, or built."""
+    def get(self, rs: object, part: object, builtin: bool, here: bool = False,
+            client: str = "") -> Moments:
+        """The moments of one part of a strategy for rules `rs`: memory, disk, or built
+        (by the build process, or in this process: see the class)."""
         key = (rs.fingerprint, part.name)
-        with self.lock:
-            found = self.pinned.get(key) or self.lru.get(key)
-            if found is not None:
-                if key in self.lru:
-                    self.lru.move_to_end(key)
-                return found
-            build_lock = self.building.setdefault(key, threading.Lock())
-        with build_lock:
+        found = self._memory(key)
+        if found is not None:
+            return found
+        found = self._load(rs, part, builtin)
+        if found is None and self.builds is not None and not here:
+            found = self._wait_for_build(rs, part, builtin, client)
+        if found is None:
             with self.lock:
-                found = self.pinned.get(key) or self.lru.get(key)
-            if found is None:
-                found = self._load_or_build(rs, part, builtin)
+                build_lock = self.building.setdefault(key, threading.Lock())
+            with build_lock:
+                found = self._memory(key) or self._build(rs, part, builtin)
                 with self.lock:
-                    if builtin:
-                        self.pinned[key] = found
-                    else:
-                        self.lru[key] = found
-                        while len(self.lru) > self.lru_size * 4:
-                            self.lru.popitem(last=False)
-            with self.lock:
-                self.building.pop(key, None)
+                    self.building.pop(key, None)
+        self._keep(key, found, builtin)
         return found
 
-    def _load_or_build(self, rs: object, part: object, builtin: bool) -> Moments:
-        store = self.store if builtin else None
-        if store is not None:
+    def _memory(self, key: tuple[str, str]) -> Moments | None:
+        with self.lock:
+            found = self.pinned.get(key) or self.lru.get(key)
+            if found is not None and key in self.lru:
+                self.lru.move_to_end(key)
+            return found
+
+    def _keep(self, key: tuple[str, str], mo: Moments, builtin: bool) -> None:
+        with self.lock:
+            if builtin:
+                self.pinned[key] = mo
+            else:
+                self.lru[key] = mo
+                self.lru.move_to_end(key)
+                while len(self.lru) > self.lru_size * 4:
+                    self.lru.popitem(last=False)
+
+    def _stores(self, builtin: bool) -> list:
+        return [s for s in ((self.store if builtin else None), self.house_store)
+                if s is not None]
+
+    def _load(self, rs: object, part: object, builtin: bool) -> Moments | None:
+        shape = part.solution.model.table_shape
+        for store in self._stores(builtin):
             m1 = store.load(rs, f"{part.name}-m1")
             m2 = store.load(rs, f"{part.name}-m2")
-            shape = part.solution.model.table_shape
             if m1 is not None and m2 is not None and m1.shape == shape == m2.shape:
                 return Moments(m1, m2)
-        mo = solve_moments(part.solution, self.threads)
-        if store is not None:
-            mo = Moments(store.save(rs, f"{part.name}-m1", mo.m1),
-                         store.save(rs, f"{part.name}-m2", mo.m2))
-        return mo
+        return None
 
+    def _wait_for_build(self, rs: object, part: object, builtin: bool, client: str
+                        ) -> Moments:
+        """Queue an analysis build, wait up to `build_wait` seconds for its tables."""
+        import time
+
+        from .background import BUILD_CLIENT, BuildFailed, BuildQueueFull, TableBuilding
+
+        error = self.builds.failure(rs, "moments")
+        if error is not None:
+            raise BuildFailed(f"the analysis tables of rules {rs.fingerprint} could not be "
+                              f"built: {error}")
+        deadline = time.monotonic() + self.build_wait
+        try:
+            waiting = self.builds.submit(rs, client or BUILD_CLIENT.get(), builtin=builtin,
+                                         kind="moments")
+        except BuildQueueFull:
+            time.sleep(max(0.0, deadline - time.monotonic()))  # as Advisor.strategy does
+            raise
+        while time.monotonic() < deadline:
+            time.sleep(0.05)  # under gevent, other requests run meanwhile
+            found = self._load(rs, part, builtin)
+            if found is not None:
+                return found
+        raise TableBuilding(self.builds.retry_after(waiting), waiting)
+
+    def _build(self, rs: object, part: object, builtin: bool) -> Moments:
+        """Solve the moments here; a built-in's are saved beside its value tables (or in the
+        build directory when those are read-only), where the workers find them."""
+        mo = solve_moments(part.solution, self.threads)
+        if builtin:
+            for store in self._stores(True):
+                try:
+                    return Moments(store.save(rs, f"{part.name}-m1", mo.m1),
+                                   store.save(rs, f"{part.name}-m2", mo.m2))
+                except OSError:  # a read-only directory: the next one, else memory only
+                    continue
+        return mo

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 
-from ..advisor.background import BuildFailed, BuildQueueFull, TableBuilding
+from ..advisor.background import BUILD_CLIENT, BuildFailed, BuildQueueFull, TableBuilding
 from .openapi import problem_doc
 from .problems import (
     TYPE_BUILD_QUEUE_FULL,
@@ -36,14 +36,22 @@ BUSY_DOC: dict[str, Any] = {
         "again after Retry-After seconds"), "headers": _RETRY_AFTER},
     "503": {**problem_doc(
         "The table of these rules (options and house rules) is being built, in the "
-        "background, once per pod; it was not ready within a second. Problem type "
+        "background, once per pod (for position values, game analysis and win "
+        "probabilities also its analysis tables: the mean and second moment of every "
+        "state, seconds of work once per table of rules, built-in variants included); it "
+        "was not ready within a second. Problem type "
         f"`{TYPE_TABLE_BUILDING}`; ask again after Retry-After seconds (the same request "
         "then answers at once)"), "headers": _RETRY_AFTER},
 }
 
 
 def register_busy_handlers(app: Flask) -> None:
-    """Turn the advisor's "not yet" errors into 503/429 problems with Retry-After."""
+    """Turn the advisor's "not yet" errors into 503/429 problems with Retry-After; name the
+    client (its address) of every build a request queues, for the per-client limit."""
+
+    @app.before_request
+    def _build_client() -> None:
+        BUILD_CLIENT.set(request.remote_addr or "")
 
     @app.errorhandler(TableBuilding)
     def _building(err: TableBuilding) -> Response:

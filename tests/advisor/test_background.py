@@ -183,3 +183,92 @@ def test_a_full_queue_is_answered_after_the_wait(queue, settings):
     with pytest.raises(BuildQueueFull):
         advisor.strategy(house(39), client="c")
     assert time.monotonic() - started >= 0.3
+
+
+# --- analysis tables (moments, start distributions) --------------------------------------
+
+def test_analysis_tables_are_built_by_the_build_process(queue, settings):
+    """A position value whose moment tables are missing queues an analysis job and answers
+    TableBuilding; the build process writes them beside the house-rules value tables, and
+    the same request then answers from the memory-mapped files."""
+    from service.advisor.analyst import Analyst
+
+    rs = house(35)
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.1)
+    analyst = Analyst(advisor)
+    queue.submit(rs, "a")
+    Builder(settings).build(queue.jobs()[0])  # the value tables first
+    with pytest.raises(TableBuilding):
+        analyst.position_value(rs, None, None, None)
+    assert queue.pending(rs, "moments") and not queue.pending(rs)
+    job = queue.jobs()[0]
+    assert job["kind"] == "moments" and job["client"] == ""
+    Builder(settings).build(job)
+    assert not queue.jobs()
+    assert queue.store.has(rs, ["all-m1", "all-m2"])
+    pv = analyst.position_value(rs, None, None, None)
+    mos = analyst.moments(analyst.strategy(rs))
+    assert isinstance(mos[0].m1, np.memmap)
+    # the same figures as moments built in process, without a queue
+    inline = Analyst(Advisor(settings.table_dir)).position_value(rs, None, None, None)
+    assert pv.mean == pytest.approx(inline.mean, abs=1e-9)
+    assert pv.sd == pytest.approx(inline.sd, abs=1e-9)
+
+
+def test_a_failed_analysis_build_is_an_error_not_a_new_build(queue, settings):
+    from service.advisor.analyst import Analyst
+
+    rs = house(36)
+    queue.submit(rs, "a")
+    Builder(settings).build(queue.jobs()[0])
+    analyst = Analyst(Advisor(settings.table_dir, builds=queue, build_wait=0.05))
+    with pytest.raises(TableBuilding):
+        analyst.position_value(rs, None, None, None)
+    path = queue.queue_dir / f"{rs.fingerprint}-moments.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "kind": "nonsense"}))
+    Builder(settings).build(queue.jobs()[0])
+    assert "nonsense" in queue.failure(rs, "moments") and queue.failure(rs) is None
+    with pytest.raises(BuildFailed):
+        analyst.position_value(rs, None, None, None)
+
+
+def test_analysis_of_a_builtin_goes_to_the_build_dir_when_its_tables_are_read_only(
+        queue, settings, monkeypatch):
+    """A container's table directory is read-only: the build process writes a built-in
+    variant's moment tables into the build directory, and the workers find them there."""
+    from service.advisor.analyst import Analyst
+
+    monkeypatch.setattr(background, "_writable", lambda store: False)
+    rs = effective_rules("generala")
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.05)
+    advisor.warm(["generala"])  # the value tables, as the master loads them
+    analyst = Analyst(advisor)
+    with pytest.raises(TableBuilding):
+        analyst.position_value(rs, None, None, None)
+    Builder(settings).build(queue.jobs()[0])
+    assert queue.store.has(rs, ["all-m1", "all-m2"])
+    assert not advisor.store.has(rs, ["all-m1"])
+    pv = analyst.position_value(rs, None, None, None)
+    assert isinstance(analyst.moments(analyst.strategy(rs))[0].m2, np.memmap)
+    assert pv.distribution.exact
+    assert pv.mean == pytest.approx(pv.distribution.mean, abs=1e-6)
+
+
+def test_analysis_saved_in_process_skips_a_read_only_directory(tmp_path):
+    """Without a build queue (the command line, tests) moments and start distributions are
+    computed here; a directory that refuses writes is skipped, not an error."""
+    from service.advisor.analyst import Analyst
+    from service.advisor.store import TableStore
+
+    class ReadOnly(TableStore):
+        def save(self, rs, part, values):
+            raise PermissionError(13, "Read-only file system")
+
+    advisor = Advisor(tmp_path / "tables")
+    advisor.warm(["general_11"])
+    advisor.store = ReadOnly(tmp_path / "tables")
+    analyst = Analyst(advisor)
+    analyst.moment_cache.store = advisor.store
+    pv = analyst.position_value(effective_rules("general_11"), None, None, None)
+    assert pv.exact and pv.distribution.exact
+    assert not list((tmp_path / "tables").glob("*-m1-*"))

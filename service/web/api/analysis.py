@@ -14,6 +14,7 @@ from ...domain.rules import get_variant
 from ...domain.scoring import parse_scorecard
 from ..analysis_schemas import GameAnalyzeRequestSchema, WinProbabilityRequestSchema
 from ..body import json_response, load_items, rules_for
+from ..busy import BUSY_DOC
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from .positions import analyst_of
 
@@ -46,7 +47,7 @@ class GameAnalysis(MethodView):
              responses={"200": response_doc("GameAnalysis", False,
                                             "Every decision judged; per player regret, "
                                             "classes, skill and luck"),
-                        **ERRORS_DOC})
+                        **ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """Analyse a game: every decision against the advisor's optimal play.
 
@@ -92,7 +93,7 @@ class WinProbability(MethodView):
                                   "Every player's scorecard; the dice of the player to move"),
              responses={"200": response_doc("WinProbability", False,
                                             "Each player's chance of finishing first"),
-                        **ERRORS_DOC})
+                        **ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """The probability that each player finishes first (a live win bar).
 

@@ -11,6 +11,7 @@ from ...advisor.analyst import Analyst
 from ...domain.rules import get_variant
 from ..analysis_schemas import PositionValueRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
+from ..busy import BUSY_DOC
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 
 blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
@@ -53,7 +54,7 @@ class PositionValue(MethodView):
              responses={"200": response_doc("PositionValue", False,
                                             "Expected final score, its standard deviation, "
                                             "percentiles, P(final >= t), the histogram"),
-                        **ERRORS_DOC})
+                        **ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """What a position is worth under the advisor's (expected-score maximising) play.
 
