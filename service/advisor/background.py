@@ -70,9 +70,14 @@ BUILD_CLIENT: ContextVar[str] = ContextVar("build_client", default="")
 class TableBuilding(Exception):
     """The table is queued or being built; ask again in `retry_after` seconds."""
 
-    def __init__(self, retry_after: int, waiting: int) -> None:
+    def __init__(self, retry_after: int, waiting: int, kind: str = "values") -> None:
         super().__init__(f"table being built; retry after {retry_after} s")
-        self.retry_after, self.waiting = retry_after, waiting
+        self.retry_after, self.waiting, self.kind = retry_after, waiting, kind
+
+    @property
+    def what(self) -> str:
+        """What is being built, in words."""
+        return "table" if self.kind == "values" else "analysis table (moments)"
 
 
 class BuildQueueFull(Exception):

@@ -492,7 +492,7 @@ class MomentCache:
             found = self._load(rs, part, builtin)
             if found is not None:
                 return found
-        raise TableBuilding(self.builds.retry_after(waiting), waiting)
+        raise TableBuilding(self.builds.retry_after(waiting), waiting, "moments")
 
     def _build(self, rs: object, part: object, builtin: bool) -> Moments:
         """Solve the moments here; a built-in's are saved beside its value tables (or in the

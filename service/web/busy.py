@@ -57,7 +57,7 @@ def register_busy_handlers(app: Flask) -> None:
     def _building(err: TableBuilding) -> Response:
         return problem_response(
             503, "Table being built",
-            f"The advisor's table for these rules is being built ({err.waiting} table(s) "
+            f"The advisor's {err.what} for these rules is being built ({err.waiting} table(s) "
             f"waiting in this server); ask again in {err.retry_after} s",
             TYPE_TABLE_BUILDING, headers={"Retry-After": str(err.retry_after)})
 

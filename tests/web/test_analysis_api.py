@@ -197,3 +197,35 @@ def test_win_probability_errors(client, body, pointer):
     r = post(client, "generala/games/win-probability", body)
     assert r.status_code == 422 and r.mimetype == PROBLEM, r.get_data(as_text=True)
     assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
+
+
+# --------------------------------------------------------------------------- builds
+
+
+def test_analysis_tables_building_is_a_503_with_retry_after(tmp_path):
+    """With background builds, a position whose moment tables are missing (built-in variant
+    included) answers the documented 503 while the build process makes them; then 200."""
+    from service.advisor.background import Builder
+    from service.config import Settings
+    from service.web.app import advisor_of, create_app
+
+    app = create_app(Settings(advisor_table_dir=str(tmp_path / "tables"),
+                              advisor_build_dir=str(tmp_path / "build"),
+                              advisor_build_wait=0.05))
+    advisor = advisor_of(app)
+    advisor.builds.autostart = False  # this test runs the build process's step itself
+    advisor.warm(["generala"])
+    client = app.test_client()
+    body = {"scorecard": {"boxes": GENERALA_UPPER}}
+    r = post(client, "generala/positions/value", body)
+    assert r.status_code == 503 and r.mimetype == PROBLEM
+    problem = r.get_json()
+    assert problem["type"] == "/problems/table-building"
+    assert "analysis table" in problem["detail"]
+    assert int(r.headers["Retry-After"]) >= 1
+    job = advisor.builds.jobs()[0]
+    assert job["kind"] == "moments" and job["client"] == "127.0.0.1"
+    Builder(advisor.builds.settings).build(job)
+    r = post(client, "generala/positions/value", body)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    assert r.get_json()["exact"]
