@@ -40,6 +40,7 @@ import numpy as np
 from ..domain.errors import InvalidInput
 from ..domain.rules import RuleSet
 from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet
+from .background import await_build
 from .cache import is_builtin
 from .distribution import Distribution, forward, merge_records, push_turn
 from .engine import Advisor
@@ -120,8 +121,14 @@ class Analyst:
         self.advisor = advisor
         builds = advisor.builds
         self.house_store = builds.store if builds is not None else None
+        elsewhere = None
+        if builds is not None:  # the pod's build process makes missing moment tables
+            def elsewhere(rs: RuleSet, load: Callable[[], Moments | None], builtin: bool
+                          ) -> Moments:
+                return await_build(builds, rs, load, kind="moments", builtin=builtin,
+                                   wait=advisor.build_wait)
         self.moment_cache = MomentCache(advisor.store, lru_size, threads, self.house_store,
-                                        builds, advisor.build_wait)
+                                        elsewhere)
         self.exact_states = exact_states
         self.samples = samples
         self.samples_approximate = samples_approximate

@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,31 @@ class BuildQueueFull(Exception):
 
 class BuildFailed(RuntimeError):
     """The last build of this table failed (a bug: the build process logged it)."""
+
+
+def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind: str = "values",
+                builtin: bool = False, client: str = "", wait: float = 1.0) -> Any:
+    """Have the build process make a table (`kind`) and wait up to `wait` seconds for it:
+    what `load` returns once it is on disk (polled; under gevent other requests run
+    meanwhile). Raises `BuildFailed` when its last build failed, `BuildQueueFull` (also after
+    the wait: a client ignoring Retry-After cannot ask faster) or `TableBuilding`. `client`
+    (default: `BUILD_CLIENT`) is the per-client limit's key."""
+    error = queue.failure(rs, kind)
+    if error is not None:
+        what = "table" if kind == "values" else "analysis tables"
+        raise BuildFailed(f"the {what} of rules {rs.fingerprint} could not be built: {error}")
+    deadline = time.monotonic() + wait
+    try:
+        waiting = queue.submit(rs, client or BUILD_CLIENT.get(), builtin=builtin, kind=kind)
+    except BuildQueueFull:
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        raise
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = load()
+        if found is not None:
+            return found
+    raise TableBuilding(queue.retry_after(waiting), waiting, kind)
 
 
 def default_build_dir(table_dir: str | Path) -> Path:

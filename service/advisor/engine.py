@@ -17,7 +17,7 @@ from ..domain.scoring import Sheet
 from ..domain.variants import VARIANT_IDS
 from . import kernel, solver
 from .advice import Suggestion, suggest
-from .background import BUILD_CLIENT, BuildFailed, BuildQueue, BuildQueueFull, TableBuilding
+from .background import BuildQueue, await_build
 from .cache import StrategyCache, is_builtin
 from .store import TableStore
 from .strategy import Strategy
@@ -71,24 +71,8 @@ class Advisor:
             return st
         if self.builds is None:
             return self.cache.get(rs)
-        client = client or BUILD_CLIENT.get()
-        error = self.builds.failure(rs)
-        if error is not None:
-            raise BuildFailed(f"the table of rules {rs.fingerprint} could not be built: {error}")
-        deadline = time.monotonic() + self.build_wait
-        try:
-            waiting = self.builds.submit(rs, client, builtin=is_builtin(rs))
-        except BuildQueueFull:
-            # Answered after the same wait as a 503: a client that ignores Retry-After
-            # cannot ask (and make this worker check new rules) faster than once a wait.
-            time.sleep(max(0.0, deadline - time.monotonic()))
-            raise
-        while time.monotonic() < deadline:
-            time.sleep(0.05)  # under gevent, other requests run meanwhile
-            st = self.cache.load(rs)
-            if st is not None:
-                return st
-        raise TableBuilding(self.builds.retry_after(waiting), waiting)
+        return await_build(self.builds, rs, lambda: self.cache.load(rs),
+                           builtin=is_builtin(rs), client=client, wait=self.build_wait)
 
     def suggest(self, rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
                 em_baixo: bool = False, client: str = "") -> Suggestion:

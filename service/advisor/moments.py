@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -395,22 +396,23 @@ class MomentCache:
     directory (`house_store`); memory-mapped, so workers share them. Built-in tables are
     pinned; house-rules tables stay in an LRU of `lru_size` strategies' parts.
 
-    Missing tables: with the pod's build queue (`builds`), the build process builds them
-    (an analysis job: seconds of CPU, outside the request workers) while the caller waits up
-    to `build_wait` seconds, then gets `TableBuilding` (a 503 with Retry-After); without
-    one, or with ``here=True`` (the master's warm-up, the command line, tests), they are
-    built in this process and saved where they would be found (built-ins) or kept in memory.
+    Missing tables: `elsewhere(rs, load, builtin)` has them built elsewhere and returns what
+    `load` finds once they are on disk (the Analyst passes the pod's build process:
+    `background.await_build`, which raises `TableBuilding`, a 503 with Retry-After, while it
+    works); without it, or with ``here=True`` (the master's warm-up, the command line,
+    tests), they are built in this process and saved where they would be found (built-ins)
+    or kept in memory.
     """
 
     def __init__(self, store: object | None = None, lru_size: int = 8, threads: int = 0,
-                 house_store: object | None = None, builds: object | None = None,
-                 build_wait: float = 1.0) -> None:
+                 house_store: object | None = None,
+                 elsewhere: Callable[[object, Callable[[], Moments | None], bool], Moments]
+                 | None = None) -> None:
         from collections import OrderedDict
 
         self.store = store
         self.house_store = house_store
-        self.builds = builds
-        self.build_wait = build_wait
+        self.elsewhere = elsewhere
         self.lru_size = lru_size
         self.threads = threads
         self.lock = threading.Lock()
@@ -418,8 +420,7 @@ class MomentCache:
         self.lru: OrderedDict[tuple[str, str], Moments] = OrderedDict()
         self.building: dict[tuple[str, str], threading.Lock] = {}
 
-    def get(self, rs: object, part: object, builtin: bool, here: bool = False,
-            client: str = "") -> Moments:
+    def get(self, rs: object, part: object, builtin: bool, here: bool = False) -> Moments:
         """The moments of one part of a strategy for rules `rs`: memory, disk, or built
         (by the build process, or in this process: see the class)."""
         key = (rs.fingerprint, part.name)
@@ -427,8 +428,8 @@ class MomentCache:
         if found is not None:
             return found
         found = self._load(rs, part, builtin)
-        if found is None and self.builds is not None and not here:
-            found = self._wait_for_build(rs, part, builtin, client)
+        if found is None and self.elsewhere is not None and not here:
+            found = self.elsewhere(rs, lambda: self._load(rs, part, builtin), builtin)
         if found is None:
             with self.lock:
                 build_lock = self.building.setdefault(key, threading.Lock())
@@ -468,31 +469,6 @@ class MomentCache:
             if m1 is not None and m2 is not None and m1.shape == shape == m2.shape:
                 return Moments(m1, m2)
         return None
-
-    def _wait_for_build(self, rs: object, part: object, builtin: bool, client: str
-                        ) -> Moments:
-        """Queue an analysis build, wait up to `build_wait` seconds for its tables."""
-        import time
-
-        from .background import BUILD_CLIENT, BuildFailed, BuildQueueFull, TableBuilding
-
-        error = self.builds.failure(rs, "moments")
-        if error is not None:
-            raise BuildFailed(f"the analysis tables of rules {rs.fingerprint} could not be "
-                              f"built: {error}")
-        deadline = time.monotonic() + self.build_wait
-        try:
-            waiting = self.builds.submit(rs, client or BUILD_CLIENT.get(), builtin=builtin,
-                                         kind="moments")
-        except BuildQueueFull:
-            time.sleep(max(0.0, deadline - time.monotonic()))  # as Advisor.strategy does
-            raise
-        while time.monotonic() < deadline:
-            time.sleep(0.05)  # under gevent, other requests run meanwhile
-            found = self._load(rs, part, builtin)
-            if found is not None:
-                return found
-        raise TableBuilding(self.builds.retry_after(waiting), waiting, "moments")
 
     def _build(self, rs: object, part: object, builtin: bool) -> Moments:
         """Solve the moments here; a built-in's are saved beside its value tables (or in the
