@@ -489,20 +489,27 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
         for keep in _sub_multisets(hs.scored_dice):
             share[("keep", keep)] = float(options[1 + model.keeps.index[keep], 0])
 
+    def share_of(a: Any) -> float:
+        """The win share of an alternative: a box, or a keep (in Bozó "em baixo", the
+        bottom faces of the dice kept, the keep the model plays)."""
+        if a.action == "score":
+            return share.get(("score", a.box), 0.0)
+        keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
+        found = share.get(("keep", keep))
+        if found is None:
+            found = float(options[1 + model.keeps.index[keep], 0])
+        return found
+
     def describe(a: Any) -> dict[str, Any]:
-        key = ("score", a.box) if a.action == "score" else ("keep", tuple(a.dice))
-        if a.action == "keep" and a.em_baixo:
-            key = ("keep", tuple(sorted(7 - d for d in a.dice)))
         out = {"action": a.action, "expected_final_score": round(a.expected_final_score, 6),
-               "win_share": round(share.get(key, float("nan")), 9)}
+               "win_share": round(share_of(a), 9)}
         out.update({"box": a.box, "score": a.score} if a.action == "score"
                    else {"dice": a.dice, "em_baixo": a.em_baixo})
         return out
 
     best_score = sug.alternatives[0]
-    by_share = max(sug.alternatives, key=lambda a: (round(share.get(
-        ("score", a.box) if a.action == "score" else ("keep", tuple(a.dice)), -1.0), 12),
-        a.expected_final_score))
+    by_share = max(sug.alternatives,
+                   key=lambda a: (round(share_of(a), 12), a.expected_final_score))
     mine, theirs = describe(best_score), describe(by_share)
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
     return {"computed": True, "max_expected_score": mine,

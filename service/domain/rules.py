@@ -169,6 +169,9 @@ def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
         if v.box(box_id) is None:
             problems.append(Problem(pointer("rules", "remove_boxes", i),
                                     f"variant {v.id!r} has no box {box_id!r}"))
+        elif box_id in removed[:i]:
+            problems.append(Problem(pointer("rules", "remove_boxes", i),
+                                    f"box {box_id!r} is listed twice"))
     remaining = tuple(b for b in v.boxes if b.id not in removed)
     if removed and not remaining:
         problems.append(Problem("/rules/remove_boxes", "a sheet needs at least one box"))
@@ -223,6 +226,17 @@ def _override_box(v: Variant, box: Box, changes: dict[str, Any], base: str,
         elif _int_field(problems, ptr, value, 0):
             new[key] = value
     scoring = new.get("scoring", box.scoring)
+    if box.section == "upper":
+        # a number box scores its face's dice on every throw (no variant has it otherwise;
+        # the advisor's model of the upper total relies on it)
+        if new.get("first_throw_bonus", 0) != 0:
+            problems.append(Problem(f"{base}/first_throw_bonus",
+                                    "number boxes score their face's dice on every throw; "
+                                    "they have no first-throw bonus"))
+        if new.get("first_throw_value") is not None:
+            problems.append(Problem(f"{base}/first_throw_value",
+                                    "number boxes score their face's dice on every throw; "
+                                    "they have no first-throw value"))
     if "value" in new and box.section == "upper":
         problems.append(Problem(f"{base}/value",
                                 "number boxes score their face's dice; they have no value"))

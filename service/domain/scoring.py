@@ -109,7 +109,8 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
     """Turn a request's scorecard into a Sheet, or raise InvalidInput naming the field.
 
     Shape: ``{"boxes": {id: int|null}, "five_of_a_kind_bonuses": int, "saved_throws": int,
-    "won": bool}``; with the `columns` option, ``{"columns": [four of {"boxes", ...}]}``.
+    "won": bool}``; with the `columns` option, ``{"columns": [four of {"boxes", ...}]}`` (left
+    out: every column empty).
     """
     if data is None:
         return empty_sheet(rs)
@@ -120,7 +121,7 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
         if "boxes" in data or "five_of_a_kind_bonuses" in data:
             problems.append(Problem(base, "with the columns option the scorecard is "
                                           "{\"columns\": [...]}, one entry per column"))
-        cols = data.get("columns")
+        cols = data.get("columns", [{} for _ in v.columns])  # none given: every column empty
         if not isinstance(cols, list) or len(cols) != len(v.columns):
             problems.append(Problem(f"{base}/columns",
                                     f"must list {len(v.columns)} columns "

@@ -53,6 +53,10 @@ def register_busy_handlers(app: Flask) -> None:
     def _build_client() -> None:
         BUILD_CLIENT.set(request.remote_addr or "")
 
+    @app.teardown_request
+    def _no_build_client(_exc: BaseException | None) -> None:
+        BUILD_CLIENT.set("")  # the thread serves other work (or requests) next
+
     @app.errorhandler(TableBuilding)
     def _building(err: TableBuilding) -> Response:
         return problem_response(

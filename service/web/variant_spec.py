@@ -16,17 +16,20 @@ import copy
 from functools import cache
 from typing import Any
 
+from ..domain.boxes import SCORINGS
 from ..domain.rules import effective_rules
 from ..domain.variants import VARIANT_IDS, VARIANTS
 
 REF = "#/components/schemas/"
+SCORING_NAMES = frozenset(SCORINGS)
 METHODS = ("get", "put", "post", "delete", "patch")
 #: Components that depend on the variant; every component that refers to one of them, however
 #: deep, is narrowed per variant too (`narrowed_names`)
 VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column")
 #: Requests whose `throw` the service checks against the variant's throws (hands/validate
 #: reports a throw too many; a position's value takes any throw the sheet allows)
-THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest")
+THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest",
+                 "WinProbabilityRequest", "PositionValueRequest")
 #: Request components whose top level holds a scorecard's fields (not under `scorecard`)
 SHEET_AT_TOP = ("ScorecardScoreRequest",)
 
@@ -59,12 +62,25 @@ def variant_facts(vid: str) -> dict[str, Any]:
     value gives it, its dice and throws, and which scorecard fields it has."""
     base = VARIANTS[vid]
     boxes = dict.fromkeys(base.box_ids)
+    kinds: dict[str, tuple[str, set[str]]] = {b.id: (b.section, {b.scoring}) for b in base.boxes}
+    # (option, value, boxes present only with it, boxes absent with it)
+    switches: list[tuple[str, Any, list[str], list[str]]] = []
     for spec in base.options:
         for value in spec.choices:
-            boxes.update(dict.fromkeys(effective_rules(vid, {spec.name: value}).variant.box_ids))
+            variant = effective_rules(vid, {spec.name: value}).variant
+            boxes.update(dict.fromkeys(variant.box_ids))
+            for b in variant.boxes:
+                kinds.setdefault(b.id, (b.section, set()))[1].add(b.scoring)
+            added = [b for b in variant.box_ids if b not in base.box_ids]
+            removed = [b for b in base.box_ids if b not in variant.box_ids]
+            if added or removed:
+                switches.append((spec.name, value, added, removed))
     return {
         "options": [o.name for o in base.options],
         "boxes": list(boxes),
+        "box_kinds": kinds,
+        "upper_max": sum(b.face * base.dice for b in base.boxes if b.section == "upper"),
+        "box_switches": switches,
         "dice": base.dice,
         "throws": base.throws,
         "five_of_a_kind_bonus": base.five_of_a_kind_bonus is not None,
@@ -115,6 +131,72 @@ def _only(prop: dict[str, Any], value: Any, why: str) -> dict[str, Any]:
             "description": f"{prop.get('description', '')} ({why})".strip()}
 
 
+def _override_rule(section: str, scorings: set[str]) -> dict[str, Any] | None:
+    """What a box's override may combine (as `rules._override_box` checks it): a number box
+    keeps its scoring and has no value; `value` goes with scoring 'fixed' (a box that is not
+    fixed needs both together)."""
+    if "fixed" not in scorings:
+        return {"anyOf": [
+            {"properties": {"scoring": {"enum": sorted(SCORING_NAMES - {"fixed"})}},
+             "not": {"required": ["value"]}},
+            {"required": ["scoring", "value"], "properties": {"scoring": {"const": "fixed"}}}]}
+    if scorings == {"fixed"}:
+        return {"anyOf": [{"not": {"required": ["value"]}},
+                          {"not": {"required": ["scoring"]}},
+                          {"properties": {"scoring": {"const": "fixed"}}}]}
+    return None  # an option changes how it scores: the service decides
+
+
+def _number_box_override(generic: dict[str, Any], scorings: set[str]) -> dict[str, Any]:
+    """A number box's override: it scores its face's dice on every throw, so only whether
+    it wins on the first throw may change (and its scoring restated)."""
+    out = copy.deepcopy(generic)
+    props = out["properties"]
+    props.pop("value", None)
+    props.pop("first_throw_value", None)
+    props.pop("first_throw_bonus", None)
+    props["scoring"] = {**props["scoring"], "enum": sorted(scorings)}
+    out["description"] = ("Changes to a number box: it scores its face's dice on every throw "
+                          "(no value, no first-throw bonus or value)")
+    return out
+
+
+def _option_is(name: str, value: Any) -> dict[str, Any]:
+    """The request sets option `name` to `value` explicitly."""
+    return {"required": ["options"], "properties": {"options": {
+        "type": "object", "required": [name], "properties": {name: {"const": value}}}}}
+
+
+def _boxes_absent(boxes: list[str], props: dict[str, Any], sheet_at_top: bool
+                  ) -> dict[str, Any]:
+    """No house rule, sheet entry or placement names one of `boxes`."""
+    names = {"propertyNames": {"not": {"enum": boxes}}}
+    then: dict[str, Any] = {"rules": {"properties": {
+        "boxes": names, "remove_boxes": {"items": {"not": {"enum": boxes}}}}}}
+    if "scorecard" in props:
+        then["scorecard"] = {"properties": {"boxes": names}}
+    if sheet_at_top:
+        then["boxes"] = names
+    if "box" in props:
+        then["box"] = {"not": {"enum": boxes}}
+    return {"properties": then}
+
+
+def _box_switch_rules(vid: str, facts: dict[str, Any], props: dict[str, Any],
+                      sheet_at_top: bool) -> list[dict[str, Any]]:
+    """Boxes an option adds or removes (Doble Generala, Aleatória): named only with it."""
+    default = {o.name: o.default for o in VARIANTS[vid].options}
+    rules = []
+    for name, value, added, removed in facts["box_switches"]:
+        if added and value != default[name]:  # present only when the option says so
+            rules.append({"if": {"not": _option_is(name, value)},
+                          "then": _boxes_absent(added, props, sheet_at_top)})
+        if removed and value != default[name]:
+            rules.append({"if": _option_is(name, value),
+                          "then": _boxes_absent(removed, props, sheet_at_top)})
+    return rules
+
+
 def _columns_rule(facts: dict[str, Any], sheet_at_top: bool) -> dict[str, Any]:
     """With `options.columns: true` the scorecard is `{"columns": [...]}`; else `boxes`."""
     one_column = {"anyOf": [{"required": ["boxes"]}, {"required": ["five_of_a_kind_bonuses"]}]}
@@ -129,18 +211,31 @@ def _columns_rule(facts: dict[str, Any], sheet_at_top: bool) -> dict[str, Any]:
             "else": {"properties": {"scorecard": plain_form}}}
 
 
-def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str]
-            ) -> dict[str, Any]:
+def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
+            schemas: dict[str, Any]) -> dict[str, Any]:
     facts = variant_facts(vid)
     schema = _rename_refs(copy.deepcopy(schema), vid, narrowed)
     props = schema.get("properties", {})
     if name == "Options":
         schema["properties"] = _keep(props, facts["options"])
     elif name == "BoxOverrides":
+        generic_box = schemas["BoxOverride"]
         schema["properties"] = _keep(props, facts["boxes"])
+        for box_id, prop in schema["properties"].items():
+            section, scorings = facts["box_kinds"][box_id]
+            if section == "upper":
+                schema["properties"][box_id] = _number_box_override(generic_box, scorings)
+                continue
+            rule = _override_rule(section, scorings)
+            if rule is not None:
+                why = ("`value` only with scoring 'fixed'" if "fixed" in scorings
+                       else "scoring 'fixed' and `value` go together")
+                schema["properties"][box_id] = {
+                    "allOf": [prop, rule], "description": f"Changes to {box_id}: {why}"}
     elif name == "Rules":
         props["remove_boxes"]["items"]["enum"] = facts["boxes"]
-        props["remove_boxes"]["maxItems"] = len(facts["boxes"])
+        props["remove_boxes"]["maxItems"] = len(facts["boxes"]) - 1  # one box stays
+        props["remove_boxes"]["uniqueItems"] = True
         if not facts["five_of_a_kind_bonus"]:  # nothing to change; null (none) is allowed
             props["five_of_a_kind_bonus"] = {
                 "type": "null", "description": f"{vid} has no five-of-a-kind bonus"}
@@ -162,6 +257,10 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str]
             props["em_baixo"] = _only(props["em_baixo"], False, "Bozó only")
         if name in SHEET_AT_TOP:
             _narrow_sheet(props, facts, column=False)
+        if "rules" in props and "options" in props:
+            switches = _box_switch_rules(vid, facts, props, name in SHEET_AT_TOP)
+            if switches:
+                schema.setdefault("allOf", []).extend(switches)
         if facts["columns"] and name.endswith("Request") and (
                 name in SHEET_AT_TOP or "scorecard" in props):
             schema.update(_columns_rule(facts, name in SHEET_AT_TOP))
@@ -195,7 +294,7 @@ def specialise(spec: dict[str, Any]) -> dict[str, Any]:
     for name in sorted(narrowed):
         generic = schemas.pop(name)
         for vid in VARIANT_IDS:
-            schemas[f"{name}_{vid}"] = _narrow(name, generic, vid, narrowed)
+            schemas[f"{name}_{vid}"] = _narrow(name, generic, vid, narrowed, schemas)
     # a variant without columns or options refers to no Column_<id> or Options_<id>
     copies = {f"{name}_{vid}" for name in narrowed for vid in VARIANT_IDS}
     while True:
