@@ -136,7 +136,28 @@ BAD_OVERRIDES = [
     ("yahtzee", {"wobble": True}, None, "/options/wobble"),
     ("general", {"trinca_quadra": "double"}, None, "/options/trinca_quadra"),
     ("generala", {"obligada": "yes"}, None, "/options/obligada"),
+    ("yahtzee", None, {"remove_boxes": ["chance", "chance"]}, "/rules/remove_boxes/1"),
+    # a number box scores its face's dice on every throw
+    ("yahtzee", None, {"boxes": {"ones": {"first_throw_bonus": 5}}},
+     "/rules/boxes/ones/first_throw_bonus"),
+    ("general", None, {"boxes": {"sixes": {"first_throw_value": 40}}},
+     "/rules/boxes/sixes/first_throw_value"),
+    ("yahtzee", None, {"boxes": {"chance": {"value": 20}}}, "/rules/boxes/chance/value"),
 ]
+
+
+def test_neutral_first_throw_fields_on_a_number_box_are_accepted():
+    rs = effective_rules("yahtzee", None, {"boxes": {"ones": {
+        "first_throw_bonus": 0, "first_throw_value": None, "wins_on_first_throw": False}}})
+    assert rs.variant.box("ones").first_throw_bonus == 0
+
+
+def test_a_column_sheet_without_columns_is_empty():
+    rs = effective_rules("yahtzee", {"columns": True})
+    assert parse_scorecard(rs, {}) == parse_scorecard(rs, None)
+    with pytest.raises(InvalidInput) as err:
+        parse_scorecard(rs, {"columns": [{}]})
+    assert [p.pointer for p in err.value.problems] == ["/scorecard/columns"]
 
 
 @pytest.mark.parametrize(("variant", "options", "overrides", "ptr"), BAD_OVERRIDES)

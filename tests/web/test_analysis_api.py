@@ -229,3 +229,19 @@ def test_analysis_tables_building_is_a_503_with_retry_after(tmp_path):
     r = post(client, "generala/positions/value", body)
     assert r.status_code == 200, r.get_data(as_text=True)
     assert r.get_json()["exact"]
+
+
+def test_win_share_of_a_keep_em_baixo_is_a_number(client):
+    """Bozó: the winning move's figures for a keep of bottom faces ("em baixo")."""
+    upper = {"ones": 0, "twos": 0, "threes": 0, "fours": 0, "fives": 0}
+    lower = {"straight": 0, "full_house": 0, "four_of_a_kind": 0, "five_of_a_kind": 0}
+    r = post(client, "bozo/games/win-probability", {
+        "players": [{"scorecard": {"boxes": {**upper, **lower}}},
+                    {"scorecard": {"boxes": {**upper, **lower}}}],
+        "dice": [1, 1, 1, 1, 1], "throw": 1})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    move = r.get_json()["move"]
+    assert move["computed"]
+    for key in ("max_expected_score", "max_win"):
+        assert isinstance(move[key]["win_share"], float), move[key]
+        assert 0.0 <= move[key]["win_share"] <= 1.0
