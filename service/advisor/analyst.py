@@ -209,6 +209,7 @@ class Analyst:
                        throw: int | None, em_baixo: bool = False) -> PositionValue:
         """Mean, standard deviation and distribution of the final score from a position:
         a sheet at the start of a turn, or with `dice` after throw `throw` of the turn."""
+        _check_throw(rs, throw)
         st = self.strategy(rs)
         sheet = sheet or empty_sheet(rs)
         totals = score_sheet(rs, sheet)
@@ -420,6 +421,7 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
     """Each player's chance of finishing first (see `winprob` for what is assumed)."""
     from .winprob import ASSUMPTIONS, chances
 
+    _check_throw(rs, throw)
     values = []
     for i, sheet in enumerate(sheets):
         mine = i == to_move
@@ -514,6 +516,14 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
     return {"computed": True, "max_expected_score": mine,
             "max_win": theirs if differs else mine, "differs": differs}
+
+
+def _check_throw(rs: RuleSet, throw: int | None) -> None:
+    """A throw past the turn's last is an error, with the dice or without (a variant with
+    saved throws checks it against the sheet, with the dice)."""
+    v = rs.variant
+    if throw is not None and not v.saved_throws and throw > v.throws:
+        raise InvalidInput.one("/throw", f"a turn has at most {v.throws} throws")
 
 
 def _placed(sheet: Sheet, p: Any) -> Sheet:
