@@ -39,7 +39,7 @@ import numpy as np
 
 from ..domain.errors import InvalidInput
 from ..domain.rules import RuleSet
-from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet
+from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet, throw_problems
 from .background import await_build
 from .cache import is_builtin
 from .distribution import Distribution, forward, merge_records, push_turn
@@ -209,9 +209,11 @@ class Analyst:
                        throw: int | None, em_baixo: bool = False) -> PositionValue:
         """Mean, standard deviation and distribution of the final score from a position:
         a sheet at the start of a turn, or with `dice` after throw `throw` of the turn."""
-        _check_throw(rs, throw)
-        st = self.strategy(rs)
         sheet = sheet or empty_sheet(rs)
+        problems = throw_problems(rs, throw, sheet)  # also without dice
+        if problems:
+            raise InvalidInput(problems)
+        st = self.strategy(rs)
         totals = score_sheet(rs, sheet)
         if sheet.won or totals["complete"]:
             raise InvalidInput.one("/scorecard", "the game is over: its final total is "
@@ -421,7 +423,6 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
     """Each player's chance of finishing first (see `winprob` for what is assumed)."""
     from .winprob import ASSUMPTIONS, chances
 
-    _check_throw(rs, throw)
     values = []
     for i, sheet in enumerate(sheets):
         mine = i == to_move
@@ -516,14 +517,6 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
     return {"computed": True, "max_expected_score": mine,
             "max_win": theirs if differs else mine, "differs": differs}
-
-
-def _check_throw(rs: RuleSet, throw: int | None) -> None:
-    """A throw past the turn's last is an error, with the dice or without (a variant with
-    saved throws checks it against the sheet, with the dice)."""
-    v = rs.variant
-    if throw is not None and not v.saved_throws and throw > v.throws:
-        raise InvalidInput.one("/throw", f"a turn has at most {v.throws} throws")
 
 
 def _placed(sheet: Sheet, p: Any) -> Sheet:

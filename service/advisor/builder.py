@@ -50,13 +50,11 @@ def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
     `moments.py`) of every part of a RuleSet's strategy. The value tables come from the
     first of `sources` (then `store`) holding them, else are built into `store` too. What
     the build process runs for an analysis job."""
-    from .moments import solve_moments
+    from .moments import save_moments, solve_moments
 
     st = find_strategy(rs, [*sources, store]) or build_strategy(rs, store, threads)
     for part in st.parts:
-        mo = solve_moments(part.solution, threads)
-        store.save(rs, f"{part.name}-m1", mo.m1)
-        store.save(rs, f"{part.name}-m2", mo.m2)
+        save_moments(store, rs, part.name, solve_moments(part.solution, threads))
     return st
 
 

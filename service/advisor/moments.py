@@ -388,6 +388,13 @@ def solve_moments(sol: Solution, threads: int = 0) -> Moments:
 # --------------------------------------------------------------------------- the cache
 
 
+def save_moments(store: object, rs: object, part: str, mo: Moments) -> Moments:
+    """Write a part's moment tables (``<part>-m1``, ``<part>-m2``) into a `TableStore`;
+    gives them back memory-mapped from the files. Raises OSError where the store is
+    read-only."""
+    return Moments(store.save(rs, f"{part}-m1", mo.m1), store.save(rs, f"{part}-m2", mo.m2))
+
+
 class MomentCache:
     """Moment tables per solved part, keyed by (rules fingerprint, part name).
 
@@ -477,8 +484,7 @@ class MomentCache:
         if builtin:
             for store in self._stores(True):
                 try:
-                    return Moments(store.save(rs, f"{part.name}-m1", mo.m1),
-                                   store.save(rs, f"{part.name}-m2", mo.m2))
+                    return save_moments(store, rs, part.name, mo)
                 except OSError:  # a read-only directory: the next one, else memory only
                     continue
         return mo
