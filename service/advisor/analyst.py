@@ -74,6 +74,10 @@ def analysis_kernels_cached() -> bool:
 #: many seconds, whichever comes first (at least two chunks).
 SAMPLE_SECONDS = 1.5
 
+#: Time budget of all the sampled distributions of one win-probability request together
+#: (each distinct position sampled gets its share: 8 players must not take 8 budgets).
+WIN_SAMPLE_SECONDS = 2.0
+
 
 @dataclass
 class PositionValue:
@@ -206,9 +210,11 @@ class Analyst:
     # ----------------------------------------------------------------------- values
 
     def position_value(self, rs: RuleSet, sheet: Sheet | None, dice: list[int] | None,
-                       throw: int | None, em_baixo: bool = False) -> PositionValue:
+                       throw: int | None, em_baixo: bool = False,
+                       sample_seconds: float | None = None) -> PositionValue:
         """Mean, standard deviation and distribution of the final score from a position:
-        a sheet at the start of a turn, or with `dice` after throw `throw` of the turn."""
+        a sheet at the start of a turn, or with `dice` after throw `throw` of the turn.
+        A sampled distribution stops after `sample_seconds` (default: the analyst's)."""
         sheet = sheet or empty_sheet(rs)
         problems = throw_problems(rs, throw, sheet)  # also without dice
         if problems:
@@ -238,9 +244,9 @@ class Analyst:
                 m1, m2 = view.mean_now, view.var_now + view.mean_now ** 2
             mean = pos.total + m1
             sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
-            dist = self._exact_or_sampled(st, pos, hand, t, view)
+            dist = self._exact_or_sampled(st, pos, hand, t, view, sample_seconds)
             return PositionValue(pos.total, mean, sd, True, dist)
-        dist = self._sampled(st, pos, hand, t)
+        dist = self._sampled(st, pos, hand, t, sample_seconds)
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
 
     def _reachable(self, st: Strategy) -> np.ndarray:
@@ -264,14 +270,15 @@ class Analyst:
         return int(np.count_nonzero((allst[:, 0] & mask) == mask))
 
     def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
-                          view: TurnView) -> Distribution:
+                          view: TurnView, sample_seconds: float | None = None
+                          ) -> Distribution:
         state = tuple(int(x) for x in pos.states[0][:3])
         if hand < 0:
             cached = self._cached(st, state)
             if cached is not None:
                 return _shifted(cached, pos.total)
         if self.states_from(st, state) > self.exact_states:
-            d = self._sampled(st, pos, hand, throw)
+            d = self._sampled(st, pos, hand, throw, sample_seconds)
             mean_exact = pos.total + (view.hand_value(hand, throw)[0] if hand >= 0
                                       else view.mean_now)
             d.extra["exact_mean"] = mean_exact
@@ -392,7 +399,8 @@ class Analyst:
             first_turn = _first_turn_records(sol.kd, sol.values, state, hand, throw)
         return forward(sol.kd, sol.values, state, 0, first_turn)
 
-    def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int) -> Distribution:
+    def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
+                 seconds: float | None = None) -> Distribution:
         seed = _seed(st.rs.fingerprint, pos, hand, throw)
         # several parts are played one game at a time (not 32 side by side): fewer games
         n = self.samples if len(st.parts) == 1 and not st.rs.variant.saved_throws \
@@ -400,11 +408,12 @@ class Analyst:
         # Games are played in chunks until `n` or the time budget (a request must not hold
         # its worker for long); the answer states how many were played.
         chunk = max(1, n // 64)
+        seconds = self.sample_seconds if seconds is None else seconds
         started = time.perf_counter()
         runs = []
         for k in range(0, n, chunk):
             runs.append(simulate(st, pos, min(chunk, n - k), seed + k, throw, hand))
-            if len(runs) >= 2 and time.perf_counter() - started > self.sample_seconds:
+            if len(runs) >= 2 and time.perf_counter() - started > seconds:
                 break
         finals = np.concatenate(runs)
         lo = int(finals.min())
@@ -420,22 +429,40 @@ class Analyst:
 def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
                     dice: list[int] | None = None, throw: int | None = None,
                     em_baixo: bool = False) -> dict[str, Any]:
-    """Each player's chance of finishing first (see `winprob` for what is assumed)."""
+    """Each player's chance of finishing first (see `winprob` for what is assumed).
+
+    Players on the same position share one distribution, and sampled distributions share
+    one time budget (`WIN_SAMPLE_SECONDS`): the request's time does not grow with the
+    number of players."""
     from .winprob import ASSUMPTIONS, chances
 
-    values = []
-    for i, sheet in enumerate(sheets):
+    def key(i: int) -> Any:
+        if i == to_move and dice is not None:
+            return i  # the player mid-turn: a position of their own
+        sheet = sheets[i]
+        return (sheet.saved_throws, sheet.won,
+                tuple((tuple(sorted(c.boxes.items(), key=lambda kv: kv[0])),
+                       c.five_of_a_kind_bonuses) for c in sheet.columns))
+
+    keys = [key(i) for i in range(len(sheets))]
+    distinct = list(dict.fromkeys(keys))
+    deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
+    found: dict[Any, PositionValue] = {}
+    for n, k in enumerate(distinct):
+        i = keys.index(k)
         mine = i == to_move
+        share = max(0.0, deadline - time.perf_counter()) / (len(distinct) - n)
         try:
-            values.append(analyst.position_value(rs, sheet, dice if mine else None,
-                                                 throw if mine else None,
-                                                 em_baixo if mine else False))
+            found[k] = analyst.position_value(rs, sheets[i], dice if mine else None,
+                                              throw if mine else None,
+                                              em_baixo if mine else False, share)
         except InvalidInput as err:
             from ..domain.errors import Problem
 
             raise InvalidInput([Problem(p.pointer.replace("/scorecard",
                                                           f"/players/{i}/scorecard", 1),
                                         p.detail) for p in err.problems]) from None
+    values = [found[k] for k in keys]
     ch = chances([v.distribution for v in values])
     exact = all(v.distribution.exact for v in values)
     move = None

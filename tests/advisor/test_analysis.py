@@ -371,6 +371,36 @@ def test_symmetric_positions_have_equal_chances_that_sum_to_one():
     assert out["exact"]
 
 
+def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(monkeypatch):
+    """The time of a win-probability request does not grow with its players: equal sheets
+    are valued once, and the sampled distributions split one budget."""
+    import service.advisor.analyst as analyst_mod
+
+    rs = effective_rules("maxi_yatzy")
+    ids = rs.variant.box_ids
+    empty = empty_sheet(rs)
+    sheets = [empty, parse_scorecard(rs, {"boxes": {ids[0]: 0}}), empty_sheet(rs),
+              parse_scorecard(rs, {"boxes": {ids[1]: 0}}), parse_scorecard(rs, {})]
+    asked = []
+    real = Analyst.position_value
+
+    def spy(self, rs, sheet, dice, throw, em_baixo=False, sample_seconds=None):
+        asked.append(sample_seconds)
+        return real(self, rs, sheet, dice, throw, em_baixo, sample_seconds)
+
+    monkeypatch.setattr(Analyst, "position_value", spy)
+    monkeypatch.setattr(analyst_mod, "WIN_SAMPLE_SECONDS", 0.3)
+    analyst = Analyst(ANALYST.advisor, samples_approximate=6400)
+    out = win_probability(analyst, rs, sheets)
+    assert len(asked) == 3  # three distinct positions among five players
+    assert sum(asked) <= 0.3 + 1e-9
+    players = out["players"]
+    assert players[0] == players[2] == players[4]
+    assert players[0]["share"] == pytest.approx(players[2]["share"])
+    # each sampled with its share of the budget: far fewer games than asked for
+    assert all(int(p["distribution_method"].split()[0]) < 6400 for p in players)
+
+
 def test_chances_against_enumeration():
     a = Distribution(lo=10, probs=np.array([0.5, 0.5]))  # 10 or 11
     b = Distribution(lo=11, probs=np.array([0.25, 0.75]))  # 11 or 12

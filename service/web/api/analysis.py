@@ -102,7 +102,9 @@ class WinProbability(MethodView):
         the distribution `positions/value` gives for their sheet (the player to move with
         their current dice, when given); equal top totals share the win (`share` counts a
         k-way tie as 1/k, and the shares sum to 1); a game won at once is counted at its
-        box score. Exact when every distribution is (`exact`), else some are sampled.
+        box score. Exact when every distribution is (`exact`), else some are sampled:
+        players on the same sheet share one distribution, and the sampled ones share one
+        time budget of 2 s, so each says how many games it was sampled from.
 
         With `dice` (and `throw`) of the player to move, `move` gives the move that
         maximises that player's chance of winning against the others' distributions (a
