@@ -163,9 +163,12 @@ def _play_whole_game(page: Page, turns: int) -> None:
 
 
 def test_a_whole_game_through_the_playground(page: Page, server: str):
+    turns_played = []
+    page.on("request", lambda r: turns_played.append(r.url) if "/games/turn" in r.url else None)
     page.goto(server + "/playground")
     _wait_ready(page)
     _play_whole_game(page, turns=13)
+    assert len(turns_played) == 13  # the service plays every turn: the page keeps no score
     over = page.locator("[data-testid=game-over]")
     assert over.is_visible()
     shown = int(page.inner_text("[data-testid=total]"))

@@ -1,6 +1,6 @@
 // The playground: a whole game played in the browser through the service's public API only
-// (GET /v1/variants, POST hands/score, moves/suggest, scorecards/score). No build step, no
-// library, nothing from another host.
+// (GET /v1/variants, POST rules, hands/score, moves/suggest, games/turn, and scorecards/score
+// for a new sheet's totals). No build step, no library, nothing from another host.
 "use strict";
 
 const UI = {
@@ -241,28 +241,32 @@ function applyKeep(dice) {
 }
 
 async function write(placement) {
-  // The scorecard is kept as the API writes it: the box's points, one more five-of-a-kind
-  // bonus when the placement earns one, unused throws saved (Maxi Yatzy), a won game.
-  const card = state.scorecard;
-  const column = placement.column ? card.columns[placement.column - 1] : card;
-  column.boxes[placement.box] = placement.score;
-  if (placement.five_of_a_kind_bonus > 0) column.five_of_a_kind_bonuses += 1;
-  if (state.def.saved_throws) card.saved_throws = maxThrow() - state.throw;
-  if (placement.wins_game) card.won = true;
-  await refreshTotals();
-  if (state.totals.complete) {
+  // The service plays the turn (games/turn): it writes the box, counts a five-of-a-kind
+  // bonus, saves unused throws (Maxi Yatzy), marks a won game, and answers the scorecard to
+  // send next time with its totals. The page keeps no score of its own.
+  const body = { ...common(), dice: state.dice, throw: state.throw, box: placement.box };
+  if (placement.column) body.column = placement.column;
+  let played;
+  try {
+    played = await api("POST", `/v1/variants/${state.def.id}/games/turn`, body);
+  } catch (err) {
+    message(err.message);
+    return;
+  }
+  state.scorecard = played.scorecard;
+  state.totals = played.totals;
+  renderSheet();
+  $("placements").innerHTML = "";
+  $("advice").innerHTML = "";
+  if (played.game_over) {
     state.over = true;
     const over = $("game-over");
     over.hidden = false;
-    over.textContent = t(card.won ? "won" : "gameOver", { total: state.totals.total });
-    $("placements").innerHTML = "";
-    $("advice").innerHTML = "";
+    over.textContent = t(played.won ? "won" : "gameOver", { total: played.totals.total });
     render();
     return;
   }
-  state.turn += 1;
-  $("placements").innerHTML = "";
-  $("advice").innerHTML = "";
+  state.turn = played.turn + 1;
   startTurn();
 }
 
@@ -337,8 +341,7 @@ function renderAdvice(advice) {
     go.dataset.testid = a === advice.alternatives[0] ? "apply-best" : `apply-${a.action}`;
     go.dataset.action = a.action;
     go.addEventListener("click", () => (a.action === "keep" ? applyKeep(a.dice)
-      : write({ box: a.box, column: a.column, score: a.score,
-                five_of_a_kind_bonus: a.five_of_a_kind_bonus, wins_game: a.wins_game })));
+      : write({ box: a.box, column: a.column })));
     td.append(go);
     tr.append(td);
     list.append(tr);
