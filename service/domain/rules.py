@@ -56,6 +56,8 @@ class RuleSet:
     matched: tuple[tuple[bool, ...], ...] = field(repr=False)  # pattern made, per box and hand
     achievable: tuple[frozenset[int], ...] = field(repr=False)
     max_score: tuple[int, ...] = field(repr=False)
+    # wins_first[h][b]: hand h, made on the first throw, wins the game at once through box b
+    wins_first: tuple[tuple[bool, ...], ...] = field(repr=False)
 
     @property
     def id(self) -> str:
@@ -352,12 +354,14 @@ def build_rule_set(v: Variant, options: dict[str, Any], overrides: dict[str, Any
     matched = tuple(tuple(m is not None for m in ms) for ms in matches)
     achievable = tuple(frozenset({0, *later[i], *first[i], *joker_values(v, b)})
                        for i, b in enumerate(v.boxes))
+    wins_first = tuple(tuple(b.wins_on_first_throw and matched[i][h] and first[i][h] > 0
+                             for i, b in enumerate(v.boxes)) for h in range(len(hands)))
     fingerprint = hashlib.sha256(canonical(definition(v)).encode()).hexdigest()[:16]
     return RuleSet(
         variant=v, options=options, overrides=overrides, fingerprint=fingerprint,
         hand_index={h: i for i, h in enumerate(hands)},
         score_later=later, score_first=first, matched=matched, achievable=achievable,
-        max_score=tuple(max(a) for a in achievable),
+        max_score=tuple(max(a) for a in achievable), wins_first=wins_first,
     )
 
 

@@ -208,8 +208,7 @@ def _order_allowed(order: str, open_ids: list[str], first_throw: bool) -> list[s
 
 def _wins(rs: RuleSet, i: int, h: int, first: bool) -> bool:
     """Whether hand h, made on the first throw, wins the game at once through box i."""
-    box = rs.variant.boxes[i]
-    return first and box.wins_on_first_throw and rs.matched[i][h] and rs.score_first[i][h] > 0
+    return first and rs.wins_first[h][i]
 
 
 def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int | None,
@@ -244,6 +243,7 @@ def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int 
     # The loop below runs for every box of every scored hand: plain locals, no helpers.
     values = column.boxes
     upper_now = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
+    wins = rs.wins_first[h] if first else (False,) * len(v.boxes)  # later: no instant win
     ub = v.upper_bonus
     out = []
     for i, box in enumerate(v.boxes):
@@ -266,7 +266,7 @@ def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int 
                 and upper_now < ub.threshold <= upper_now + score):
             upper_bonus = ub.amount
         out.append(Placement(bid, score, is_open, legal, joker, bonus, upper_bonus,
-                             _wins(rs, i, h, first), col_no))
+                             wins[i], col_no))
     return out
 
 
@@ -295,7 +295,7 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
         for p in boxes:
             p.legal = False
             p.five_of_a_kind_bonus = p.upper_bonus = 0
-    wins = any(_wins(rs, i, h, throw == 1) for i in range(len(v.boxes)))
+    wins = throw == 1 and any(rs.wins_first[h])
     return HandScore(dice=hand, scored_dice=scored, throw=throw, boxes=boxes,
                      wins_game=wins, joker=any(p.joker for p in boxes),
                      patterns=patterns_of(scored))

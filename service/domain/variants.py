@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from .boxes import Box
@@ -183,7 +184,7 @@ class Variant:
                 return b
         return None
 
-    @property
+    @cached_property
     def box_ids(self) -> tuple[str, ...]:
         """Box ids in sheet order."""
         return tuple(b.id for b in self.boxes)

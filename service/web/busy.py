@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, request
+from flask import Flask, Response
 
-from ..advisor.background import BUILD_CLIENT, BuildFailed, BuildQueueFull, TableBuilding
+from ..advisor.background import BuildFailed, BuildQueueFull, TableBuilding
 from .openapi import problem_doc
 from .problems import (
     TYPE_BUILD_QUEUE_FULL,
@@ -46,16 +46,9 @@ BUSY_DOC: dict[str, Any] = {
 
 
 def register_busy_handlers(app: Flask) -> None:
-    """Turn the advisor's "not yet" errors into 503/429 problems with Retry-After; name the
-    client (its address) of every build a request queues, for the per-client limit."""
-
-    @app.before_request
-    def _build_client() -> None:
-        BUILD_CLIENT.set(request.remote_addr or "")
-
-    @app.teardown_request
-    def _no_build_client(_exc: BaseException | None) -> None:
-        BUILD_CLIENT.set("")  # the thread serves other work (or requests) next
+    """Turn the advisor's "not yet" errors into 503/429 problems with Retry-After. (The
+    client a build is queued for, the per-client limit's key, is named by the ops
+    middleware: `ops.OpsMiddleware`.)"""
 
     @app.errorhandler(TableBuilding)
     def _building(err: TableBuilding) -> Response:

@@ -36,6 +36,7 @@ from prometheus_client import (
 from werkzeug.routing import Rule
 
 from .. import __version__
+from ..advisor.background import BUILD_CLIENT
 from ..config import Settings
 from ..logs import REQUEST_ID, configure_logging
 
@@ -171,7 +172,8 @@ class RuleRecordingRequest(Request):
 
 class OpsMiddleware:
     """The per-request ops work, as WSGI middleware around the Flask app: request id (also
-    for log lines, `service.logs.REQUEST_ID`), CORS headers and preflight answers, metrics.
+    for log lines, `service.logs.REQUEST_ID`), the client's address for the advisor's build
+    queue (`background.BUILD_CLIENT`), CORS headers and preflight answers, metrics.
 
     Flask's before/after/teardown hooks did the same at about three times the cost (each
     hook goes through Flask's dispatch, its context-local proxies and ensure_sync).
@@ -185,6 +187,8 @@ class OpsMiddleware:
         incoming = environ.get("HTTP_X_REQUEST_ID")
         request_id = incoming if valid_request_id(incoming) else new_request_id()
         token = REQUEST_ID.set(request_id)
+        # the client of any table build this request queues (the per-client limit's key)
+        client_token = BUILD_CLIENT.set(environ.get("REMOTE_ADDR") or "")
         started = time.perf_counter()
         metrics = self.settings.metrics_enabled
         if metrics:
@@ -215,6 +219,7 @@ class OpsMiddleware:
             if metrics:
                 IN_PROGRESS.dec()
             REQUEST_ID.reset(token)
+            BUILD_CLIENT.reset(client_token)
 
     def _endpoint(self, environ: dict[str, Any]) -> str:
         """The route template the request matched (metrics label), or <unmatched>."""
