@@ -74,9 +74,12 @@ def analysis_kernels_cached() -> bool:
 #: many seconds, whichever comes first (at least two chunks).
 SAMPLE_SECONDS = 1.5
 
-#: Time budget of all the sampled distributions of one win-probability request together
-#: (each distinct position sampled gets its share: 8 players must not take 8 budgets).
+#: Budgets of one win-probability request, shared by its distinct positions (8 players must
+#: not take 8 budgets): the time of all its sampled distributions together, and the states
+#: of all its exact ones (each also within the analyst's `exact_states`; 60,000 states is
+#: about 0.6 s on a quiet machine: four players eight boxes from the end fit).
 WIN_SAMPLE_SECONDS = 2.0
+WIN_EXACT_STATES = 60_000
 
 
 @dataclass
@@ -211,10 +214,13 @@ class Analyst:
 
     def position_value(self, rs: RuleSet, sheet: Sheet | None, dice: list[int] | None,
                        throw: int | None, em_baixo: bool = False,
-                       sample_seconds: float | None = None) -> PositionValue:
+                       sample_seconds: float | None = None,
+                       exact_states: int | None = None) -> PositionValue:
         """Mean, standard deviation and distribution of the final score from a position:
         a sheet at the start of a turn, or with `dice` after throw `throw` of the turn.
-        A sampled distribution stops after `sample_seconds` (default: the analyst's)."""
+        The distribution is exact when at most `exact_states` states (default: the
+        analyst's) are reachable, else sampled for at most `sample_seconds` (default: the
+        analyst's)."""
         sheet = sheet or empty_sheet(rs)
         problems = throw_problems(rs, throw, sheet)  # also without dice
         if problems:
@@ -244,7 +250,8 @@ class Analyst:
                 m1, m2 = view.mean_now, view.var_now + view.mean_now ** 2
             mean = pos.total + m1
             sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
-            dist = self._exact_or_sampled(st, pos, hand, t, view, sample_seconds)
+            dist = self._exact_or_sampled(st, pos, hand, t, view, sample_seconds,
+                                          exact_states)
             return PositionValue(pos.total, mean, sd, True, dist)
         dist = self._sampled(st, pos, hand, t, sample_seconds)
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
@@ -270,14 +277,17 @@ class Analyst:
         return int(np.count_nonzero((allst[:, 0] & mask) == mask))
 
     def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
-                          view: TurnView, sample_seconds: float | None = None
-                          ) -> Distribution:
+                          view: TurnView, sample_seconds: float | None = None,
+                          exact_states: int | None = None) -> Distribution:
         state = tuple(int(x) for x in pos.states[0][:3])
         if hand < 0:
             cached = self._cached(st, state)
             if cached is not None:
-                return _shifted(cached, pos.total)
-        if self.states_from(st, state) > self.exact_states:
+                found = _shifted(cached, pos.total)
+                found.states = 0  # no state visited for this answer
+                return found
+        limit = self.exact_states if exact_states is None else exact_states
+        if self.states_from(st, state) > limit:
             d = self._sampled(st, pos, hand, throw, sample_seconds)
             mean_exact = pos.total + (view.hand_value(hand, throw)[0] if hand >= 0
                                       else view.mean_now)
@@ -431,9 +441,10 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
                     em_baixo: bool = False) -> dict[str, Any]:
     """Each player's chance of finishing first (see `winprob` for what is assumed).
 
-    Players on the same position share one distribution, and sampled distributions share
-    one time budget (`WIN_SAMPLE_SECONDS`): the request's time does not grow with the
-    number of players."""
+    Players on the same position share one distribution; the exact distributions share
+    one budget of states (`WIN_EXACT_STATES`) and the sampled ones one time budget
+    (`WIN_SAMPLE_SECONDS`): the request's time does not grow with the number of
+    players."""
     from .winprob import ASSUMPTIONS, chances
 
     def key(i: int) -> Any:
@@ -447,21 +458,25 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
     keys = [key(i) for i in range(len(sheets))]
     distinct = list(dict.fromkeys(keys))
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
+    states_left = WIN_EXACT_STATES
     found: dict[Any, PositionValue] = {}
     for n, k in enumerate(distinct):
         i = keys.index(k)
         mine = i == to_move
-        share = max(0.0, deadline - time.perf_counter()) / (len(distinct) - n)
+        left = len(distinct) - n
+        seconds = max(0.0, deadline - time.perf_counter()) / left
         try:
             found[k] = analyst.position_value(rs, sheets[i], dice if mine else None,
                                               throw if mine else None,
-                                              em_baixo if mine else False, share)
+                                              em_baixo if mine else False, seconds,
+                                              min(analyst.exact_states, states_left // left))
         except InvalidInput as err:
             from ..domain.errors import Problem
 
             raise InvalidInput([Problem(p.pointer.replace("/scorecard",
                                                           f"/players/{i}/scorecard", 1),
                                         p.detail) for p in err.problems]) from None
+        states_left -= found[k].distribution.states
     values = [found[k] for k in keys]
     ch = chances([v.distribution for v in values])
     exact = all(v.distribution.exact for v in values)

@@ -384,9 +384,9 @@ def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(
     asked = []
     real = Analyst.position_value
 
-    def spy(self, rs, sheet, dice, throw, em_baixo=False, sample_seconds=None):
-        asked.append(sample_seconds)
-        return real(self, rs, sheet, dice, throw, em_baixo, sample_seconds)
+    def spy(self, *args):
+        asked.append(args[5])  # sample_seconds
+        return real(self, *args)
 
     monkeypatch.setattr(Analyst, "position_value", spy)
     monkeypatch.setattr(analyst_mod, "WIN_SAMPLE_SECONDS", 0.3)
@@ -399,6 +399,36 @@ def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(
     assert players[0]["share"] == pytest.approx(players[2]["share"])
     # each sampled with its share of the budget: far fewer games than asked for
     assert all(int(p["distribution_method"].split()[0]) < 6400 for p in players)
+
+
+def test_exact_distributions_of_one_request_share_one_budget_of_states(monkeypatch):
+    """Four mid-game positions (592, 192, 272 and 264 states): with a budget of 700 states
+    for the request, some are exact, the others sampled, and the exact passes visit no more
+    than the budget together."""
+    rs = effective_rules("yahtzee")
+    ids = rs.variant.box_ids
+    sheets = []
+    for k in range(4):
+        open_boxes = {ids[k], ids[k + 5], ids[k + 8], ids[12]}
+        sheets.append(parse_scorecard(rs, {"boxes": {b: 0 for b in ids if b not in open_boxes}}))
+    visited = []
+    real = Analyst.position_value
+
+    def spy(self, *args):
+        pv = real(self, *args)
+        visited.append((pv.distribution.exact, pv.distribution.states))
+        return pv
+
+    import service.advisor.analyst as analyst_mod
+
+    monkeypatch.setattr(Analyst, "position_value", spy)
+    monkeypatch.setattr(analyst_mod, "WIN_EXACT_STATES", 700)
+    analyst = Analyst(ANALYST.advisor, samples=64)
+    out = win_probability(analyst, rs, sheets)
+    exact = [e for e, _ in visited]
+    assert any(exact) and not all(exact) and not out["exact"]
+    assert 0 < sum(n for _, n in visited) <= 700
+    assert sum(p["share"] for p in out["players"]) == pytest.approx(1)
 
 
 def test_chances_against_enumeration():

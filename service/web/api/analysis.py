@@ -103,8 +103,9 @@ class WinProbability(MethodView):
         their current dice, when given); equal top totals share the win (`share` counts a
         k-way tie as 1/k, and the shares sum to 1); a game won at once is counted at its
         box score. Exact when every distribution is (`exact`), else some are sampled:
-        players on the same sheet share one distribution, and the sampled ones share one
-        time budget of 2 s, so each says how many games it was sampled from.
+        players on the same sheet share one distribution, the exact ones share one budget
+        of 60,000 states (a position beyond what is left is sampled), and the sampled ones
+        one time budget of 2 s (each says how many games it was sampled from).
 
         With `dice` (and `throw`) of the player to move, `move` gives the move that
         maximises that player's chance of winning against the others' distributions (a
