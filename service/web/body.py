@@ -19,7 +19,7 @@ from ..domain.consistency import check_sheet
 from ..domain.errors import Problem
 from ..domain.rules import RuleSet, effective_rules
 from ..domain.scoring import Sheet, parse_scorecard
-from .problems import RequestProblem, flatten_messages
+from .problems import TYPE_UNSUPPORTED, RequestProblem, flatten_messages
 
 JSON = "application/json"
 #: Bytes of a chunked body past the limit read and dropped before its 413 is sent.
@@ -71,7 +71,15 @@ def read_body() -> bytes:
 
 
 def read_json() -> Any:
-    """The parsed JSON body, or a 422 saying it is not JSON."""
+    """The parsed JSON body; a 415 when it is sent as another media type than JSON (no
+    Content-Type is taken as JSON), a 422 when it is not JSON."""
+    media = request.environ.get("CONTENT_TYPE")
+    if media and not is_json_media(media):
+        raise RequestProblem(415, "Unsupported media type",
+                             f"Send the body as application/json (it came as "
+                             f"{media.split(';', 1)[0].strip()[:100]!r})",
+                             [Problem("", "Content-Type must be application/json")],
+                             type_=TYPE_UNSUPPORTED)
     raw = read_body()
     if not raw:
         raise RequestProblem(422, "Invalid request", "The request body is empty; send JSON",
@@ -84,6 +92,13 @@ def read_json() -> Any:
     if _MAY_HOLD_FLOAT.search(raw):
         data = integral_numbers(data)
     return data
+
+
+def is_json_media(content_type: str) -> bool:
+    """Whether a Content-Type names JSON: application/json or a structured suffix
+    (`application/problem+json`), parameters such as charset ignored."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == JSON or (media.startswith("application/") and media.endswith("+json"))
 
 
 #: A number written with a fraction or an exponent (`4.0`, `4e0`) can only be where a digit is

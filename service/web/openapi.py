@@ -56,6 +56,9 @@ def problem_doc(description: str) -> dict[str, Any]:
 ERRORS_DOC = {
     "404": problem_doc("Unknown variant"),
     "413": problem_doc("Request body too large"),
+    "415": problem_doc("The body is sent as another media type than JSON "
+                       "(`/problems/unsupported-media-type`): send `Content-Type: "
+                       "application/json`"),
     "422": problem_doc("The body breaks the schema (`/problems/invalid-request`), or matches "
                        "it but breaks a rule the schema cannot state "
                        "(`/problems/inconsistent-request`); `errors` names each field by JSON "

@@ -83,3 +83,36 @@ def test_deeply_nested_floats_are_no_server_error(client):
     raw = b'{"dice": [1, 2, 3, 4, 5], "rules": ' + b"[" * 500 + b"1.0" + b"]" * 500 + b"}"
     got = _post(client, URL, raw)
     assert got.status_code == 422 and got.get_json()["errors"][0]["pointer"] == "/rules"
+
+
+# --------------------------------------------------------------------------- media types
+
+POSTS = ["hands/validate", "hands/score", "scorecards/score", "moves/suggest", "rules",
+         "games/turn", "games/validate", "games/analyze", "positions/value",
+         "games/win-probability"]
+
+
+@pytest.mark.parametrize("path", POSTS)
+@pytest.mark.parametrize("media", ["text/plain", "application/x-www-form-urlencoded",
+                                   "multipart/form-data; boundary=x", "application/xml"])
+def test_a_body_sent_as_another_media_type_is_415(client, path, media):
+    r = client.post(f"/v1/variants/yahtzee/{path}", data=json.dumps(ONE),
+                    headers={"Content-Type": media})
+    assert r.status_code == 415 and r.mimetype == "application/problem+json"
+    problem = r.get_json()
+    assert problem["type"] == "/problems/unsupported-media-type"
+    assert "application/json" in problem["detail"] and media.split(";")[0] in problem["detail"]
+
+
+@pytest.mark.parametrize("media", [None, "application/json", "application/json; charset=utf-8",
+                                   "Application/JSON", "application/merge-patch+json"])
+def test_json_however_it_is_named_and_no_media_type_are_read(client, media):
+    headers = {"Content-Type": media} if media else {}
+    r = client.post(URL, data=json.dumps(ONE), headers=headers)
+    assert r.status_code == 200, r.get_data(as_text=True)
+
+
+def test_every_post_documents_415(client):
+    spec = client.get("/openapi.json").get_json()
+    posts = [op for item in spec["paths"].values() for m, op in item.items() if m == "post"]
+    assert posts and all("415" in op["responses"] for op in posts)
