@@ -25,7 +25,8 @@ SCORING_NAMES = frozenset(SCORINGS)
 METHODS = ("get", "put", "post", "delete", "patch")
 #: Components that depend on the variant; every component that refers to one of them, however
 #: deep, is narrowed per variant too (`narrowed_names`)
-VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column")
+VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column",
+                      "GameScorecard", "GameColumn")
 #: Requests whose `throw` the service checks against the variant's throws (hands/validate
 #: reports a throw too many; a position's value takes any throw the sheet allows)
 THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest",
@@ -211,6 +212,16 @@ def _columns_rule(facts: dict[str, Any], sheet_at_top: bool) -> dict[str, Any]:
             "else": {"properties": {"scorecard": plain_form}}}
 
 
+def _players_columns_rule() -> dict[str, Any]:
+    """Every player's scorecard has the form `options.columns` gives it (`_columns_rule`)."""
+    rule = _columns_rule({}, sheet_at_top=False)
+
+    def players(sheet_rule: dict[str, Any]) -> dict[str, Any]:
+        return {"properties": {"players": {"items": sheet_rule}}}
+
+    return {"if": rule["if"], "then": players(rule["then"]), "else": players(rule["else"])}
+
+
 def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
             schemas: dict[str, Any]) -> dict[str, Any]:
     facts = variant_facts(vid)
@@ -243,8 +254,8 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
             props["upper_bonus"] = {"anyOf": [
                 {"$ref": f"{REF}UpperBonus", "required": ["threshold", "amount"]},
                 {"type": "null"}], "description": props["upper_bonus"].get("description", "")}
-    elif name in ("Scorecard", "Column"):
-        _narrow_sheet(props, facts, column=name == "Column")
+    elif name in ("Scorecard", "Column", "GameScorecard", "GameColumn"):
+        _narrow_sheet(props, facts, column=name.endswith("Column"))
     else:  # a request
         if "dice" in props and props["dice"].get("type") == "array" and "minItems" in props[
                 "dice"]:
@@ -264,6 +275,8 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
         if facts["columns"] and name.endswith("Request") and (
                 name in SHEET_AT_TOP or "scorecard" in props):
             schema.update(_columns_rule(facts, name in SHEET_AT_TOP))
+        if facts["columns"] and "options" in props and "players" in props:
+            schema.setdefault("allOf", []).append(_players_columns_rule())
     return schema
 
 

@@ -71,6 +71,37 @@ def test_one_path_per_variant_narrowed_to_its_rules():
     assert "if" in schemas["HandScoreRequest_yahtzee"]  # columns option: the columns form
 
 
+def _request_validator(spec: dict, vid: str, path: str):
+    import jsonschema
+
+    op = spec["paths"][f"/v1/variants/{vid}/{path}"]["post"]
+    schema = op["requestBody"]["content"]["application/json"]["schema"]
+    return jsonschema.Draft202012Validator({**schema, "components": spec["components"]})
+
+
+def test_game_sheets_and_every_players_sheet_are_narrowed_too():
+    """The scorecards of games/turn (and its answer) name only the variant's boxes and
+    fields, and every player's scorecard has the form `options.columns` gives it."""
+    spec = json.loads(SPEC.read_text())
+    schemas = spec["components"]["schemas"]
+    assert "columns" not in schemas["GameScorecard_generala"]["properties"]
+    assert "double_five_of_a_kind" not in schemas["GameScorecard_yahtzee"]["properties"][
+        "boxes"]["properties"]
+    turn = _request_validator(spec, "general_11", "games/turn")
+    play = {"dice": [1, 1, 1, 1, 1], "throw": 1, "box": "ones"}
+    assert turn.is_valid({**play, "scorecard": {"boxes": {"twos": 4}}})
+    assert not turn.is_valid({**play, "scorecard": {"columns": [{"boxes": {}}] * 4}})
+    columns = {"columns": [{"boxes": {}}] * 4}
+    for path, player in (("games/win-probability", {}), ("games/analyze", {"turns": []})):
+        check = _request_validator(spec, "kniffel", path)
+        plain = {**player, "scorecard": {"boxes": {"ones": 3}}}
+        in_columns = {**player, "scorecard": columns}
+        assert check.is_valid({"players": [plain]})
+        assert not check.is_valid({"players": [plain, in_columns]})
+        assert check.is_valid({"options": {"columns": True}, "players": [in_columns]})
+        assert not check.is_valid({"options": {"columns": True}, "players": [plain]})
+
+
 def test_moves_are_a_discriminated_union():
     spec = json.loads(SPEC.read_text())
     best = spec["components"]["schemas"]["MoveSuggestion"]["properties"]["best"]
