@@ -26,7 +26,7 @@ METHODS = ("get", "put", "post", "delete", "patch")
 #: Components that depend on the variant; every component that refers to one of them, however
 #: deep, is narrowed per variant too (`narrowed_names`)
 VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column",
-                      "GameScorecard", "GameColumn")
+                      "GameScorecard", "GameColumn", "UpperBonus")
 #: Requests whose `throw` the service checks against the variant's throws (hands/validate
 #: reports a throw too many; a position's value takes any throw the sheet allows)
 THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest",
@@ -252,8 +252,13 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
                 "type": "null", "description": f"{vid} has no five-of-a-kind bonus"}
         if not facts["upper_bonus"]:  # a new upper bonus needs both fields
             props["upper_bonus"] = {"anyOf": [
-                {"$ref": f"{REF}UpperBonus", "required": ["threshold", "amount"]},
+                {"$ref": f"{REF}UpperBonus_{vid}", "required": ["threshold", "amount"]},
                 {"type": "null"}], "description": props["upper_bonus"].get("description", "")}
+    elif name == "UpperBonus":  # a threshold the upper section can reach (all its boxes)
+        props["threshold"]["maximum"] = facts["upper_max"]
+        props["threshold"]["description"] = (
+            f"{props['threshold'].get('description', '')}: at most {facts['upper_max']}, the "
+            f"upper section's maximum (lower with boxes removed)").strip()
     elif name in ("Scorecard", "Column", "GameScorecard", "GameColumn"):
         _narrow_sheet(props, facts, column=name.endswith("Column"))
     else:  # a request

@@ -102,6 +102,22 @@ def test_game_sheets_and_every_players_sheet_are_narrowed_too():
         assert not check.is_valid({"options": {"columns": True}, "players": [plain]})
 
 
+@pytest.mark.parametrize("vid", VARIANT_IDS)
+def test_upper_bonus_threshold_is_bounded_by_what_the_section_can_reach(client, vid):
+    """The spec's bound is the server's: the upper section's maximum is accepted, one more
+    is refused."""
+    spec = json.loads(SPEC.read_text())
+    top = spec["components"]["schemas"][f"UpperBonus_{vid}"]["properties"]["threshold"][
+        "maximum"]
+    variant = VARIANTS[vid]
+    assert top == sum(b.face * variant.dice for b in variant.boxes if b.section == "upper")
+    url = f"/v1/variants/{vid}/scorecards/score"
+    for threshold, status in ((top, 200), (top + 1, 422)):
+        r = client.post(url, json={"rules": {"upper_bonus": {"threshold": threshold,
+                                                             "amount": 10}}})
+        assert r.status_code == status, r.get_json()
+
+
 def test_moves_are_a_discriminated_union():
     spec = json.loads(SPEC.read_text())
     best = spec["components"]["schemas"]["MoveSuggestion"]["properties"]["best"]
