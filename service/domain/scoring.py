@@ -91,7 +91,7 @@ def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
     given = data.get("boxes") or {}
     for box_id, value in given.items():
         if box_id not in boxes:
-            problems.append(Problem(pointer(*base.strip("/").split("/"), "boxes", box_id),
+            problems.append(Problem(base + pointer("boxes", box_id),
                                     f"variant {v.id!r} has no box {box_id!r} (its boxes: "
                                     f"{', '.join(v.box_ids)})"))
             continue

@@ -340,3 +340,17 @@ def test_upper_bonus_without_a_threshold_on_a_sheet_without_bonus(client):
                        json={"rules": {"upper_bonus": {"amount": 30}}})
     assert resp.status_code == 422
     assert resp.get_json()["errors"][0]["pointer"] == "/rules/upper_bonus"
+
+
+@pytest.mark.parametrize(("path", "body", "expected"), [
+    ("scorecards/score", {"boxes": {"chance": 0}}, "/boxes/chance"),
+    ("scorecards/score", [{"boxes": {"chance": 0}}], "/0/boxes/chance"),
+    ("hands/score", {"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"a/b~c": 0}}},
+     "/scorecard/boxes/a~1b~0c"),
+])
+def test_an_unknown_box_is_pointed_at_exactly(client, path, body, expected):
+    """RFC 6901 pointers: no empty token for a scorecard at the top of the body, and the
+    box id escaped."""
+    r = client.post(f"/v1/variants/bozo/{path}", json=body)
+    assert r.status_code == 422
+    assert expected in [e["pointer"] for e in r.get_json()["errors"]], r.get_json()
