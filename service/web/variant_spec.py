@@ -13,10 +13,12 @@ put in a box, a house rule that makes no sense, a sheet no game reaches) is stil
 from __future__ import annotations
 
 import copy
+import itertools
 from functools import cache
 from typing import Any
 
 from ..domain.boxes import SCORINGS
+from ..domain.errors import InvalidInput
 from ..domain.rules import effective_rules
 from ..domain.variants import VARIANT_IDS, VARIANTS
 
@@ -64,16 +66,29 @@ def variant_facts(vid: str) -> dict[str, Any]:
     base = VARIANTS[vid]
     boxes = dict.fromkeys(base.box_ids)
     kinds: dict[str, tuple[str, set[str]]] = {b.id: (b.section, {b.scoring}) for b in base.boxes}
-    # (option, value, boxes present only with it, boxes absent with it)
+    # The boxes of every combination of option values: an option's effect on a box may
+    # depend on the others (Obligada removes the Doble Generala that doble_generala adds).
+    names = [o.name for o in base.options]
+    present: dict[tuple[Any, ...], set[str]] = {}
+    for combo in itertools.product(*(o.choices for o in base.options)):
+        try:
+            variant = effective_rules(vid, dict(zip(names, combo, strict=True))).variant
+        except InvalidInput:  # options that do not go together
+            continue
+        present[combo] = set(variant.box_ids)
+        boxes.update(dict.fromkeys(variant.box_ids))
+        for b in variant.boxes:
+            kinds.setdefault(b.id, (b.section, set()))[1].add(b.scoring)
+    # (option, value, boxes present only with it, boxes absent with it), whatever the others
     switches: list[tuple[str, Any, list[str], list[str]]] = []
-    for spec in base.options:
+    for i, spec in enumerate(base.options):
         for value in spec.choices:
-            variant = effective_rules(vid, {spec.name: value}).variant
-            boxes.update(dict.fromkeys(variant.box_ids))
-            for b in variant.boxes:
-                kinds.setdefault(b.id, (b.section, set()))[1].add(b.scoring)
-            added = [b for b in variant.box_ids if b not in base.box_ids]
-            removed = [b for b in base.box_ids if b not in variant.box_ids]
+            with_it = [p for c, p in present.items() if c[i] == value]
+            without = [p for c, p in present.items() if c[i] != value]
+            added = [b for b in boxes if any(b in p for p in with_it)
+                     and not any(b in p for p in without)]
+            removed = [b for b in boxes if any(b in p for p in without)
+                       and not any(b in p for p in with_it)]
             if added or removed:
                 switches.append((spec.name, value, added, removed))
     return {

@@ -118,6 +118,21 @@ def test_upper_bonus_threshold_is_bounded_by_what_the_section_can_reach(client, 
         assert r.status_code == status, r.get_json()
 
 
+def test_boxes_an_option_adds_are_named_only_with_it_whatever_the_other_options(client):
+    """Doble Generala's box exists exactly when doble_generala is on, Obligada or not: the
+    spec's rule comes from every combination of options, as the server applies them."""
+    spec = json.loads(SPEC.read_text())
+    check = _request_validator(spec, "generala_spanish", "hands/validate")
+    rules = {"remove_boxes": ["double_five_of_a_kind"]}
+    for options, known in (({"obligada": True, "doble_generala": True}, True),
+                           ({"doble_generala": True}, True), ({"obligada": True}, False),
+                           ({}, False)):
+        body = {"dice": [1, 2, 3, 4, 5], "options": options, "rules": rules}
+        assert check.is_valid(body) == known, options
+        r = client.post("/v1/variants/generala_spanish/hands/validate", json=body)
+        assert (r.status_code == 200) == known, (options, r.get_json())
+
+
 def test_moves_are_a_discriminated_union():
     spec = json.loads(SPEC.read_text())
     best = spec["components"]["schemas"]["MoveSuggestion"]["properties"]["best"]
