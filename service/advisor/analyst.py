@@ -136,6 +136,7 @@ class Analyst:
                                    wait=advisor.build_wait)
         self.moment_cache = MomentCache(advisor.store, lru_size, threads, self.house_store,
                                         elsewhere)
+        self.threads = threads
         self.exact_states = exact_states
         self.samples = samples
         self.samples_approximate = samples_approximate
@@ -298,7 +299,8 @@ class Analyst:
             self._remember(st, state, dist)
         return _shifted(dist, pos.total)
 
-    def _start_state(self, st: Strategy) -> tuple[int, int, int]:
+    def start_state(self, st: Strategy) -> tuple[int, int, int]:
+        """The state (mask, upper code, flags) of a one-part strategy's empty sheet."""
         return tuple(int(x) for x in Position.of(st, empty_sheet(st.rs)).states[0][:3])
 
     def _cached(self, st: Strategy, state: tuple[int, int, int]) -> Distribution | None:
@@ -310,7 +312,7 @@ class Analyst:
             if found is not None:
                 self.dists.move_to_end(key)
                 return found
-        if is_builtin(st.rs) and state == self._start_state(st):
+        if is_builtin(st.rs) and state == self.start_state(st):
             for store in self._start_stores():
                 found = Distribution.from_array(store.load(st.rs, f"{st.parts[0].name}-start"))
                 if found is not None:
@@ -329,7 +331,7 @@ class Analyst:
             self.dists[(st.rs.fingerprint, state)] = dist
             while len(self.dists) > self.dist_size:
                 self.dists.popitem(last=False)
-        if save and is_builtin(st.rs) and state == self._start_state(st):
+        if save and is_builtin(st.rs) and state == self.start_state(st):
             for store in self._start_stores():
                 try:
                     store.save(st.rs, f"{st.parts[0].name}-start", dist.to_array())
@@ -343,7 +345,7 @@ class Analyst:
         disk too for built-in variants). Seconds for the larger sheets: `warm` runs it."""
         if len(st.parts) != 1:
             return None
-        state = self._start_state(st)
+        state = self.start_state(st)
         found = self._cached(st, state)
         if found is None:
             found = self.exact_distribution(st, state)
@@ -407,7 +409,7 @@ class Analyst:
         first_turn = None
         if hand >= 0:
             first_turn = _first_turn_records(sol.kd, sol.values, state, hand, throw)
-        return forward(sol.kd, sol.values, state, 0, first_turn)
+        return forward(sol.kd, sol.values, state, 0, first_turn, self.threads)
 
     def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                  seconds: float | None = None) -> Distribution:

@@ -16,6 +16,8 @@ simulation (`simulate.py`).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numba as nb
@@ -133,6 +135,74 @@ def push_turn_into(kd, DEC, lane, start_throw, mass0, stop_first, stop_later, ma
                 stop_later[h] += mass[h]
 
 
+@nb.njit(cache=True, error_model="numpy")
+def push_block(kd, DEC, mass0, SF, SL, mass, kmass):
+    """`push_turn` from the first throw for every lane of a block at once (the lanes' hand
+    probabilities side by side, so the rethrows run over contiguous rows): on return
+    SF[h, lane] / SL[h, lane] hold the probability that the lane's turn is scored with hand h
+    on the first throw / on a later one. `mass` (hands x lanes) and `kmass` (keeps x lanes)
+    are scratch. Rows are taken as views: indexed loops over them compile to SIMD."""
+    nh = kd.nh
+    L = LANES
+    m6 = np.empty(L)
+    for h in range(nh):
+        mr = mass[h]
+        sf = SF[h]
+        sl = SL[h]
+        m0 = mass0[h]
+        for lane in range(L):
+            mr[lane] = m0
+            sf[lane] = 0.0
+            sl[lane] = 0.0
+    for t in range(1, kd.throws):
+        for k in range(kd.nk):
+            kr = kmass[k]
+            for lane in range(L):
+                kr[lane] = 0.0
+        stop = SF if t == 1 else SL
+        dt = DEC[t]
+        for h in range(nh):
+            mr = mass[h]
+            dr = dt[h]
+            sr = stop[h]
+            for lane in range(L):
+                d = dr[lane]
+                if d < 0:
+                    sr[lane] += mr[lane]
+                else:
+                    kmass[d, lane] += mr[lane]
+        # keep ids are sorted by size: one more die always leads to a later id
+        for k in range(kd.n_small):
+            row = kmass[k]
+            live = False
+            for lane in range(L):
+                if row[lane] != 0.0:
+                    live = True
+                    break
+            if not live:
+                continue
+            for lane in range(L):
+                m6[lane] = row[lane] / 6.0
+            for f in range(1, 7):
+                dst = kmass[kd.add[k, f]]
+                for lane in range(L):
+                    dst[lane] += m6[lane]
+        for h in range(nh):
+            src = kmass[kd.hand_keep[h]]
+            mr = mass[h]
+            for lane in range(L):
+                mr[lane] = src[lane]
+    last = SF if kd.throws == 1 else SL
+    for h in range(nh):
+        lr = last[h]
+        mr = mass[h]
+        for lane in range(L):
+            lr[lane] += mr[lane]
+
+
+#: Levels with fewer states run on one thread (a thread's start costs more than they do).
+PARALLEL_STATES = 8 * LANES
+
 HASH = 2048  # open-addressing table of a turn's outcomes (at most 2 x 462 hands)
 
 
@@ -191,7 +261,7 @@ def _grow(a, need):
     return b
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, error_model="numpy", nogil=True)
 def level_records(kd, V, states, gmax):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
     key = next state's flat index * gmax + points."""
@@ -213,14 +283,14 @@ def level_records(kd, V, states, gmax):
     off = np.zeros(n + 1, np.int64)
     rk = np.empty(max(16, n * 32), np.int64)
     rp = np.empty(max(16, n * 32))
-    sf = np.empty(nh)
-    sl = np.empty(nh)
+    SFb = np.empty((nh, L))
+    SLb = np.empty((nh, L))
     mass0 = kd.prob.copy()
     hk = -np.ones(HASH, np.int64)
     hp = np.zeros(HASH)
     slots = np.empty(HASH, np.int64)
-    pmass = np.empty(nh)
-    kmass = np.empty(kd.nk)
+    pmass = np.empty((nh, L))
+    kmass = np.empty((kd.nk, L))
     used = 0
     for bi in range((n + L - 1) // L):
         for lane in range(L):
@@ -229,12 +299,13 @@ def level_records(kd, V, states, gmax):
             bu[lane] = states[i, 1]
             bf[lane] = states[i, 2]
         policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
+        push_block(kd, DEC, mass0, SFb, SLb, pmass, kmass)
         for lane in range(L):
             i = bi * L + lane
             if i >= n:
                 break
-            push_turn_into(kd, DEC, lane, 1, mass0, sf, sl, pmass, kmass)
-            m = merge_into(NXf, GNf, NXl, GNl, lane, sf, sl, gmax, hk, hp, slots)
+            m = merge_into(NXf, GNf, NXl, GNl, lane, SFb[:, lane], SLb[:, lane], gmax, hk, hp,
+                           slots)
             rk = _grow(rk, used + m)
             rp = _grow(rp, used + m)
             for j in range(m):
@@ -246,13 +317,11 @@ def level_records(kd, V, states, gmax):
     return off, rk[:used], rp[:used]
 
 
-@nb.njit(cache=True, error_model="numpy")
-def advance(lo, hoff, hist, off, rk, rp, gmax, slot_of):
-    """Histograms of the next level's states from this level's and the turns' outcomes.
-
-    `slot_of` (one entry per flat state index, -1 when unused) is scratch, left all -1.
-    Returns (flat state indices, lo, offsets, histograms) of the next level.
-    """
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def advance_index(lo, hoff, off, rk, gmax, slot_of):
+    """The next level's states and the range of totals of each: (flat state indices, lo,
+    offsets of the histograms). `slot_of` (one entry per flat state index, -1 when unused)
+    receives each next state's position; `advance` resets it."""
     n = lo.shape[0]
     m = 0
     flat = np.empty(max(16, rk.shape[0]), np.int64)
@@ -274,20 +343,25 @@ def advance(lo, hoff, hist, off, rk, rp, gmax, slot_of):
     thoff = np.zeros(m + 1, np.int64)
     for t in range(m):
         thoff[t + 1] = thoff[t] + thi[t] - tlo[t] + 1
-    th = np.zeros(thoff[m])
-    for i in range(n):
+    return flat[:m], tlo, thoff
+
+
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def advance_add(lo, hoff, hist, off, rk, rp, gmax, slot_of, tlo, thoff, th, first, stop):
+    """Add the histograms of this level's states `first` .. `stop` - 1, shifted by their
+    turns' points and weighted by their probabilities, into the next level's histograms
+    `th` (laid out by `advance_index`)."""
+    for i in range(first, stop):
         w = hoff[i + 1] - hoff[i]
         src = hist[hoff[i]:hoff[i + 1]]
         for r in range(off[i], off[i + 1]):
             t = slot_of[rk[r] // gmax]
-            g = rk[r] % gmax
             p = rp[r]
-            base = thoff[t] + lo[i] + g - tlo[t]
+            base = thoff[t] + lo[i] + rk[r] % gmax - tlo[t]
+            # slices, not th[base + j]: the loop then compiles to SIMD (5x faster)
+            dst = th[base:base + w]
             for j in range(w):
-                th[base + j] += p * src[j]
-    for t in range(m):
-        slot_of[flat[t]] = -1
-    return flat[:m], tlo, thoff, th
+                dst[j] += p * src[j]
 
 
 # --------------------------------------------------------------------------- driver
@@ -299,35 +373,86 @@ def gain_bound(kd: object) -> int:
     return int(top) + int(kd.bonus_amount) + int(kd.amount) + 2
 
 
+def _level_records(kd: object, values: np.ndarray, states: np.ndarray, gmax: int,
+                   pool: ThreadPoolExecutor | None, workers: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`level_records` of a level, split in whole blocks between `workers` threads of the
+    pool when the level is large enough; the runs joined in the states' order."""
+    n = len(states)
+    if pool is None or workers < 2 or n < PARALLEL_STATES:
+        return level_records(kd, values, states, gmax)
+    per = -(-n // (workers * LANES)) * LANES
+    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gmax),
+                         range(0, n, per)))
+    offs, base = [np.zeros(1, np.int64)], 0
+    for off, _, _ in runs:
+        offs.append(off[1:] + base)
+        base += int(off[-1])
+    return (np.concatenate(offs), np.concatenate([r[1] for r in runs]),
+            np.concatenate([r[2] for r in runs]))
+
+
 def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
-            first_turn: tuple[np.ndarray, np.ndarray] | None = None) -> Distribution:
+            first_turn: tuple[np.ndarray, np.ndarray] | None = None, threads: int = 1
+            ) -> Distribution:
     """Exact distribution of the final total from a state at the start of a turn, under the
     policy of the solver's table `values`.
 
     `total`: points already on the sheet. `first_turn`, when given, replaces the first
     turn's outcomes: (keys, probabilities) as `merge_records` gives them (a position in the
-    middle of a turn).
+    middle of a turn). `threads`: how many threads share a large level (0: every CPU), as
+    the solver's build does; the result does not depend on it.
     """
+    cpus = os.cpu_count() or 1
+    workers = max(1, min(threads or cpus, cpus))
+    if workers < 2:
+        return _forward(kd, values, start, total, first_turn, None, 1)
+    # one more thread than CPUs: a level's histograms are added while the next level's
+    # turns are worked out
+    with ThreadPoolExecutor(workers + 1) as pool:
+        return _forward(kd, values, start, total, first_turn, pool, workers)
+
+
+def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
+             first_turn: tuple[np.ndarray, np.ndarray] | None,
+             pool: ThreadPoolExecutor | None, workers: int) -> Distribution:
     shape = values.shape
-    nb_boxes = kd.nb
-    full = (1 << nb_boxes) - 1
+    full = (1 << kd.nb) - 1
     gmax = gain_bound(kd)
+    nu, nf = shape[1], shape[2]
     slot_of = -np.ones(int(np.prod(shape)), np.int64)
     lo = np.array([total], np.int64)
     hoff = np.array([0, 1], np.int64)
     hist = np.array([1.0])
     states = np.array([start], np.int64)
     visited = 0
-    nu, nf = shape[1], shape[2]
-    while states.size and states[0, 0] != full:
-        if first_turn is not None and visited == 0:
-            off = np.array([0, len(first_turn[0])], np.int64)
-            rk, rp = first_turn
-        else:
-            off, rk, rp = level_records(kd, values, states, gmax)
+    if states[0, 0] == full:
+        return Distribution(lo=total, probs=hist)
+    if first_turn is not None:
+        off = np.array([0, len(first_turn[0])], np.int64)
+        rk, rp = first_turn
+    else:
+        off, rk, rp = _level_records(kd, values, states, gmax, pool, workers)
+    while True:
         visited += len(states)
-        flat, lo, hoff, hist = advance(lo, hoff, hist, off, rk, rp, gmax, slot_of)
+        # the next level: its states (known from the outcomes alone) and their histograms
+        flat, tlo, thoff = advance_index(lo, hoff, off, rk, gmax, slot_of)
         states = np.stack([flat // (nu * nf), (flat // nf) % nu, flat % nf], axis=1)
+        last = not len(states) or states[0, 0] == full
+        th = np.zeros(int(thoff[-1]))
+        args = (lo, hoff, hist, off, rk, rp, gmax, slot_of, tlo, thoff, th, 0, len(lo))
+        if pool is not None and not last and len(states) >= PARALLEL_STATES:
+            adding = pool.submit(advance_add, *args)
+            off, rk, rp = _level_records(kd, values, states, gmax, pool, workers)
+            adding.result()
+        else:
+            advance_add(*args)
+            if not last:
+                off, rk, rp = _level_records(kd, values, states, gmax, pool, workers)
+        slot_of[flat] = -1
+        lo, hoff, hist = tlo, thoff, th
+        if last:
+            break
     # every state of the last level is a full sheet: add their histograms
     top = int(max(lo[i] + hoff[i + 1] - hoff[i] for i in range(len(lo))))
     low = int(lo.min())

@@ -182,6 +182,24 @@ def test_exact_distribution_matches_brute_force(vid, boxes):
     assert pv.sd == pytest.approx(np.sqrt(var), abs=1e-4)
 
 
+def test_exact_distribution_is_the_same_on_one_thread_or_two():
+    """The forward pass splits large levels between threads; the result does not move."""
+    from service.advisor.distribution import PARALLEL_STATES, forward
+
+    rs = effective_rules("yahtzee")
+    st = ANALYST.strategy(rs)
+    sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "twos": 6, "fives": 15, "chance": 22,
+                                           "small_straight": 30, "full_house": 0}})
+    state = tuple(int(x) for x in Position.of(st, sheet).states[0][:3])
+    assert ANALYST.states_from(st, state) > 4 * PARALLEL_STATES  # levels big enough to split
+    sol = st.parts[0].solution
+    one = forward(sol.kd, sol.values, state, 0, None, 1)
+    two = forward(sol.kd, sol.values, state, 0, None, 2)
+    assert one.lo == two.lo and one.states == two.states
+    np.testing.assert_array_equal(one.probs, two.probs)
+    assert one.probs.sum() == pytest.approx(1.0, abs=1e-12)
+
+
 def test_mid_turn_distribution_matches_brute_force():
     rs = effective_rules("yacht")
     boxes = {b: 0 for b in rs.variant.box_ids if b not in ("chance", "five_of_a_kind")}
