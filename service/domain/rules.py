@@ -190,11 +190,11 @@ def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
 
     if "upper_bonus" in overrides:
         v = _override_upper_bonus(v, overrides["upper_bonus"], problems)
-    elif removed and v.upper_bonus and v.upper_bonus.threshold > _upper_max(v):
+    elif removed and v.upper_bonus and v.upper_bonus.threshold > upper_max(v):
         problems.append(Problem("/rules/remove_boxes",
                                 f"without these boxes the upper bonus's threshold "
                                 f"{v.upper_bonus.threshold} is out of reach (the upper "
-                                f"section's maximum is {_upper_max(v)}); set upper_bonus to "
+                                f"section's maximum is {upper_max(v)}); set upper_bonus to "
                                 f"null or lower its threshold"))
     if "five_of_a_kind_bonus" in overrides:
         v = _override_five_bonus(v, overrides["five_of_a_kind_bonus"], problems)
@@ -255,7 +255,9 @@ def _override_box(v: Variant, box: Box, changes: dict[str, Any], base: str,
     return v
 
 
-def _upper_max(v: Variant) -> int:
+def upper_max(v: Variant) -> int:
+    """The most the variant's upper section can hold (every upper box at five of its face):
+    the highest upper-bonus threshold that can be reached."""
     return sum(b.face * v.dice for b in v.boxes if b.section == "upper")
 
 
@@ -280,10 +282,10 @@ def _override_upper_bonus(v: Variant, data: Any, problems: list[Problem]) -> Var
     amount = data.get("amount", current.amount)
     ok = _int_field(problems, "/rules/upper_bonus/threshold", threshold, 1)
     ok = _int_field(problems, "/rules/upper_bonus/amount", amount, 1) and ok
-    if ok and threshold > _upper_max(v):
+    if ok and threshold > upper_max(v):
         problems.append(Problem("/rules/upper_bonus/threshold",
                                 f"no sheet can reach {threshold}: the upper section's maximum "
-                                f"is {_upper_max(v)}"))
+                                f"is {upper_max(v)}"))
     return replace(v, upper_bonus=UpperBonus(threshold, amount)) if ok else v
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..domain.boxes import SCORINGS
 from ..domain.errors import InvalidInput
-from ..domain.rules import effective_rules
+from ..domain.rules import effective_rules, upper_max
 from ..domain.variants import VARIANT_IDS, VARIANTS
 
 REF = "#/components/schemas/"
@@ -95,7 +95,7 @@ def variant_facts(vid: str) -> dict[str, Any]:
         "options": [o.name for o in base.options],
         "boxes": list(boxes),
         "box_kinds": kinds,
-        "upper_max": sum(b.face * base.dice for b in base.boxes if b.section == "upper"),
+        "upper_max": upper_max(base),
         "box_switches": switches,
         "dice": base.dice,
         "throws": base.throws,
@@ -213,7 +213,7 @@ def _box_switch_rules(vid: str, facts: dict[str, Any], props: dict[str, Any],
     return rules
 
 
-def _columns_rule(facts: dict[str, Any], sheet_at_top: bool) -> dict[str, Any]:
+def _columns_rule(sheet_at_top: bool) -> dict[str, Any]:
     """With `options.columns: true` the scorecard is `{"columns": [...]}`; else `boxes`."""
     one_column = {"anyOf": [{"required": ["boxes"]}, {"required": ["five_of_a_kind_bonuses"]}]}
     columns_form: dict[str, Any] = {"not": one_column}
@@ -229,7 +229,7 @@ def _columns_rule(facts: dict[str, Any], sheet_at_top: bool) -> dict[str, Any]:
 
 def _players_columns_rule() -> dict[str, Any]:
     """Every player's scorecard has the form `options.columns` gives it (`_columns_rule`)."""
-    rule = _columns_rule({}, sheet_at_top=False)
+    rule = _columns_rule(sheet_at_top=False)
 
     def players(sheet_rule: dict[str, Any]) -> dict[str, Any]:
         return {"properties": {"players": {"items": sheet_rule}}}
@@ -294,7 +294,7 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
                 schema.setdefault("allOf", []).extend(switches)
         if facts["columns"] and name.endswith("Request") and (
                 name in SHEET_AT_TOP or "scorecard" in props):
-            schema.update(_columns_rule(facts, name in SHEET_AT_TOP))
+            schema.update(_columns_rule(name in SHEET_AT_TOP))
         if facts["columns"] and "options" in props and "players" in props:
             schema.setdefault("allOf", []).append(_players_columns_rule())
     return schema
