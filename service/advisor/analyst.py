@@ -144,7 +144,8 @@ class Analyst:
         self.lock = threading.Lock()
         self.dists: OrderedDict[tuple[str, tuple[int, int, int]], Distribution] = OrderedDict()
         self.dist_size = 256
-        self._reach: dict[str, np.ndarray] = {}
+        self._reach: dict[str, list[np.ndarray]] = {}
+        self._reach_all: dict[str, np.ndarray] = {}
 
     # ----------------------------------------------------------------------- tables
 
@@ -257,17 +258,33 @@ class Analyst:
         dist = self._sampled(st, pos, hand, t, sample_seconds)
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
 
-    def _reachable(self, st: Strategy) -> np.ndarray:
-        """Every reachable state (mask, upper code, flags) of a one-part strategy."""
+    def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
+        """Every reachable state (mask, upper code, flags) of a one-part strategy, per number
+        of filled boxes (`model.reachable_states`, kept: it takes tens of milliseconds)."""
         key = st.rs.fingerprint
-        found = self._reach.get(key)
+        with self.lock:
+            found = self._reach.get(key)
         if found is None:
             from .model import reachable_states
 
-            found = np.concatenate(reachable_states(st.parts[0].solution.model))
-            if len(self._reach) > 32:
-                self._reach.clear()
-            self._reach[key] = found
+            found = reachable_states(st.parts[0].solution.model)
+            with self.lock:
+                if len(self._reach) > 32:
+                    self._reach.clear()
+                self._reach[key] = found
+        return found
+
+    def _reachable(self, st: Strategy) -> np.ndarray:
+        """Every reachable state of a one-part strategy, in one array."""
+        key = st.rs.fingerprint
+        with self.lock:
+            found = self._reach_all.get(key)
+        if found is None:
+            found = np.concatenate(self.reachable_levels(st))
+            with self.lock:
+                if len(self._reach_all) > 32:
+                    self._reach_all.clear()
+                self._reach_all[key] = found
         return found
 
     def states_from(self, st: Strategy, state: tuple[int, int, int]) -> int:
@@ -517,9 +534,13 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     kd = st.parts[0].solution.kd
     model = st.parts[0].solution.model
     top = pos.total + _max_future(kd, pos.states[0][0]) + 1
+    if others:
+        # an own total above every opponent's highest wins alone whatever comes next: one
+        # column (the last, where higher totals are counted) holds them all
+        top = max(pos.total + 1, min(top, max(d.lo + len(d.probs) for d in others) + 1))
     util = utility(others, pos.total, top)
     state = tuple(int(x) for x in pos.states[0][:3])
-    wins, slot_of = win_tables(st, state, util)
+    wins, slot_of = win_tables(st, state, util, analyst.reachable_levels(st))
     h = rs.hand_index[hs.scored_dice]
     options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h)
     share: dict[tuple, float] = {}

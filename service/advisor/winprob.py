@@ -124,8 +124,9 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
         first = fi == 0
         out = out_first if first else out_later
         for h in range(kd.nh):
+            oh = out[h]
             for a in range(width):
-                out[h, a] = -1.0
+                oh[a] = -1.0
             for b in range(kd.nb):
                 legal, score, bonus, nmask, nu, nfl = kernel.placement(kd, mask, u, fl, h,
                                                                       first, b)
@@ -133,10 +134,15 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
                     continue
                 g = int(np.rint(np.float64(score) + bonus))
                 nxt = W[slot_of[nmask, nu, nfl]]
-                for a in range(width):
-                    j = min(a + g, width - 1)
-                    if nxt[j] > out[h, a]:
-                        out[h, a] = nxt[j]
+                # own total a + g, capped at the top of the row: a slice's loop compiles
+                # to SIMD, nxt[min(a + g, width - 1)] to scalar code
+                inside = max(0, width - g)
+                src = nxt[width - inside:]
+                for a in range(inside):
+                    oh[a] = np.maximum(oh[a], src[a])
+                top = nxt[width - 1]
+                for a in range(inside, width):
+                    oh[a] = np.maximum(oh[a], top)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -148,11 +154,15 @@ def _keeps_win(kd, cur, E, M):
         for a in range(width):
             E[k, a] = cur[h, a]
     for k in range(kd.n_small - 1, -1, -1):
+        ek = E[k]
         for a in range(width):
-            acc = 0.0
-            for f in range(1, 7):
-                acc += E[kd.add[k, f], a]
-            E[k, a] = acc / 6.0
+            ek[a] = 0.0
+        for f in range(1, 7):
+            ef = E[kd.add[k, f]]
+            for a in range(width):
+                ek[a] += ef[a]
+        for a in range(width):
+            ek[a] /= 6.0
     if kd.em_baixo:
         for k in range(kd.n_small):
             mk = kd.mirror[k]
@@ -162,13 +172,12 @@ def _keeps_win(kd, cur, E, M):
                     E[k, a] = v
                     E[mk, a] = v
     for k in range(kd.nk):
-        for a in range(width):
-            M[k, a] = E[k, a]
+        M[k, :] = E[k]
     for p in range(kd.pairs.shape[0]):
-        k = kd.pairs[p, 0]
-        s = kd.pairs[p, 1]
+        mk = M[kd.pairs[p, 0]]
+        ms = M[kd.pairs[p, 1]]
         for a in range(width):
-            M[k, a] = max(M[k, a], M[s, a])
+            mk[a] = np.maximum(mk[a], ms[a])
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -207,21 +216,20 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand):
     return res
 
 
-def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
+               levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Expected share of the win at the start of every turn of the states reachable from a
     one-part state (its boxes filled and more), over own totals from the position's
-    (util[a]: the share when the final total is the position's plus a). Returns (W, slot_of)
-    with W[slot_of[mask, code, flags], a]."""
-    from .model import reachable_states
-
+    (util[a]: the share when the final total is the position's plus a). `levels`: the
+    strategy's reachable states per number of filled boxes (`model.reachable_states`).
+    Returns (W, slot_of) with W[slot_of[mask, code, flags], a]."""
     sol = st.parts[0].solution
     kd, m = sol.kd, sol.model
     width = len(util)
     mask0 = state[0]
     slot_of = -np.ones(m.table_shape, np.int64)
     todo = [lv[((lv[:, 0] & mask0) == mask0) & (lv[:, 0] != mask0)]
-            for lv in reachable_states(m)]
+            for lv in levels]
     W = np.zeros((sum(len(x) for x in todo) + 1, width))
     slot = 0
     full = (1 << m.nb) - 1
