@@ -24,6 +24,7 @@ from service.advisor import Advisor, advice
 from service.advisor.analysis import PlayerGame, Throw, Turn, analyze
 from service.advisor.analyst import Analyst, win_probability
 from service.advisor.builder import build_strategy
+from service.advisor.winprob import MAX_WIN_OPEN
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet, score_sheet
 
@@ -158,6 +159,19 @@ def main() -> int:
             print(f"win probability, {players} players, {open_boxes} open boxes: "
                   f"{statistics.median(times) * 1e3:.0f} ms median "
                   f"(exact: {out['exact']}; budget 200 ms)")
+
+    # the winning move (the mover's dice given), 2 players, up to winprob.MAX_WIN_OPEN boxes
+    for open_boxes in range(2, MAX_WIN_OPEN + 1):
+        sheets = [g[13 - open_boxes] for g in games[:2]]
+        times = []
+        for _ in range(3):
+            analyst.dists.clear()
+            began = time.perf_counter()
+            out = win_probability(analyst, rs, sheets, 0, [2, 3, 4, 5, 5], 1)
+            times.append(time.perf_counter() - began)
+        print(f"win probability with the winning move, 2 players, {open_boxes} open boxes: "
+              f"{statistics.median(times) * 1e3:.0f} ms median (computed: "
+              f"{out['move']['computed']}; budget 200 ms)")
 
     # memory: many requests, no growth beyond the caches' bounds
     gc.collect()

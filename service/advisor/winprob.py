@@ -120,9 +120,13 @@ MAX_WIN_OPEN = 4
 def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
     """Terminal win values of one state's turn: out_*[h, a] = best over legal boxes of
     W[next state][a + points] (a: own total minus the position's); -1 where none is legal."""
+    same = not (kd.first_differs or kd.order == 3)  # as in `policy.policy_block`
     for fi in range(2):
-        first = fi == 0
+        first = fi == 1
         out = out_first if first else out_later
+        if first and same:
+            out[:, :] = out_later
+            break
         for h in range(kd.nh):
             oh = out[h]
             for a in range(width):
