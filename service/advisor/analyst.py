@@ -542,7 +542,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     state = tuple(int(x) for x in pos.states[0][:3])
     wins, slot_of = win_tables(st, state, util, analyst.reachable_levels(st))
     h = rs.hand_index[hs.scored_dice]
-    options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h)
+    options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h, 1)  # own total +0
     share: dict[tuple, float] = {}
     for p in hs.boxes:
         if not p.legal:

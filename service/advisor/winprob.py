@@ -26,6 +26,7 @@ tie terms come from the polynomial prod_{j != i} (F_j(x - 1) + P_j(x) z).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba as nb
@@ -33,6 +34,7 @@ import numpy as np
 
 from . import kernel
 from .distribution import Distribution
+from .model import KIND_UPPER
 
 ASSUMPTIONS = (
     "Every player plays the advisor's strategy (maximising their own expected final score), "
@@ -119,7 +121,9 @@ MAX_WIN_OPEN = 4
 @nb.njit(cache=True, error_model="numpy")
 def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
     """Terminal win values of one state's turn: out_*[h, a] = best over legal boxes of
-    W[next state][a + points] (a: own total minus the position's); -1 where none is legal."""
+    W[next state][a + points] (a: own total minus the position's, up to the outputs' width;
+    `width`: W's, whose last column holds every higher total); -1 where none is legal."""
+    need = out_first.shape[1]
     same = not (kd.first_differs or kd.order == 3)  # as in `policy.policy_block`
     for fi in range(2):
         first = fi == 1
@@ -129,7 +133,7 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
             break
         for h in range(kd.nh):
             oh = out[h]
-            for a in range(width):
+            for a in range(need):
                 oh[a] = -1.0
             for b in range(kd.nb):
                 legal, score, bonus, nmask, nu, nfl = kernel.placement(kd, mask, u, fl, h,
@@ -140,12 +144,12 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
                 nxt = W[slot_of[nmask, nu, nfl]]
                 # own total a + g, capped at the top of the row: a slice's loop compiles
                 # to SIMD, nxt[min(a + g, width - 1)] to scalar code
-                inside = max(0, width - g)
-                src = nxt[width - inside:]
+                inside = max(0, min(need, width - g))
+                src = nxt[g:g + inside]
                 for a in range(inside):
                     oh[a] = np.maximum(oh[a], src[a])
                 top = nxt[width - 1]
-                for a in range(inside, width):
+                for a in range(inside, need):
                     oh[a] = np.maximum(oh[a], top)
 
 
@@ -185,19 +189,19 @@ def _keeps_win(kd, cur, E, M):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand):
-    """Win values of a state's turn. hand < 0: at the turn start, one row over own totals;
-    else the options at `hand` after `throw`: row 0 scoring now (the best box for winning),
-    row 1 + k keeping k (-1 on the last throw)."""
+def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need):
+    """Win values of a state's turn for own totals a < `need` (of W's `width`). hand < 0: at
+    the turn start, one row over own totals; else the options at `hand` after `throw`: row 0
+    scoring now (the best box for winning), row 1 + k keeping k (-1 on the last throw)."""
     nh = kd.nh
-    tf = np.empty((nh, width))
-    tl = np.empty((nh, width))
+    tf = np.empty((nh, need))
+    tl = np.empty((nh, need))
     _turn_win(kd, W, slot_of, mask, u, fl, width, tf, tl)
     cur = tl.copy()
-    E = np.empty((kd.nk, width))
-    M = np.empty((kd.nk, width))
+    E = np.empty((kd.nk, need))
+    M = np.empty((kd.nk, need))
     start = 1 if hand < 0 else throw
-    options = -np.ones((kd.nk + 1, width))
+    options = -np.ones((kd.nk + 1, need))
     if hand >= 0:
         options[0, :] = tf[hand] if throw == 1 else tl[hand]
     for t in range(kd.throws - 1, start - 1, -1):
@@ -209,15 +213,36 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand):
         for h in range(nh):
             now = tf[h] if t == 1 else tl[h]
             mk = M[kd.hand_keep[h]]
-            for a in range(width):
+            for a in range(need):
                 cur[h, a] = max(now[a], mk[a])
     if hand >= 0:
         return options
-    res = np.zeros((1, width))
+    res = np.zeros((1, need))
     for h in range(nh):
-        for a in range(width):
+        for a in range(need):
             res[0, a] += kd.prob[h] * (cur[h, a] if kd.throws > 1 else tf[h, a])
     return res
+
+
+def _gain_bounds(kd: object, mask0: int) -> Callable[[int], int]:
+    """For a state reached from `mask0`, at least the most points the boxes filled since can
+    have given (box scores, Joker values, the five-of-a-kind bonus once the five-of-a-kind
+    box is filled, the upper bonus once)."""
+    top = [int(np.ceil(max(float(kd.reward[:, b].max()), float(kd.joker_value[b].max()))))
+           for b in range(kd.nb)]
+    upper = [int(kd.kind[b]) == KIND_UPPER for b in range(kd.nb)]
+
+    def bound(mask: int) -> int:
+        new = mask & ~mask0
+        boxes = [b for b in range(kd.nb) if new >> b & 1]
+        total = sum(top[b] for b in boxes)
+        if kd.five_box >= 0 and mask >> kd.five_box & 1:
+            total += int(kd.bonus_amount) * sum(1 for b in boxes if b != kd.five_box)
+        if kd.threshold > 0 and any(upper[b] for b in boxes):
+            total += int(kd.amount)
+        return total
+
+    return bound
 
 
 def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
@@ -231,6 +256,7 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
     kd, m = sol.kd, sol.model
     width = len(util)
     mask0 = state[0]
+    gains = _gain_bounds(kd, mask0)
     slot_of = -np.ones(m.table_shape, np.int64)
     todo = [lv[((lv[:, 0] & mask0) == mask0) & (lv[:, 0] != mask0)]
             for lv in levels]
@@ -243,7 +269,11 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
             if mask == full:
                 W[slot] = util
             else:
-                W[slot] = state_win(kd, W, slot_of, mask, u, fl, width, 1, -1)[0]
+                # only the own totals this state can have been reached with: the rest of
+                # its row is never read by a reachable one (it stays 0)
+                need = min(width, gains(mask) + 1)
+                W[slot, :need] = state_win(kd, W, slot_of, mask, u, fl, width, 1, -1,
+                                           need)[0]
             slot_of[mask, u, fl] = slot
             slot += 1
     return W, slot_of

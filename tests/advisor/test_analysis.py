@@ -478,6 +478,28 @@ def test_winning_move_on_the_last_box_is_the_exact_chance():
     assert move["max_win"]["win_share"] == pytest.approx(expected, abs=1e-9)
 
 
+def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypatch):
+    """Each state's win row is computed only over the own totals it can have been reached
+    with (`winprob._gain_bounds`); over every total instead, the shares are the same."""
+    from service.advisor import winprob
+
+    rs = effective_rules("yahtzee")
+    me = parse_scorecard(rs, {"boxes": {"fours": 12, "fives": 15, "sixes": 18,
+                                        "three_of_a_kind": 20, "four_of_a_kind": 0,
+                                        "full_house": 25, "small_straight": 30,
+                                        "large_straight": 40, "chance": 22}})
+    them = parse_scorecard(rs, {"boxes": {"ones": 3, "twos": 6, "fours": 12, "fives": 15,
+                                          "sixes": 24, "three_of_a_kind": 25,
+                                          "five_of_a_kind": 50, "full_house": 25,
+                                          "small_straight": 30, "large_straight": 40}})
+    dice, throw = [2, 3, 3, 5, 5], 2
+    fast = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
+    monkeypatch.setattr(winprob, "_gain_bounds", lambda kd, mask0: lambda mask: 10**6)
+    ANALYST.dists.clear()
+    full = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
+    assert fast["computed"] and fast == full
+
+
 def test_winning_move_can_differ_from_the_expected_score_move():
     """Far behind, a player must gamble: the move for winning is not the move for points,
     and it is worth more to winning and less in points."""
