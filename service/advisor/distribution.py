@@ -321,7 +321,7 @@ def level_records(kd, V, states, gmax):
 def advance_index(lo, hoff, off, rk, gmax, slot_of):
     """The next level's states and the range of totals of each: (flat state indices, lo,
     offsets of the histograms). `slot_of` (one entry per flat state index, -1 when unused)
-    receives each next state's position; `advance` resets it."""
+    receives each next state's position; the caller (`_forward`) resets it."""
     n = lo.shape[0]
     m = 0
     flat = np.empty(max(16, rk.shape[0]), np.int64)
