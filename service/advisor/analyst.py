@@ -520,7 +520,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
     boxes (a backward induction over the player's states and own totals)."""
     from .advice import _sub_multisets, suggest
-    from .winprob import MAX_WIN_OPEN, state_win, utility, win_tables
+    from .winprob import MAX_WIN_OPEN, gain_bounds, state_win, utility, win_tables
 
     st = analyst.strategy(rs)
     pos = Position.of(st, sheet)
@@ -533,7 +533,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     hs = score_hand(rs, dice, throw, sheet, em_baixo)
     kd = st.parts[0].solution.kd
     model = st.parts[0].solution.model
-    top = pos.total + _max_future(kd, pos.states[0][0]) + 1
+    top = pos.total + gain_bounds(kd, pos.states[0][0])((1 << kd.nb) - 1) + 1
     if others:
         # an own total above every opponent's highest wins alone whatever comes next: one
         # column (the last, where higher totals are counted) holds them all
@@ -594,15 +594,6 @@ def _placed(sheet: Sheet, p: Any) -> Sheet:
     if bonus:
         col.five_of_a_kind_bonuses += 1
     return new
-
-
-def _max_future(kd: Any, mask: int) -> int:
-    """More than any points the open boxes can still add (box scores and every bonus)."""
-    top = 0
-    for b in range(kd.nb):
-        if not mask >> b & 1:
-            top += int(max(kd.reward[:, b].max(), kd.joker_value[b].max())) + kd.bonus_amount
-    return top + kd.amount
 
 
 def _shifted(d: Distribution, total: int) -> Distribution:

@@ -224,10 +224,10 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need):
     return res
 
 
-def _gain_bounds(kd: object, mask0: int) -> Callable[[int], int]:
+def gain_bounds(kd: object, mask0: int) -> Callable[[int], int]:
     """For a state reached from `mask0`, at least the most points the boxes filled since can
     have given (box scores, Joker values, the five-of-a-kind bonus once the five-of-a-kind
-    box is filled, the upper bonus once)."""
+    box is filled, the upper bonus once); for the full sheet, all the points still to come."""
     top = [int(np.ceil(max(float(kd.reward[:, b].max()), float(kd.joker_value[b].max()))))
            for b in range(kd.nb)]
     upper = [int(kd.kind[b]) == KIND_UPPER for b in range(kd.nb)]
@@ -256,7 +256,7 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
     kd, m = sol.kd, sol.model
     width = len(util)
     mask0 = state[0]
-    gains = _gain_bounds(kd, mask0)
+    gains = gain_bounds(kd, mask0)
     slot_of = -np.ones(m.table_shape, np.int64)
     todo = [lv[((lv[:, 0] & mask0) == mask0) & (lv[:, 0] != mask0)]
             for lv in levels]

@@ -480,7 +480,7 @@ def test_winning_move_on_the_last_box_is_the_exact_chance():
 
 def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypatch):
     """Each state's win row is computed only over the own totals it can have been reached
-    with (`winprob._gain_bounds`); over every total instead, the shares are the same."""
+    with (`winprob.gain_bounds`); over every total instead, the shares are the same."""
     from service.advisor import winprob
 
     rs = effective_rules("yahtzee")
@@ -494,7 +494,7 @@ def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypat
                                           "small_straight": 30, "large_straight": 40}})
     dice, throw = [2, 3, 3, 5, 5], 2
     fast = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
-    monkeypatch.setattr(winprob, "_gain_bounds", lambda kd, mask0: lambda mask: 10**6)
+    monkeypatch.setattr(winprob, "gain_bounds", lambda kd, mask0: lambda mask: 10**6)
     ANALYST.dists.clear()
     full = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
     assert fast["computed"] and fast == full
