@@ -407,9 +407,9 @@ def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: 
     workers = max(1, min(threads or cpus, cpus))
     if workers < 2:
         return _forward(kd, values, start, total, first_turn, None, 1)
-    # one more thread than CPUs: a level's histograms are added while the next level's
-    # turns are worked out
-    with ThreadPoolExecutor(workers + 1) as pool:
+    # as many threads as CPUs, never more (the machine is shared with the service's workers):
+    # a level's histograms are added on one while the next level's turns start on the others
+    with ThreadPoolExecutor(workers) as pool:
         return _forward(kd, values, start, total, first_turn, pool, workers)
 
 
