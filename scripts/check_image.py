@@ -123,8 +123,10 @@ GAME: list[Step] = [
          wait_for_build=120.0),
     Step("total the sheet", "POST", f"{YAHTZEE}/scorecards/score",
          {"boxes": {"ones": 3, "full_house": 25}}, 200, lambda r: r["total"] == 28),
-    Step("a bad hand is a 422 problem", "POST", f"{YAHTZEE}/hands/score",
-         {"dice": [3, 3, 3, 5, 5, 5]}, 422, lambda r: r["errors"][0]["pointer"] == "/dice"),
+    Step("a hand of six dice is a 409 problem in YAHTZEE", "POST", f"{YAHTZEE}/hands/score",
+         {"dice": [3, 3, 3, 5, 5, 5]}, 409, lambda r: r["errors"][0]["pointer"] == "/dice"),
+    Step("a malformed hand is a 422 problem", "POST", f"{YAHTZEE}/hands/score",
+         {"dice": [3, 3, 3, 5, "x"]}, 422, lambda r: r["errors"][0]["pointer"] == "/dice/4"),
     Step("metrics", "GET", "/metrics", None, 200, lambda text: "http_requests_total" in text),
 ]
 # ================================================================================================

@@ -15,7 +15,7 @@ from flask import Response, current_app
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import canonical, get_variant
 from .body import json_response, load_items
-from .problems import TYPE_INCONSISTENT, RequestProblem
+from .problems import TYPE_INCONSISTENT, RequestProblem, status_of
 
 
 def answer_one_or_many(variant: str, schema: ma.Schema, answer: Callable[..., dict[str, Any]],
@@ -39,7 +39,7 @@ def answer_one_or_many(variant: str, schema: ma.Schema, answer: Callable[..., di
               if it.get("options") or it.get("rules")}
     limit = current_app.config["MAX_BATCH_RULE_SETS"]
     if len(tables) > limit:
-        raise RequestProblem(422, "Inconsistent request",
+        raise RequestProblem(status_of(TYPE_INCONSISTENT), "Inconsistent request",
                              f"A batch may use at most {limit} different tables of rules "
                              f"(options and house rules); this one uses {len(tables)}",
                              [Problem("", f"more than {limit} different tables of rules")],

@@ -59,10 +59,12 @@ ERRORS_DOC = {
     "415": problem_doc("The body is sent as another media type than JSON "
                        "(`/problems/unsupported-media-type`): send `Content-Type: "
                        "application/json`"),
-    "422": problem_doc("The body breaks the schema (`/problems/invalid-request`), or matches "
-                       "it but breaks a rule the schema cannot state "
-                       "(`/problems/inconsistent-request`); `errors` names each field by JSON "
-                       "pointer"),
+    "409": problem_doc("The body matches the schema but breaks a rule of the variant that "
+                       "no schema can state (`/problems/inconsistent-request`: a sheet no game "
+                       "reaches, house rules that make no sense together, fields that "
+                       "contradict each other); `errors` names each field by JSON pointer"),
+    "422": problem_doc("The body breaks the schema (`/problems/invalid-request`); `errors` "
+                       "names each field by JSON pointer"),
 }
 
 def new_blueprint(name: str, description: str) -> Blueprint:

@@ -43,21 +43,23 @@ PROBLEM_TYPES: dict[str, tuple[int, str]] = {
     TYPE_INVALID: (422, "The body is not JSON or breaks the shape every variant shares (a "
                         "type, a range, an unknown field); `errors` names each field by JSON "
                         "pointer"),
-    TYPE_INCONSISTENT: (422, "The body has the right shape but breaks a rule of the variant, "
+    TYPE_INCONSISTENT: (409, "The body has the right shape but breaks a rule of the variant, "
                              "of its house rules or of the game: dice, boxes or options the "
                              "variant does not have, house rules that make no sense together, "
                              "a value no hand can score, a sheet no game reaches, fields that "
                              "contradict each other; `errors` names each field by JSON pointer, "
                              "with a `code` where one applies (docs/problems.md). A request "
-                             "valid for the spec can get it (no schema states these rules); "
-                             "never `/problems/invalid-request`"),
+                             "valid for the spec can get it (no schema states these rules), "
+                             "hence 409 (the request conflicts with the rules of the variant "
+                             "it names) and not 422, which says the body breaks the spec"),
     TYPE_UNKNOWN_VARIANT: (404, "The variant in the path is not one of the service's"),
     TYPE_NOT_FOUND: (404, "No such resource"),
     TYPE_METHOD_NOT_ALLOWED: (405, "The resource does not take this method (see Allow)"),
     TYPE_TOO_LARGE: (413, "The request body is larger than MAX_BODY_BYTES"),
     TYPE_UNSUPPORTED: (415, "The body is not sent as JSON"),
-    TYPE_ILLEGAL_MOVE: (422, "The move is well formed but the rules do not allow it on this "
-                             "sheet; `code` says which rule (docs/problems.md)"),
+    TYPE_ILLEGAL_MOVE: (409, "The move is well formed but the rules do not allow it on this "
+                             "sheet (it conflicts with the game's state); `code` says which "
+                             "rule (docs/problems.md)"),
     TYPE_TABLE_BUILDING: (503, "The advisor's table for these rules is being built; ask again "
                                "after Retry-After seconds"),
     TYPE_BUILD_QUEUE_FULL: (429, "Too many tables are waiting to be built (for the pod or "
@@ -164,14 +166,20 @@ def flatten_messages(messages: Any, prefix: str = "") -> list[Problem]:
     return out
 
 
+def status_of(type_: str) -> int:
+    """The HTTP status a problem type is answered with (`PROBLEM_TYPES`)."""
+    return PROBLEM_TYPES[type_][0]
+
+
 def invalid(errors: list[Problem], type_: str = TYPE_INVALID) -> Response:
-    """A 422 naming every problem: the body breaks the schema (`TYPE_INVALID`) or, matching
-    it, a rule of the game the schema cannot state (`TYPE_INCONSISTENT`)."""
+    """A problem naming every field: the body breaks the schema (422 `TYPE_INVALID`) or,
+    matching it, a rule of the game the schema cannot state (409 `TYPE_INCONSISTENT`)."""
     first = errors[0]
     where = first.pointer or "the request body"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     title = "Invalid request" if type_ == TYPE_INVALID else "Inconsistent request"
-    return problem_response(422, title, f"{where}: {first.detail}{more}", type_, errors)
+    return problem_response(status_of(type_), title, f"{where}: {first.detail}{more}", type_,
+                            errors)
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -185,9 +193,9 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(IllegalMove)
     def _illegal_move(err: IllegalMove) -> Response:
         first = err.problems[0]
-        return problem_response(422, "Illegal move", f"{first.pointer or 'the turn'}: "
-                                f"{first.detail}", TYPE_ILLEGAL_MOVE, err.problems,
-                                extra={"code": err.code})
+        return problem_response(status_of(TYPE_ILLEGAL_MOVE), "Illegal move",
+                                f"{first.pointer or 'the turn'}: {first.detail}",
+                                TYPE_ILLEGAL_MOVE, err.problems, extra={"code": err.code})
 
     @app.errorhandler(UnknownVariant)
     def _unknown_variant(err: UnknownVariant) -> Response:

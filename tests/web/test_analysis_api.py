@@ -7,6 +7,8 @@ import pytest
 
 from service.domain.rules import effective_rules
 
+from .refusals import refused
+
 PROBLEM = "application/problem+json"
 GENERALA_UPPER = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
 
@@ -62,14 +64,14 @@ def test_position_value_mid_turn(client):
 ])
 def test_position_value_errors(client, body, pointer):
     r = post(client, "generala/positions/value", body)
-    assert r.status_code == 422 and r.mimetype == PROBLEM, r.get_data(as_text=True)
+    assert refused(r), r.get_data(as_text=True)
     assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
 
 
 def test_position_value_of_a_finished_game_is_a_problem(client):
     boxes = dict.fromkeys(effective_rules("generala").variant.box_ids, 0)
     r = post(client, "generala/positions/value", {"scorecard": {"boxes": boxes}})
-    assert r.status_code == 422 and r.get_json()["errors"][0]["pointer"] == "/scorecard"
+    assert r.status_code == 409 and r.get_json()["errors"][0]["pointer"] == "/scorecard"
 
 
 # --------------------------------------------------------------------------- coaching
@@ -150,7 +152,7 @@ def test_game_analysis_errors_name_the_field(client, change, pointer):
     game = copy.deepcopy(GAME)
     change(game)
     r = post(client, "generala/games/analyze", game)
-    assert r.status_code == 422 and r.mimetype == PROBLEM, r.get_data(as_text=True)
+    assert refused(r), r.get_data(as_text=True)
     assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
 
 
@@ -195,7 +197,7 @@ def test_win_probability_with_the_dice_of_the_player_to_move(client):
 ])
 def test_win_probability_errors(client, body, pointer):
     r = post(client, "generala/games/win-probability", body)
-    assert r.status_code == 422 and r.mimetype == PROBLEM, r.get_data(as_text=True)
+    assert refused(r), r.get_data(as_text=True)
     assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
 
 

@@ -7,16 +7,25 @@ import pytest
 from service.config import Settings
 from service.domain.variants import UPPER_IDS, VARIANT_IDS, VARIANTS
 from service.web.app import create_app
+from service.web.problems import TYPE_INCONSISTENT, TYPE_INVALID, status_of
 
 PROBLEM = "application/problem+json"
+#: assert_problem's status for a request refused by the schema or by a rule of the variant
+REJECTED = object()
 
 
 def assert_problem(resp, status, pointer=None):
+    """A problem document with this status (REJECTED: 422 for a body that breaks the
+    shape every variant shares, 409 for one that breaks a rule of the variant), whose type
+    is answered with that status, naming `pointer`."""
+    body = resp.get_json()
+    if status is REJECTED:
+        assert body["type"] in (TYPE_INVALID, TYPE_INCONSISTENT), body
+        status = status_of(body["type"])
     assert resp.status_code == status, resp.get_data(as_text=True)
     assert resp.mimetype == PROBLEM
-    body = resp.get_json()
     assert {"type", "title", "status", "detail"} <= set(body)
-    assert body["status"] == status
+    assert body["status"] == status == status_of(body["type"])
     if pointer is not None:
         assert pointer in [e["pointer"] for e in body["errors"]], body
     return body
@@ -96,10 +105,10 @@ def test_effective_rules_endpoint(client):
     ({"five_of_a_kind_bonus": {"amount": 10}}, "/rules/five_of_a_kind_bonus"),
     ({"colour": "red"}, "/rules/colour"),
 ])
-def test_nonsense_overrides_are_422(client, rules, pointer):
+def test_nonsense_overrides_are_rejected(client, rules, pointer):
     resp = client.post("/v1/variants/general/hands/score",
                        json={"dice": [1, 2, 3, 4, 5], "rules": rules})
-    assert_problem(resp, 422, pointer)
+    assert_problem(resp, REJECTED, pointer)
 
 
 # --------------------------------------------------------------------------- hands
@@ -182,8 +191,9 @@ def test_generala_servida_wins(client):
     ({"dice": [1, 2, 3, 4, 5], "extra": 1}, "/extra"),
     ({}, "/dice"),
 ])
-def test_bad_hand_requests_are_422(client, body, pointer):
-    assert_problem(client.post("/v1/variants/yahtzee/hands/score", json=body), 422, pointer)
+def test_bad_hand_requests_are_rejected(client, body, pointer):
+    assert_problem(client.post("/v1/variants/yahtzee/hands/score", json=body), REJECTED,
+                   pointer)
 
 
 @pytest.mark.parametrize("data", ["{not json", "[1,", "3", '"text"', ""])
@@ -262,7 +272,7 @@ def test_scorecard_final_scratches_empty_boxes(client):
 
 def test_scorecard_chips_need_a_bonus_variant(client):
     resp = client.post("/v1/variants/yatzy/scorecards/score", json={"five_of_a_kind_bonuses": 1})
-    assert_problem(resp, 422, "/five_of_a_kind_bonuses")
+    assert_problem(resp, 409, "/five_of_a_kind_bonuses")
 
 
 def test_scorecard_batch(client):
@@ -271,12 +281,12 @@ def test_scorecard_batch(client):
     assert [r["total"] for r in resp.get_json()] == [20, 25]
 
 
-def test_batch_with_too_many_tables_of_rules_is_422():
+def test_batch_with_too_many_tables_of_rules_is_409():
     client = create_app(Settings(max_batch_rule_sets=3)).test_client()
     items = [{"dice": [1, 2, 3, 4, 5],
               "rules": {"boxes": {"chance": {"scoring": "fixed", "value": n}}}} for n in range(4)]
     resp = client.post("/v1/variants/yacht/hands/score", json=items)
-    assert resp.status_code == 422 and resp.mimetype == PROBLEM
+    assert resp.status_code == 409 and resp.mimetype == PROBLEM
     assert client.post("/v1/variants/yacht/hands/score", json=items[:3]).status_code == 200
 
 
@@ -306,7 +316,7 @@ def test_kniffel_has_at_most_six_extra_kniffels(client):
 def test_removing_number_boxes_must_leave_the_bonus_reachable(client):
     resp = client.post("/v1/variants/yahtzee/hands/score", json={
         "dice": [1, 2, 3, 4, 5], "rules": {"remove_boxes": ["fives", "sixes"]}})
-    assert resp.status_code == 422
+    assert resp.status_code == 409
     assert resp.get_json()["errors"][0]["pointer"] == "/rules/remove_boxes"
     ok = client.post("/v1/variants/yahtzee/hands/score", json={
         "dice": [1, 2, 3, 4, 5],
@@ -338,7 +348,7 @@ def test_a_won_game_takes_no_entry(client):
 def test_upper_bonus_without_a_threshold_on_a_sheet_without_bonus(client):
     resp = client.post("/v1/variants/general/rules",
                        json={"rules": {"upper_bonus": {"amount": 30}}})
-    assert resp.status_code == 422
+    assert resp.status_code == 409
     assert resp.get_json()["errors"][0]["pointer"] == "/rules/upper_bonus"
 
 
@@ -352,5 +362,5 @@ def test_an_unknown_box_is_pointed_at_exactly(client, path, body, expected):
     """RFC 6901 pointers: no empty token for a scorecard at the top of the body, and the
     box id escaped."""
     r = client.post(f"/v1/variants/bozo/{path}", json=body)
-    assert r.status_code == 422
+    assert r.status_code in (409, 422) and r.status_code == status_of(r.get_json()["type"])
     assert expected in [e["pointer"] for e in r.get_json()["errors"]], r.get_json()

@@ -1,5 +1,5 @@
 """The games resource over HTTP (games/turn, games/validate), and the one sheet check in
-every endpoint that reads a sheet (hands/score, moves/suggest: 422; scorecards/score: 200
+every endpoint that reads a sheet (hands/score, moves/suggest: 409; scorecards/score: 200
 with valid and problems)."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_an_illegal_move_is_its_own_problem_type(client):
     resp = client.post(turn_url("yahtzee"), json={
         "scorecard": {"boxes": {"five_of_a_kind": 50}}, "dice": [2, 2, 2, 2, 2], "throw": 3,
         "box": "chance"})
-    assert resp.status_code == 422
+    assert resp.status_code == 409
     assert resp.content_type == "application/problem+json"
     body = resp.get_json()
     assert body["type"] == "/problems/illegal-move" and body["code"] == "joker_forces_box"
@@ -72,7 +72,7 @@ def test_a_turn_on_an_impossible_sheet_is_an_inconsistent_request(client):
         "scorecard": {"boxes": {"ones": 7}}, "dice": [2, 2, 2, 2, 1], "throw": 3,
         "box": "twos"})
     body = resp.get_json()
-    assert resp.status_code == 422 and body["type"] == "/problems/inconsistent-request"
+    assert resp.status_code == 409 and body["type"] == "/problems/inconsistent-request"
     assert body["errors"][0]["pointer"] == "/scorecard/boxes/ones"
     assert body["errors"][0]["code"] == "value_not_achievable"
 
@@ -172,7 +172,7 @@ def test_games_need_players(client):
 def test_hands_score_refuses_an_impossible_sheet(client):
     resp = client.post("/v1/variants/yahtzee/hands/score", json={
         "dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"full_house": 24}}})
-    assert resp.status_code == 422
+    assert resp.status_code == 409
     assert resp.get_json()["errors"] == [{
         "pointer": "/scorecard/boxes/full_house", "code": "value_not_achievable",
         "detail": "24 cannot be scored in box 'full_house' with these rules (it can hold 0, "
@@ -183,7 +183,7 @@ def test_moves_suggest_refuses_bonuses_on_a_scratched_box(client):
     card = {"boxes": {"five_of_a_kind": 0}, "five_of_a_kind_bonuses": 2}
     resp = client.post("/v1/variants/yahtzee/moves/suggest", json={
         "dice": [1, 2, 3, 4, 5], "throw": 1, "scorecard": card})
-    assert resp.status_code == 422
+    assert resp.status_code == 409
     assert resp.get_json()["errors"][0]["code"] == "bonus_without_five_of_a_kind"
 
 

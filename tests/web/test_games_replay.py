@@ -230,7 +230,7 @@ def test_the_readme_games_examples_answer_as_shown(client):
     assert two.get_json()["earned"]["points"] == 125
     assert two.get_json()["totals"]["total"] == 175
     assert two.get_json()["scorecard"]["five_of_a_kind_bonuses"] == 1
-    assert three.status_code == 422 and three.get_json()["code"] == "joker_forces_box"
+    assert three.status_code == 409 and three.get_json()["code"] == "joker_forces_box"
     result = game.get_json()
     assert [(p["pointer"], p["code"]) for p in result["problems"]] == [
         ("/players/1/turns/1", "game_won")]

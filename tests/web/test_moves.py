@@ -7,6 +7,8 @@ import pytest
 from service.domain.rules import effective_rules
 from service.domain.variants import VARIANTS
 
+from .refusals import refused
+
 PROBLEM = "application/problem+json"
 URL = "/v1/variants/{}/moves/suggest"
 
@@ -73,7 +75,7 @@ def test_moves_are_a_union_on_action(client):
 ])
 def test_invalid_requests_are_problems(client, body, pointer):
     r = client.post(URL.format("generala"), json=body)
-    assert r.status_code == 422 and r.mimetype == PROBLEM
+    assert refused(r), r.get_json()
     assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
 
 
@@ -118,7 +120,7 @@ def test_advice_with_no_legal_move_later_leaves_those_keeps_out(client):
     sheet = {"columns": [full, full, full, last]}
     resp = client.post("/v1/variants/yahtzee/moves/suggest", json={
         "dice": [1, 1, 1, 1, 1], "throw": 2, "options": {"columns": True}, "scorecard": sheet})
-    assert resp.status_code == 422 and resp.mimetype == PROBLEM
+    assert resp.status_code == 409 and resp.mimetype == PROBLEM
     body = client.post("/v1/variants/yahtzee/moves/suggest", json={
         "dice": [1, 1, 1, 1, 1], "throw": 1, "options": {"columns": True},
         "scorecard": sheet}).get_json()

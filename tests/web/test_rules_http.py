@@ -18,6 +18,7 @@ from ..domain.test_rules_columns_house import (
 from ..domain.test_rules_general_family import G11, GA, G
 from ..domain.test_rules_yahtzee import FIVE_FOURS, MAX_SHEET
 from ..domain.test_rules_yatzy_maxi_yacht import MX, YT, YZ
+from .refusals import refused
 
 
 @pytest.mark.parametrize("variant", THIRTEEN)
@@ -55,10 +56,10 @@ def test_column_order_http(client):
 
 
 @pytest.mark.parametrize(("variant", "options", "overrides", "ptr"), BAD_OVERRIDES[:6])
-def test_override_error_is_a_422_http(client, variant, options, overrides, ptr):
+def test_override_error_is_refused_over_http(client, variant, options, overrides, ptr):
     body = {"dice": [1, 2, 3, 4, 5], "rules": overrides}
     r = client.post(f"/v1/variants/{variant}/hands/score", json=body)
-    assert r.status_code == 422
+    assert refused(r), r.get_json()
     assert ptr in [e["pointer"] for e in r.get_json()["errors"]]
 
 
@@ -228,4 +229,4 @@ def test_maxi_six_dice_http():
     assert cats["villa"] == 24
     assert cats["chance"] == 24
     r = c.post("/v1/variants/maxi_yatzy/hands/score", json={"dice": [2, 2, 2, 6, 6]})
-    assert r.status_code == 422
+    assert r.status_code == 409

@@ -20,12 +20,11 @@ _game_schema = GameSchema()
 
 TURN_ERRORS_DOC = {
     **ERRORS_DOC,
-    "422": problem_doc("The body breaks the schema (`/problems/invalid-request`), or matches "
-                       "it but not the rules (`/problems/inconsistent-request`: a sheet no game "
-                       "could produce, dice or throw not possible, a box the sheet lacks), or an "
-                       "illegal move (`/problems/illegal-move`, with `code`: box_filled, "
-                       "joker_forces_box, out_of_order, first_throw_only, game_won, "
-                       "game_over, box_required)"),
+    "409": problem_doc("The body matches the schema but not the rules "
+                       "(`/problems/inconsistent-request`: a sheet no game could produce, dice "
+                       "or throw not possible, a box the sheet lacks), or the move is illegal "
+                       "(`/problems/illegal-move`, with `code`: box_filled, joker_forces_box, "
+                       "out_of_order, first_throw_only, game_won, game_over, box_required)"),
 }
 
 
@@ -66,7 +65,7 @@ class GameTurn(MethodView):
         `scorecard` is the sheet to send with the next turn: boxes, five-of-a-kind bonuses,
         saved throws (Maxi Yatzy) and `won` filled in by the service. `earned` says what the
         turn added; `totals`, `turn`, `turns_left`, `game_over` and `won` where the game
-        stands. A placement the rules forbid is a 422 `/problems/illegal-move` whose `code`
+        stands. A placement the rules forbid is a 409 `/problems/illegal-move` whose `code`
         names the rule. Send a list to play many turns (of different sheets) at once.
         """
         return answer_one_or_many(variant, _turn_schema, _turn_one)
