@@ -93,7 +93,7 @@ class Step:
     body: Any
     status: int
     check: Callable[[Any], bool]
-    # seconds to keep asking while the answer is the documented 503 (a table being built by
+    # seconds to keep asking while the answer is the documented 202 (a table being built by
     # the pod's build process), as a client honouring Retry-After does
     wait_for_build: float = 0.0
 
@@ -492,7 +492,7 @@ def play(base_url: str) -> list[dict[str, Any]]:
         deadline = time.monotonic() + step.wait_for_build
         while True:
             status, ctype, body = request(base_url, step.method, step.path, step.body)
-            if status != 503 or time.monotonic() > deadline:
+            if status != 202 or time.monotonic() > deadline:
                 break
             time.sleep(1.0)
         text = body.decode(errors="replace")

@@ -110,13 +110,13 @@ class Settings:
     # ADVISOR_BUILDS: where a table that is not on disk yet gets built. "background": by the
     # pod's build process (one build at a time, at a lower CPU priority, shared by every
     # worker through ADVISOR_BUILD_DIR); the request waits up to ADVISOR_BUILD_WAIT seconds,
-    # then gets 503 with Retry-After. "inline": inside the request (tests, one local user).
+    # then gets 202 with Retry-After. "inline": inside the request (tests, one local user).
     advisor_builds: str = "background"
     # ADVISOR_BUILD_DIR: writable directory of the build queue and of the tables built in the
     # background. Empty: "house-rules" inside ADVISOR_TABLE_DIR when that is writable, else
     # a directory in the system's temporary directory.
     advisor_build_dir: str = ""
-    # ADVISOR_BUILD_WAIT: seconds a request waits for a table being built before its 503.
+    # ADVISOR_BUILD_WAIT: seconds a request waits for a table being built before its 202.
     advisor_build_wait: float = 1.0
     # ADVISOR_BUILD_QUEUE: most tables waiting to be built in a pod; beyond it, 429.
     advisor_build_queue: int = 16

@@ -405,7 +405,7 @@ class MomentCache:
 
     Missing tables: `elsewhere(rs, load, builtin)` has them built elsewhere and returns what
     `load` finds once they are on disk (the Analyst passes the pod's build process:
-    `background.await_build`, which raises `TableBuilding`, a 503 with Retry-After, while it
+    `background.await_build`, which raises `TableBuilding`, a 202 with Retry-After, while it
     works); without it, or with ``here=True`` (the master's warm-up, the command line,
     tests), they are built in this process and saved where they would be found (built-ins)
     or kept in memory.

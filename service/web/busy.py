@@ -1,25 +1,28 @@
-"""Answers for requests the advisor cannot serve yet: its table is being built (503) or the
-pod's build queue has no room (429), both with Retry-After, as RFC 9457 problems.
+"""Answers for requests the advisor cannot serve yet: its table is being built (202
+Accepted: the build was started for this request, ask again) or the pod's build queue has no
+room (429, an RFC 9457 problem), both with Retry-After.
 
 `register_busy_handlers(app)` installs them (the application factory calls it); `BUSY_DOC`
 is what the OpenAPI document says of them on the endpoints that use the advisor.
+
+A table being built is a 202 and not a 503: the service is up and has accepted the work (the
+build runs in the pod's build process, once for every worker); the request is answered in
+full when asked again after Retry-After seconds. It is the asynchronous request-reply
+pattern, with the request itself as the address to ask again.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
+import marshmallow as ma
 from flask import Flask, Response
 
 from ..advisor.background import BuildFailed, BuildQueueFull, TableBuilding
 from .openapi import problem_doc
-from .problems import (
-    TYPE_BUILD_QUEUE_FULL,
-    TYPE_TABLE_BUILD_FAILED,
-    TYPE_TABLE_BUILDING,
-    problem_response,
-)
+from .problems import TYPE_BUILD_QUEUE_FULL, TYPE_TABLE_BUILD_FAILED, problem_response
 
 log = logging.getLogger(__name__)
 
@@ -28,35 +31,59 @@ _RETRY_AFTER = {"Retry-After": {
     "description": "Seconds to wait before asking again", "schema": {"type": "integer",
                                                                    "minimum": 1}}}
 
+
+class TableBuildingSchema(ma.Schema):
+    """Not yet: the table of these rules is being built; the same request, asked again after
+    Retry-After seconds, is answered in full."""
+
+    status = ma.fields.String(required=True, validate=ma.validate.OneOf(["building"]),
+                              metadata={"description": "Always `building`"})
+    building = ma.fields.String(required=True, validate=ma.validate.OneOf(
+        ["table", "analysis table (moments)"]), metadata={
+        "description": "What is being built: the advisor's `table` of these rules, or the "
+                       "`analysis table (moments)` that position values, game analysis and "
+                       "win probabilities also need"})
+    waiting = ma.fields.Integer(required=True, validate=ma.validate.Range(min=0), metadata={
+        "description": "Tables waiting to be built in this server, this one included"})
+    retry_after = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1), metadata={
+        "description": "Seconds to wait before asking again (also the Retry-After header)"})
+    detail = ma.fields.String(required=True, metadata={"description": "The same, in words"})
+
+
 BUSY_DOC: dict[str, Any] = {
+    "202": {"description": (
+        "Accepted, not answered yet: the table of these rules (options and house rules) is "
+        "being built, in the background, once per pod (for position values, game analysis "
+        "and win probabilities also its analysis tables: the mean and second moment of every "
+        "state, seconds of work once per table of rules, built-in variants included); it was "
+        "not ready within a second. Ask again after Retry-After seconds: the same request "
+        "then answers at once"),
+        "headers": _RETRY_AFTER,
+        "content": {"application/json": {"schema": {
+            "$ref": "#/components/schemas/TableBuilding"}}}},
     "429": {**problem_doc(
         "Too many tables waiting to be built: the pod's build queue is full, or this client "
         "already has as many tables waiting as it may (`ADVISOR_BUILD_QUEUE`, "
         f"`ADVISOR_BUILD_QUEUE_PER_CLIENT`). Problem type `{TYPE_BUILD_QUEUE_FULL}`; ask "
         "again after Retry-After seconds"), "headers": _RETRY_AFTER},
-    "503": {**problem_doc(
-        "The table of these rules (options and house rules) is being built, in the "
-        "background, once per pod (for position values, game analysis and win "
-        "probabilities also its analysis tables: the mean and second moment of every "
-        "state, seconds of work once per table of rules, built-in variants included); it "
-        "was not ready within a second. Problem type "
-        f"`{TYPE_TABLE_BUILDING}`; ask again after Retry-After seconds (the same request "
-        "then answers at once)"), "headers": _RETRY_AFTER},
 }
 
 
 def register_busy_handlers(app: Flask) -> None:
-    """Turn the advisor's "not yet" errors into 503/429 problems with Retry-After. (The
+    """Turn the advisor's "not yet" errors into 202 (building) and 429 (queue full) answers
+    with Retry-After. (The
     client a build is queued for, the per-client limit's key, is named by the ops
     middleware: `ops.OpsMiddleware`.)"""
 
     @app.errorhandler(TableBuilding)
     def _building(err: TableBuilding) -> Response:
-        return problem_response(
-            503, "Table being built",
-            f"The advisor's {err.what} for these rules is being built ({err.waiting} table(s) "
-            f"waiting in this server); ask again in {err.retry_after} s",
-            TYPE_TABLE_BUILDING, headers={"Retry-After": str(err.retry_after)})
+        body = {"status": "building", "building": err.what, "waiting": err.waiting,
+                "retry_after": err.retry_after,
+                "detail": f"The advisor's {err.what} for these rules is being built "
+                          f"({err.waiting} table(s) waiting in this server); ask again in "
+                          f"{err.retry_after} s"}
+        return Response(json.dumps(body), status=202, mimetype="application/json",
+                        headers={"Retry-After": str(err.retry_after)})
 
     @app.errorhandler(BuildQueueFull)
     def _full(err: BuildQueueFull) -> Response:

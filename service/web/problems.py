@@ -28,7 +28,6 @@ TYPE_INVALID = "/problems/invalid-request"
 TYPE_INCONSISTENT = "/problems/inconsistent-request"
 TYPE_UNKNOWN_VARIANT = "/problems/unknown-variant"
 TYPE_ILLEGAL_MOVE = "/problems/illegal-move"
-TYPE_TABLE_BUILDING = "/problems/table-building"
 TYPE_BUILD_QUEUE_FULL = "/problems/build-queue-full"
 TYPE_TABLE_BUILD_FAILED = "/problems/table-build-failed"
 TYPE_NOT_FOUND = "/problems/not-found"
@@ -60,8 +59,6 @@ PROBLEM_TYPES: dict[str, tuple[int, str]] = {
     TYPE_ILLEGAL_MOVE: (409, "The move is well formed but the rules do not allow it on this "
                              "sheet (it conflicts with the game's state); `code` says which "
                              "rule (docs/problems.md)"),
-    TYPE_TABLE_BUILDING: (503, "The advisor's table for these rules is being built; ask again "
-                               "after Retry-After seconds"),
     TYPE_BUILD_QUEUE_FULL: (429, "Too many tables are waiting to be built (for the pod or "
                                  "for this client); ask again after Retry-After seconds"),
     TYPE_TABLE_BUILD_FAILED: (500, "The advisor's table for these rules could not be built"),

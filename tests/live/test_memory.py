@@ -63,7 +63,7 @@ def test_memory_after_a_flood_of_house_rules_stays_within_the_bound(tables):
                 body = {"dice": [1, 2, 3, 4, 5], "throw": 1, "rules": rules,
                         **({"options": options} if options else {})}
                 status, _, _ = post(srv.port, f"/v1/variants/{vid}/moves/suggest", body)
-                assert status in (200, 429, 503)
+                assert status in (200, 202, 429)
                 if status == 200:
                     wanted.remove(item)
                     for dice in ([1, 1, 1, 1, 1], [2, 3, 4, 5, 6], [6, 6, 5, 5, 1]):

@@ -204,9 +204,9 @@ def test_win_probability_errors(client, body, pointer):
 # --------------------------------------------------------------------------- builds
 
 
-def test_analysis_tables_building_is_a_503_with_retry_after(tmp_path):
+def test_analysis_tables_building_is_a_202_with_retry_after(tmp_path):
     """With background builds, a position whose moment tables are missing (built-in variant
-    included) answers the documented 503 while the build process makes them; then 200."""
+    included) answers the documented 202 while the build process makes them; then 200."""
     from service.advisor.background import Builder
     from service.config import Settings
     from service.web.app import advisor_of, create_app
@@ -220,11 +220,11 @@ def test_analysis_tables_building_is_a_503_with_retry_after(tmp_path):
     client = app.test_client()
     body = {"scorecard": {"boxes": GENERALA_UPPER}}
     r = post(client, "generala/positions/value", body)
-    assert r.status_code == 503 and r.mimetype == PROBLEM
-    problem = r.get_json()
-    assert problem["type"] == "/problems/table-building"
-    assert "analysis table" in problem["detail"]
-    assert int(r.headers["Retry-After"]) >= 1
+    assert r.status_code == 202 and r.mimetype == "application/json"
+    pending = r.get_json()
+    assert pending["status"] == "building" and "analysis table" in pending["detail"]
+    assert pending["building"] == "analysis table (moments)" and pending["waiting"] == 1
+    assert int(r.headers["Retry-After"]) == pending["retry_after"] >= 1
     job = advisor.builds.jobs()[0]
     assert job["kind"] == "moments" and job["client"] == "127.0.0.1"
     Builder(advisor.builds.settings).build(job)

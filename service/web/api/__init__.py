@@ -9,6 +9,7 @@ from flask_smorest import Api
 
 from ... import __version__
 from .. import analysis_schemas, game_schemas, schemas
+from ..busy import TableBuildingSchema
 from ..openapi import VariantConverter, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
 from ..variant_spec import specialise
@@ -20,6 +21,7 @@ BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp, pos
 # Schemas referenced by name from hand-written request/response docs (batch = oneOf).
 COMPONENTS = {
     "Problem": ProblemSchema,
+    "TableBuilding": TableBuildingSchema,
     "HandValidateRequest": schemas.HandValidateRequestSchema,
     "HandValidation": schemas.HandValidationSchema,
     "HandScoreRequest": schemas.HandScoreRequestSchema,

@@ -24,7 +24,7 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
     sheet = sheet_for(rs, item)
     throw = item["throw"]
     # Built-in tables are loaded at start-up; a house-rules table is built once per pod by
-    # the build process while this waits up to a second, else 503 + Retry-After (busy.py).
+    # the build process while this waits up to a second, else 202 + Retry-After (busy.py).
     result = current_app.extensions["advisor"].suggest(rs, item["dice"], throw, sheet,
                                                        item.get("em_baixo", False),
                                                        client=request.remote_addr or "")
@@ -63,7 +63,7 @@ class MoveSuggestion(MethodView):
         column sheets and Maxi Yatzy are approximations (`exact: false`, see `method`).
         The table of new rules (house rules, non-default options) is built once per server,
         in the background, the first time it is asked for: the request waits up to a second,
-        then gets 503 with Retry-After (429 when too many tables are waiting); asked again
+        then gets 202 with Retry-After (429 when too many tables are waiting); asked again
         later, it answers at once.
 
         With `coach: true` every keep also says where the turn is likely to end under the

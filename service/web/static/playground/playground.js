@@ -83,13 +83,22 @@ function label(boxId) {
 }
 
 async function api(method, path, body) {
-  const res = await fetch(path, {
-    method, headers: body ? { "Content-Type": "application/json" } : {},
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const data = await res.json();
-  if (!res.ok) throw new Error(data.detail || `${res.status}`);
-  return data;
+  // 202: the advisor's table of these rules is being built; the same request, asked again
+  // after Retry-After seconds, gets the answer (a few tries, then the detail is shown).
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(path, {
+      method, headers: body ? { "Content-Type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const data = await res.json();
+    if (res.status === 202 && attempt < 20) {
+      const wait = Number(res.headers.get("Retry-After")) || data.retry_after || 1;
+      await new Promise((done) => setTimeout(done, wait * 1000));
+      continue;
+    }
+    if (!res.ok || res.status === 202) throw new Error(data.detail || `${res.status}`);
+    return data;
+  }
 }
 
 function common() {
