@@ -79,6 +79,12 @@ def dice_field(**kw: object) -> fields.Field:
     return DiceField(**kw)
 
 
+#: What an unknown box id is told (the variant's own list comes from the core's check, or
+#: GET /v1/variants/{variant})
+_UNKNOWN_BOX = ("Unknown box {!r}; box ids are " + ", ".join(ALL_BOX_IDS)
+                + " (each variant's own: GET /v1/variants/{{variant}})")
+
+
 class BoxValuesField(fields.Field):
     """Box id → points entered (0 = scratched), null or absent = open.
 
@@ -100,7 +106,7 @@ class BoxValuesField(fields.Field):
         errors: dict[str, list[str]] = {}
         for k, v in value.items():
             if k not in self._ids:
-                errors[k] = ["Unknown field."]
+                errors[k] = [_UNKNOWN_BOX.format(k)]
             elif v is not None and type(v) is not int:
                 errors[k] = ["Not a valid integer."]
             elif v is not None and not 0 <= v <= MAX_VALUE:
