@@ -34,7 +34,7 @@ import numpy as np
 
 from . import kernel
 from .distribution import Distribution
-from .model import KIND_UPPER
+from .model import KIND_TRACKED, KIND_UPPER
 
 ASSUMPTIONS = (
     "Every player plays the advisor's strategy (maximising their own expected final score), "
@@ -224,25 +224,56 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need):
     return res
 
 
-def gain_bounds(kd: object, mask0: int) -> Callable[[int], int]:
-    """For a state reached from `mask0`, at least the most points the boxes filled since can
-    have given (box scores, Joker values, the five-of-a-kind bonus once the five-of-a-kind
-    box is filled, the upper bonus once); for the full sheet, all the points still to come."""
+def gain_bounds(kd: object, mask0: int, u0: int | None = None
+                ) -> Callable[..., int]:
+    """For a state reached from the position (`mask0`, upper code `u0`), at least the most
+    points the boxes filled since can have given; for the full sheet, all the points still
+    to come. `bound(mask)` counts each new box at its best score (Joker values included),
+    the five-of-a-kind bonus on every other new box once the five-of-a-kind box is filled,
+    and the upper bonus once; `bound(mask, u, fl)` also reads the state's upper code and
+    flags: while the upper bonus can still be won (u below the threshold) the upper boxes
+    gave exactly u - u0 and no bonus yet, a bonus already settled at the position (u0 at
+    the threshold) gives nothing more, a tracked box (five of a kind, a box another one
+    needs) whose flag is clear was scratched, and the five-of-a-kind bonus needs the box made
+    where the rules say so (its flag)."""
     top = [int(np.ceil(max(float(kd.reward[:, b].max()), float(kd.joker_value[b].max()))))
            for b in range(kd.nb)]
     upper = [int(kd.kind[b]) == KIND_UPPER for b in range(kd.nb)]
+    tracked = [int(kd.trk_bit[b]) if int(kd.kind[b]) == KIND_TRACKED else -1
+               for b in range(kd.nb)]
+    threshold = int(kd.threshold)
 
-    def bound(mask: int) -> int:
+    def bound(mask: int, u: int | None = None, fl: int | None = None) -> int:
         new = mask & ~mask0
         boxes = [b for b in range(kd.nb) if new >> b & 1]
-        total = sum(top[b] for b in boxes)
-        if kd.five_box >= 0 and mask >> kd.five_box & 1:
+        # a tracked box whose flag is clear was scratched (`kernel.placement`)
+        total = sum(top[b] for b in boxes if not upper[b] and not (
+            fl is not None and tracked[b] >= 0 and not fl >> tracked[b] & 1))
+        ups = [b for b in boxes if upper[b]]
+        if threshold > 0 and u is not None and u0 is not None and u < threshold:
+            total += u - u0  # the upper total itself: no bonus yet
+        else:
+            total += sum(top[b] for b in ups)
+            settled = u0 is not None and u0 >= threshold
+            if threshold > 0 and ups and not settled:
+                total += int(kd.amount)
+        if kd.five_box >= 0 and mask >> kd.five_box & 1 and (
+                fl is None or kd.bonus_bit < 0 or fl >> kd.bonus_bit & 1):
             total += int(kd.bonus_amount) * sum(1 for b in boxes if b != kd.five_box)
-        if kd.threshold > 0 and any(upper[b] for b in boxes):
-            total += int(kd.amount)
         return total
 
     return bound
+
+
+def reachable_from(levels: list[np.ndarray], state: tuple[int, int, int]
+                   ) -> list[np.ndarray]:
+    """The states of `levels` (per number of filled boxes) a one-part state can lead to,
+    itself left out: its boxes filled and more, an upper code no lower (totals only grow;
+    the threshold's code stands for both reached and out of reach), its flags still set (a
+    box, once filled, keeps its score)."""
+    mask0, u0, fl0 = state
+    return [lv[((lv[:, 0] & mask0) == mask0) & (lv[:, 0] != mask0) & (lv[:, 1] >= u0)
+               & ((lv[:, 2] & fl0) == fl0)] for lv in levels]
 
 
 def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
@@ -255,11 +286,9 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
     sol = st.parts[0].solution
     kd, m = sol.kd, sol.model
     width = len(util)
-    mask0 = state[0]
-    gains = gain_bounds(kd, mask0)
+    gains = gain_bounds(kd, state[0], state[1])
     slot_of = -np.ones(m.table_shape, np.int64)
-    todo = [lv[((lv[:, 0] & mask0) == mask0) & (lv[:, 0] != mask0)]
-            for lv in levels]
+    todo = reachable_from(levels, state)
     W = np.zeros((sum(len(x) for x in todo) + 1, width))
     slot = 0
     full = (1 << m.nb) - 1
@@ -271,7 +300,7 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
             else:
                 # only the own totals this state can have been reached with: the rest of
                 # its row is never read by a reachable one (it stays 0)
-                need = min(width, gains(mask) + 1)
+                need = min(width, gains(mask, u, fl) + 1)
                 W[slot, :need] = state_win(kd, W, slot_of, mask, u, fl, width, 1, -1,
                                            need)[0]
             slot_of[mask, u, fl] = slot

@@ -478,23 +478,37 @@ def test_winning_move_on_the_last_box_is_the_exact_chance():
     assert move["max_win"]["win_share"] == pytest.approx(expected, abs=1e-9)
 
 
-def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypatch):
-    """Each state's win row is computed only over the own totals it can have been reached
-    with (`winprob.gain_bounds`); over every total instead, the shares are the same."""
+@pytest.mark.parametrize("mine", [
+    # the upper bonus still to win, the five-of-a-kind box open
+    {"fours": 12, "fives": 15, "sixes": 18, "three_of_a_kind": 20, "four_of_a_kind": 0,
+     "full_house": 25, "small_straight": 30, "large_straight": 40, "chance": 22},
+    # the five-of-a-kind box made (bonuses to come), the upper bonus still to win
+    {"fours": 12, "fives": 15, "sixes": 18, "three_of_a_kind": 20, "five_of_a_kind": 50,
+     "full_house": 25, "small_straight": 30, "large_straight": 40, "chance": 22},
+    # the five-of-a-kind box scratched, the upper bonus out of reach
+    {"ones": 1, "twos": 2, "sixes": 12, "three_of_a_kind": 20, "five_of_a_kind": 0,
+     "full_house": 25, "small_straight": 30, "large_straight": 40, "chance": 22},
+])
+def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypatch, mine):
+    """Each state's win row is computed only for the states the position can lead to
+    (`winprob.reachable_from`) and over the own totals it can have been reached with
+    (`winprob.gain_bounds`, which reads the state's upper total and flags); for every state
+    with the position's boxes filled, over every total, the shares are the same."""
     from service.advisor import winprob
 
     rs = effective_rules("yahtzee")
-    me = parse_scorecard(rs, {"boxes": {"fours": 12, "fives": 15, "sixes": 18,
-                                        "three_of_a_kind": 20, "four_of_a_kind": 0,
-                                        "full_house": 25, "small_straight": 30,
-                                        "large_straight": 40, "chance": 22}})
+    me = parse_scorecard(rs, {"boxes": mine})
     them = parse_scorecard(rs, {"boxes": {"ones": 3, "twos": 6, "fours": 12, "fives": 15,
                                           "sixes": 24, "three_of_a_kind": 25,
                                           "five_of_a_kind": 50, "full_house": 25,
                                           "small_straight": 30, "large_straight": 40}})
     dice, throw = [2, 3, 3, 5, 5], 2
+    ANALYST.dists.clear()
     fast = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
-    monkeypatch.setattr(winprob, "gain_bounds", lambda kd, mask0: lambda mask: 10**6)
+    monkeypatch.setattr(winprob, "gain_bounds",
+                        lambda kd, mask0, u0=None: lambda mask, u=None, fl=None: 10**6)
+    monkeypatch.setattr(winprob, "reachable_from", lambda levels, state: [
+        lv[((lv[:, 0] & state[0]) == state[0]) & (lv[:, 0] != state[0])] for lv in levels])
     ANALYST.dists.clear()
     full = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
     assert fast["computed"] and fast == full
