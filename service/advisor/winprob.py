@@ -136,6 +136,8 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
             for a in range(need):
                 oh[a] = -1.0
             for b in range(kd.nb):
+                if mask >> b & 1:  # filled: never legal (skips placement's work)
+                    continue
                 legal, score, bonus, nmask, nu, nfl = kernel.placement(kd, mask, u, fl, h,
                                                                       first, b)
                 if not legal:
