@@ -13,7 +13,6 @@ pattern, with the request itself as the address to ask again.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -21,6 +20,7 @@ import marshmallow as ma
 from flask import Flask, Response
 
 from ..advisor.background import BuildFailed, BuildQueueFull, TableBuilding
+from .body import json_response
 from .openapi import problem_doc
 from .problems import TYPE_BUILD_QUEUE_FULL, TYPE_TABLE_BUILD_FAILED, problem_response
 
@@ -71,9 +71,8 @@ BUSY_DOC: dict[str, Any] = {
 
 def register_busy_handlers(app: Flask) -> None:
     """Turn the advisor's "not yet" errors into 202 (building) and 429 (queue full) answers
-    with Retry-After. (The
-    client a build is queued for, the per-client limit's key, is named by the ops
-    middleware: `ops.OpsMiddleware`.)"""
+    with Retry-After. (The client a build is queued for, the per-client limit's key, is
+    named by the ops middleware: `ops.OpsMiddleware`.)"""
 
     @app.errorhandler(TableBuilding)
     def _building(err: TableBuilding) -> Response:
@@ -82,8 +81,7 @@ def register_busy_handlers(app: Flask) -> None:
                 "detail": f"The advisor's {err.what} for these rules is being built "
                           f"({err.waiting} table(s) waiting in this server); ask again in "
                           f"{err.retry_after} s"}
-        return Response(json.dumps(body), status=202, mimetype="application/json",
-                        headers={"Retry-After": str(err.retry_after)})
+        return json_response(body, 202, {"Retry-After": str(err.retry_after)})
 
     @app.errorhandler(BuildQueueFull)
     def _full(err: BuildQueueFull) -> Response:
