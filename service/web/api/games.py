@@ -7,7 +7,7 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
-from ...domain.games import play_turn, scorecard_data, sheet_totals, validate_game
+from ...domain.games import MOVE_CODES, play_turn, scorecard_data, sheet_totals, validate_game
 from ..batch import answer_one_or_many
 from ..body import rules_for, sheet_for
 from ..game_schemas import MAX_BATCH_GAMES, GameSchema, TurnRequestSchema
@@ -23,8 +23,7 @@ TURN_ERRORS_DOC = {
     "409": problem_doc("The body matches the schema but not the rules "
                        "(`/problems/inconsistent-request`: a sheet no game could produce, dice "
                        "or throw not possible, a box the sheet lacks), or the move is illegal "
-                       "(`/problems/illegal-move`, with `code`: box_filled, joker_forces_box, "
-                       "out_of_order, first_throw_only, game_won, game_over, box_required)"),
+                       f"(`/problems/illegal-move`, with `code`: {', '.join(MOVE_CODES)})"),
 }
 
 
