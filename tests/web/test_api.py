@@ -7,7 +7,9 @@ import pytest
 from service.config import Settings
 from service.domain.variants import UPPER_IDS, VARIANT_IDS, VARIANTS
 from service.web.app import create_app
-from service.web.problems import TYPE_INCONSISTENT, TYPE_INVALID, status_of
+from service.web.problems import TYPE_ILLEGAL_MOVE, status_of
+
+from .refusals import refused
 
 PROBLEM = "application/problem+json"
 #: assert_problem's status for a request refused by the schema or by a rule of the variant
@@ -20,7 +22,7 @@ def assert_problem(resp, status, pointer=None):
     is answered with that status, naming `pointer`."""
     body = resp.get_json()
     if status is REJECTED:
-        assert body["type"] in (TYPE_INVALID, TYPE_INCONSISTENT), body
+        assert refused(resp) and body["type"] != TYPE_ILLEGAL_MOVE, body
         status = status_of(body["type"])
     assert resp.status_code == status, resp.get_data(as_text=True)
     assert resp.mimetype == PROBLEM
