@@ -24,8 +24,10 @@ run: setup
 lint: setup
 	$(BIN)/ruff check .
 
+# The timing tests (hostile clients against a live server) run after the rest, alone.
 test: setup lint
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q -m "not timing"
+	$(BIN)/python -m pytest -q -m timing
 
 spec: setup
 	$(BIN)/python -m service.web.spec > openapi/openapi.json

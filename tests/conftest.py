@@ -36,11 +36,17 @@ def advisor(app):
 #: other (`--dist=loadgroup`), so they neither slow each other down nor share the CPU with a
 #: load test (the container steps start gunicorn within a time limit).
 LIVE = ("tests/live/", "tests/deploy/test_container_steps.py")
+#: Tests that time probes and throughput against hostile clients: marked `timing`, which
+#: `make test` runs after the rest, alone on the machine (beside the suite's other xdist
+#: worker, a build or a fuzz run has stalled a probe past its timeout).
+TIMING = ("tests/live/test_hostile_clients.py",)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the live-server tests in one xdist group."""
+    """Put the live-server tests in one xdist group; mark the timing ones."""
     for item in items:
         path = str(item.fspath).replace(os.sep, "/")
         if any(part in path for part in LIVE):
             item.add_marker(pytest.mark.xdist_group("live"))
+        if any(part in path for part in TIMING):
+            item.add_marker(pytest.mark.timing)

@@ -12,7 +12,8 @@ from .hostile import HAND_URL, Normal, Process, Tally, post
 
 SUGGEST = "/v1/variants/{}/moves/suggest"
 #: Fraction of their throughput normal clients must keep. The issue's target is 0.8; the
-#: tests run beside the rest of the suite on a shared machine, so they allow some noise
+#: tests run on a shared machine (after the rest of the suite: marker `timing`), so they
+#: allow some noise
 #: (the figures measured alone are in docs/deploy.md).
 KEEP = 0.6
 #: Seconds a probe may take: the chart's probe timeoutSeconds. The issue's target is 1 s,
