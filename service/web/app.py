@@ -14,6 +14,7 @@ from ..advisor.background import BuildQueue, BuildSettings, default_build_dir
 from ..config import Settings
 from .api import register_api
 from .busy import register_busy_handlers
+from .fast import ScoringFastPath
 from .ops import init_ops
 from .pages import pages
 
@@ -51,6 +52,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     register_api(app)
     app.register_blueprint(pages)
     register_busy_handlers(app)
+    # the scoring endpoints' common case, without Flask's dispatch (inside the ops layer)
+    app.wsgi_app = ScoringFastPath(app, app.wsgi_app)  # type: ignore[method-assign]
     init_ops(app, settings)
     return app
 

@@ -89,7 +89,7 @@ def read_json() -> Any:
     except orjson.JSONDecodeError as exc:
         raise RequestProblem(422, "Invalid request", f"The request body is not JSON: {exc}",
                              [Problem("", "not valid JSON")]) from None
-    if _MAY_HOLD_FLOAT.search(raw):
+    if MAY_HOLD_FLOAT.search(raw):
         data = integral_numbers(data)
     return data
 
@@ -104,7 +104,7 @@ def is_json_media(content_type: str) -> bool:
 #: A number written with a fraction or an exponent (`4.0`, `4e0`) can only be where a digit is
 #: followed by one of these, and an integer beyond 64 bits (which orjson reads as a float) has
 #: 19 digits or more; most bodies have neither and skip the walk.
-_MAY_HOLD_FLOAT = re.compile(rb"[0-9][.eE]|[0-9]{19}")
+MAY_HOLD_FLOAT = re.compile(rb"[0-9][.eE]|[0-9]{19}")
 
 
 def integral_numbers(data: Any) -> Any:

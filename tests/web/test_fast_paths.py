@@ -1,16 +1,21 @@
-"""The fast request checks agree with the marshmallow schemas they shortcut.
+"""The fast paths agree with what they shortcut.
 
-A fast check may only accept what the schema accepts, and must then give the same data;
-whatever it declines goes through the schema.
+A fast request check (`fast_load`) may only accept what the marshmallow schema accepts, and
+must then give the same data; whatever it declines goes through the schema. The scoring
+endpoints' WSGI fast path (`service.web.fast`) must answer exactly as Flask does.
 """
 
 from __future__ import annotations
+
+import io
+import json
 
 import marshmallow as ma
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.domain.variants import ALL_BOX_IDS
+from service.domain.variants import ALL_BOX_IDS, VARIANT_IDS, VARIANTS
+from service.web.fast import ScoringFastPath
 from service.web.schemas import HandScoreRequestSchema, ScorecardScoreRequestSchema
 
 odd = st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3),
@@ -54,3 +59,127 @@ def test_fast_path_takes_the_common_request():
     assert HandScoreRequestSchema.fast_load(body) is body
     assert HandScoreRequestSchema.fast_load({**body, "throw": True}) is None
     assert HandScoreRequestSchema.fast_load({**body, "dice": [1, 2, 3, 4, 7]}) is None
+
+
+# --------------------------------------------------------------------------- the WSGI fast path
+# service.web.fast.ScoringFastPath answers hands/score and scorecards/score without Flask's
+# dispatch when the request is the common case, and hands everything else to Flask. Its
+# answers must be Flask's, byte for byte and header for header.
+
+@st.composite
+def scoring_requests(draw):
+    """(path, raw body, Content-Type): mostly well-formed requests of a variant (dice of its
+    count, its boxes, its options), some of them breaking a rule (a value no hand scores);
+    one in five breaks something else: the shape, the media type, the JSON, or is a batch."""
+    variant = draw(st.sampled_from(VARIANT_IDS))
+    v = VARIANTS[variant]
+    broken = draw(st.integers(0, 4)) == 0
+    values = (st.one_of(st.none(), st.integers(-1, 60), st.sampled_from([1.0, 4.5, "x"]))
+              if broken else st.one_of(st.none(), st.sampled_from([0, 0, 3, 6, 12, 25, 50])))
+    sheet = {"boxes": draw(st.dictionaries(st.sampled_from([b.id for b in v.boxes]), values,
+                                           max_size=5))}
+    if draw(st.booleans()):
+        sheet["five_of_a_kind_bonuses"] = draw(st.integers(0, 2))
+    options = {}
+    if v.options and draw(st.integers(0, 3)) == 0:
+        option = draw(st.sampled_from(v.options))
+        options[option.name] = draw(st.sampled_from(list(option.choices)))
+    if draw(st.booleans()):
+        endpoint = "hands/score"
+        dice = (st.lists(st.integers(0, 7), min_size=4, max_size=7) if broken
+                else st.lists(st.integers(1, 6), min_size=v.dice, max_size=v.dice))
+        item = {"dice": draw(dice)}
+        if draw(st.booleans()):
+            item["throw"] = draw(st.integers(1, 3))
+        if draw(st.booleans()):
+            item["scorecard"] = sheet
+    else:
+        endpoint = "scorecards/score"
+        item = {**sheet, "final": draw(st.booleans())}
+    if options:
+        item["options"] = options
+    body = [item, item] if broken and draw(st.booleans()) else item
+    raw = json.dumps(body).encode()
+    if broken and draw(st.booleans()):
+        raw = raw.replace(b", ", b".0, ", 1)  # an integer written as a float, or broken JSON
+    content_type = "application/json"
+    if draw(st.integers(0, 5)) == 0:
+        content_type = draw(st.sampled_from([None, "application/json; charset=utf-8",
+                                             "application/problem+json", "text/plain"]))
+    return f"/v1/variants/{variant}/{endpoint}", raw, content_type
+
+
+def fast_path_of(app) -> ScoringFastPath:
+    fast = app.wsgi_app.wsgi_app  # under the ops middleware
+    assert isinstance(fast, ScoringFastPath)
+    return fast
+
+
+def answer(client, path, raw, content_type):
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    resp = client.post(path, data=raw, headers=headers)
+    return (resp.status, [h for h in resp.headers.items() if h[0] != "X-Request-ID"],
+            resp.get_data())
+
+
+@settings(max_examples=300, deadline=None)
+@given(scoring_requests())
+def test_fast_path_answers_as_flask_does(app, request_parts):
+    path, raw, content_type = request_parts
+    client = app.test_client()
+    fast = fast_path_of(app)
+    answered = answer(client, path, raw, content_type)
+    fast.enabled = False
+    try:
+        assert answered == answer(client, path, raw, content_type)
+    finally:
+        fast.enabled = True
+
+
+def test_fast_path_answers_the_common_case_without_flask(app):
+    fast = fast_path_of(app)
+    flask_app, calls = fast.wsgi_app, []
+
+    def counting(environ, start_response):
+        calls.append(environ["PATH_INFO"])
+        return flask_app(environ, start_response)
+
+    fast.wsgi_app = counting
+    client = app.test_client()
+    try:
+        hand = {"dice": [6, 6, 6, 6, 6], "throw": 3,
+                "scorecard": {"boxes": {"five_of_a_kind": 50, "sixes": 24}}}
+        resp = client.post("/v1/variants/yahtzee/hands/score", json=hand)
+        assert resp.status_code == 200 and resp.get_json()["joker"] is True
+        resp = client.post("/v1/variants/yatzy/scorecards/score",
+                           json={"boxes": {"ones": 3}, "final": True})
+        assert resp.status_code == 200 and resp.get_json()["total"] == 3
+        assert calls == []
+        # a batch, a rule broken, a body that is not JSON, a chunked body: Flask answers
+        assert client.post("/v1/variants/yahtzee/hands/score",
+                           json=[hand]).status_code == 200
+        assert client.post("/v1/variants/yahtzee/hands/score",
+                           json={"dice": [1, 2, 3, 4, 5, 6]}).status_code == 409
+        assert client.post("/v1/variants/yahtzee/hands/score", data=b"{",
+                           content_type="application/json").status_code == 422
+        chunked = client.post("/v1/variants/yahtzee/hands/score",
+                              input_stream=io.BytesIO(json.dumps(hand).encode()),
+                              headers={"Transfer-Encoding": "chunked",
+                                       "Content-Type": "application/json"},
+                              environ_overrides={"wsgi.input_terminated": True})
+        assert chunked.status_code == 200
+        assert len(calls) == 4
+        # the routes' metrics label is the same either way
+        resp = client.get("/metrics")
+        assert 'endpoint="/v1/variants/<variant:variant>/scorecards/score"' in resp.text
+    finally:
+        fast.wsgi_app = flask_app
+
+
+def test_fast_path_puts_the_body_back_for_flask(app):
+    """A request Flask answers after the fast path has read its body gets the whole body."""
+    client = app.test_client()
+    resp = client.post("/v1/variants/yahtzee/scorecards/score",
+                       json=[{"boxes": {"ones": 3}}, {"boxes": {"twos": 4}}])
+    assert resp.status_code == 200
+    assert [r["total"] for r in resp.get_json()] == [3, 4]

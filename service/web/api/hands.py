@@ -20,7 +20,8 @@ _score_schema = HandScoreRequestSchema()
 _validate_schema = HandValidateRequestSchema()
 
 
-def _score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one loaded hands/score item (also `fast.ScoringFastPath`'s)."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     result = score_hand(rs, item["dice"], item.get("throw"), sheet, item.get("em_baixo", False))
@@ -78,4 +79,4 @@ class HandScoring(MethodView):
         Without a scorecard every box is open. Send a list of requests to score many hands
         at once; the answer is the list of results in the same order.
         """
-        return answer_one_or_many(variant, _score_schema, _score_one)
+        return answer_one_or_many(variant, _score_schema, score_one)

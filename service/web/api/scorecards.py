@@ -19,7 +19,9 @@ blp = new_blueprint("scorecards", "Score whole scorecards")
 _schema = ScorecardScoreRequestSchema()
 
 
-def _score_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
+def score_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
+    """The answer to one loaded scorecards/score item, its problems' pointers under `base`
+    (also `fast.ScoringFastPath`'s)."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item, key=None, check=False)
     totals = score_sheet(rs, sheet, final=item.get("final", False))
@@ -47,4 +49,4 @@ class ScorecardScoring(MethodView):
         Each filled box says whether its value is achievable in that box. With `final: true`
         empty boxes count as scratches (0).
         """
-        return answer_one_or_many(variant, _schema, _score_one, with_base=True)
+        return answer_one_or_many(variant, _schema, score_one, with_base=True)
