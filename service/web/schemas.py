@@ -13,7 +13,14 @@ from ..domain.boxes import PATTERNS, SCORINGS
 from ..domain.consistency import SHEET_CODES
 from ..domain.dice import HAND_PATTERNS
 from ..domain.rules import BOX_OVERRIDE_FIELDS
-from ..domain.variants import ALL_BOX_IDS, COLUMN_ORDERS, LANGS, VARIANT_IDS, VARIANTS
+from ..domain.variants import (
+    ALL_BOX_IDS,
+    COLUMN_ORDERS,
+    LANGS,
+    VARIANT_IDS,
+    VARIANTS,
+    labels_for,
+)
 
 MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
@@ -96,7 +103,11 @@ class BoxValuesField(fields.Field):
                    "description": "Box id → points entered (0 = scratched); null or absent "
                                   "= open",
                    "properties": {b: {"type": ["integer", "null"], "minimum": 0,
-                                      "maximum": MAX_VALUE} for b in ALL_BOX_IDS}}
+                                      "maximum": MAX_VALUE,
+                                      "description": f"Points entered in the {b} box ("
+                                                     f"{labels_for(b)['en']}; 0 = "
+                                                     f"scratched); null or absent = open"}
+                                  for b in ALL_BOX_IDS}}
     _ids = frozenset(ALL_BOX_IDS)
 
     def _deserialize(self, value: object, attr: str | None, data: object,
