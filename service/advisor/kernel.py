@@ -88,78 +88,6 @@ def order_ok(order, nbox, mask, b, first):
     return first
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
-def five_sheet(kd, mask, fl, first):
-    """On a sheet whose five-of-a-kind box is filled: (whether a lower box may be filled now,
-    the five-of-a-kind bonus a five of a kind earns there)."""
-    any_lower = False
-    for i in range(kd.nb):
-        if kd.is_lower[i] and order_ok(kd.order, kd.nb, mask, i, first):
-            any_lower = True
-    bonus5 = 0.0
-    if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
-        bonus5 = float(kd.bonus_amount)
-    return any_lower, bonus5
-
-
-@nb.njit(cache=True, error_model="numpy", inline="always")
-def five_face(kd, mask, f, first):
-    """Five (or n) f's on such a sheet: (the hand, f's upper box or -1, whether that box may
-    be filled now, whether it is filled or absent)."""
-    mu = kd.up_box[f]
-    mu_ok = mu >= 0 and order_ok(kd.order, kd.nb, mask, mu, first)
-    mu_filled = mu < 0 or (mask >> mu & 1) != 0
-    return kd.five_hand[f], mu, mu_ok, mu_filled
-
-
-@nb.njit(cache=True, error_model="numpy", inline="always")
-def five_placement(kd, fi, first, mask, u, fl, f, b, mu, mu_ok, mu_filled, any_lower,
-                   bonus5):
-    """Filling box b with n f's on a sheet whose five-of-a-kind box is filled (the Joker and
-    bonus rules of `placement`, with `five_sheet` and `five_face` worked out once a sheet and
-    a face): (legal, the box's score, the points gained with bonuses, next mask, next upper
-    code, next flags). The block kernels (`score_pass`, `policy.score32`,
-    `moments.score_pass2`) all rescore these hands with it."""
-    if not order_ok(kd.order, kd.nb, mask, b, first):
-        return False, np.float32(0.0), 0.0, mask, u, fl
-    joker_box = False
-    if kd.joker == 1:
-        if mu_ok:
-            if b != mu:
-                return False, np.float32(0.0), 0.0, mask, u, fl
-        elif any_lower:
-            if not kd.is_lower[b]:
-                return False, np.float32(0.0), 0.0, mask, u, fl
-            joker_box = True
-    elif kd.joker == 2 and mu_filled:
-        joker_box = kd.is_lower[b]
-    score = kd.reward[fi, b, kd.five_hand[f]]
-    rb = kd.req_bit[b]
-    if rb >= 0 and not (fl >> rb & 1):
-        score = np.float32(0.0)
-    if joker_box:
-        score = kd.joker_value[b, f]
-    gain = np.float64(score)
-    if (not kd.bonus_matching) or b == mu:
-        gain += bonus5
-    nmask = mask | (1 << b)
-    nu = u
-    nfl = fl
-    if kd.kind[b] == KIND_UPPER:
-        if kd.threshold > 0 and u < kd.threshold:
-            tot = u + int(score)
-            if tot >= kd.threshold:
-                gain += kd.amount
-            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
-    elif kd.kind[b] == KIND_TRACKED:
-        bit = kd.trk_bit[b]
-        if score != 0:
-            nfl = fl | (1 << bit)
-        else:
-            nfl = fl & ~(1 << bit)
-    return True, score, gain, nmask, nu, nfl
-
-
 @nb.njit(cache=True, error_model="numpy")
 def placement(kd, mask, u, fl, h, first, b):
     """Filling box b with hand h: (legal, score, bonuses, next mask, next ucode, next flags).
@@ -272,25 +200,69 @@ def score_pass(kd, V, bm, bu, bf, first, S):
                 s[lane] = np.maximum(r * rm[lane] + w[lane], s[lane])
     if kd.five_box >= 0:
         # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
-        # (`five_placement`, the logic of `placement`, inlined in the block loop)
+        # (the same logic as `placement`, unrolled here to keep the block loop call-free).
+        order = kd.order
+        nbox = kd.nb
         for lane in range(L):
             mask = bm[lane]
             if not (mask >> kd.five_box & 1):
                 continue
             u = bu[lane]
             fl = bf[lane]
-            any_lower, bonus5 = five_sheet(kd, mask, fl, first)
+            any_lower = False
+            for i in range(nbox):
+                if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
+                    any_lower = True
+            bonus5 = 0.0
+            if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
+                bonus5 = kd.bonus_amount
             for f in range(1, 7):
-                h, mu, mu_ok, mu_filled = five_face(kd, mask, f, first)
+                h = kd.five_hand[f]
+                mu = kd.up_box[f]
+                mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
+                mu_filled = mu < 0 or (mask >> mu & 1)
                 best = NEG
-                for b in range(kd.nb):
-                    legal, _, gain, nmask, nu, nfl = five_placement(
-                        kd, fi, first, mask, u, fl, f, b, mu, mu_ok, mu_filled, any_lower,
-                        bonus5)
-                    if legal:
-                        v = gain + V[nmask, nu, nfl]
-                        if v > best:
-                            best = v
+                for b in range(nbox):
+                    if not order_ok(order, nbox, mask, b, first):
+                        continue
+                    joker_box = False
+                    if kd.joker == 1:
+                        if mu_ok:
+                            if b != mu:
+                                continue
+                        elif any_lower:
+                            if not kd.is_lower[b]:
+                                continue
+                            joker_box = True
+                    elif kd.joker == 2 and mu_filled:
+                        joker_box = kd.is_lower[b]
+                    score = kd.reward[fi, b, h]
+                    rb = kd.req_bit[b]
+                    if rb >= 0 and not (fl >> rb & 1):
+                        score = np.float32(0.0)
+                    if joker_box:
+                        score = kd.joker_value[b, f]
+                    gain = np.float64(score)
+                    if (not kd.bonus_matching) or b == mu:
+                        gain += bonus5
+                    nmask = mask | (1 << b)
+                    nu = u
+                    nfl = fl
+                    if kd.kind[b] == KIND_UPPER:
+                        if kd.threshold > 0 and u < kd.threshold:
+                            tot = u + int(score)
+                            if tot >= kd.threshold:
+                                gain += kd.amount
+                            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
+                    elif kd.kind[b] == KIND_TRACKED:
+                        bit = kd.trk_bit[b]
+                        if score != 0:
+                            nfl = fl | (1 << bit)
+                        else:
+                            nfl = fl & ~(1 << bit)
+                    v = gain + V[nmask, nu, nfl]
+                    if v > best:
+                        best = v
                 S[h, lane] = best
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .kernel import canon, five_face, five_placement, five_sheet, order_ok
+from .kernel import canon, order_ok
 from .model import KIND_TRACKED, KIND_UPPER, reachable_states
 from .solver import Solution, read_only
 
@@ -158,16 +158,26 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
             SC[h, lane] = np.float64(kd.reward[fi, b, h]) * rm[b, lane]
     if kd.five_box >= 0:
         # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
-        # (`kernel.five_placement`, inlined in the block loop as in `kernel.score_pass`)
+        # (the logic of `kernel.placement`, unrolled as in `kernel.score_pass`).
+        order = kd.order
         for lane in range(L):
             mask = bm[lane]
             if not (mask >> kd.five_box & 1):
                 continue
             u = bu[lane]
             fl = bf[lane]
-            any_lower, bonus5 = five_sheet(kd, mask, fl, first)
+            any_lower = False
+            for i in range(nbox):
+                if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
+                    any_lower = True
+            bonus5 = 0.0
+            if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
+                bonus5 = kd.bonus_amount
             for f in range(1, 7):
-                h, mu, mu_ok, mu_filled = five_face(kd, mask, f, first)
+                h = kd.five_hand[f]
+                mu = kd.up_box[f]
+                mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
+                mu_filled = mu < 0 or (mask >> mu & 1)
                 best = NEG
                 b2 = 0.0
                 bx = -1
@@ -175,11 +185,43 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
                 bb = -1
                 bs = 0.0
                 for b in range(nbox):
-                    legal, score, g, nmask, nu, nfl = five_placement(
-                        kd, fi, first, mask, u, fl, f, b, mu, mu_ok, mu_filled, any_lower,
-                        bonus5)
-                    if not legal:
+                    if not order_ok(order, nbox, mask, b, first):
                         continue
+                    joker_box = False
+                    if kd.joker == 1:
+                        if mu_ok:
+                            if b != mu:
+                                continue
+                        elif any_lower:
+                            if not kd.is_lower[b]:
+                                continue
+                            joker_box = True
+                    elif kd.joker == 2 and mu_filled:
+                        joker_box = kd.is_lower[b]
+                    score = kd.reward[fi, b, h]
+                    rb = kd.req_bit[b]
+                    if rb >= 0 and not (fl >> rb & 1):
+                        score = np.float32(0.0)
+                    if joker_box:
+                        score = kd.joker_value[b, f]
+                    g = np.float64(score)
+                    if (not kd.bonus_matching) or b == mu:
+                        g += bonus5
+                    nmask = mask | (1 << b)
+                    nu = u
+                    nfl = fl
+                    if kd.kind[b] == KIND_UPPER:
+                        if kd.threshold > 0 and u < kd.threshold:
+                            tot = u + int(score)
+                            if tot >= kd.threshold:
+                                g += kd.amount
+                            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
+                    elif kd.kind[b] == KIND_TRACKED:
+                        bit = kd.trk_bit[b]
+                        if score != 0:
+                            nfl = fl | (1 << bit)
+                        else:
+                            nfl = fl & ~(1 << bit)
                     w1 = T1[nmask, nu, nfl]
                     v = g + w1
                     if v > best:
