@@ -103,6 +103,23 @@ def _sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
 NO_MOVE = -1e29  # values at or below this stand for "no legal placement" in the kernels
 
 
+def check_position(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet,
+                   em_baixo: bool = False) -> tuple[HandScore, dict[str, Any]]:
+    """Raise InvalidInput when there is no move to suggest for this position under these
+    rules (dice, throw, sheet, em_baixo; a game over); else the hand scored on the sheet and
+    the sheet's totals. Needs no table: `Advisor.suggest` asks it before a table is fetched
+    or built, so that a request that cannot be answered is told so at once."""
+    if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
+        raise InvalidInput.one("/throw", "must be a positive integer (1 = first throw)")
+    totals = score_sheet(rs, sheet)
+    if sheet.won or totals["complete"]:
+        raise InvalidInput.one("/scorecard", "the game is over: there is nothing to suggest")
+    # validates dice, throw, sheet and em_baixo; scores the bottom faces when asked
+    hs = score_hand(rs, dice, throw, sheet, em_baixo)
+    _check_achievable(rs, totals)
+    return hs, totals
+
+
 def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = None,
             em_baixo: bool = False) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
@@ -112,14 +129,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     """
     rs = st.rs
     sheet = sheet or empty_sheet(rs)
-    if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
-        raise InvalidInput.one("/throw", "must be a positive integer (1 = first throw)")
-    totals = score_sheet(rs, sheet)
-    if sheet.won or totals["complete"]:
-        raise InvalidInput.one("/scorecard", "the game is over: there is nothing to suggest")
-    # validates dice, throw, sheet and em_baixo; scores the bottom faces when asked
-    hs: HandScore = score_hand(rs, dice, throw, sheet, em_baixo)
-    _check_achievable(rs, totals)
+    hs, totals = check_position(rs, dice, throw, sheet, em_baixo)
     last = max_throw(rs, sheet)
     current = int(totals["total"])
     states = [part_state(p, sheet) for p in st.parts]

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..domain.errors import InvalidInput
+from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import RuleSet
 from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet, throw_problems
 from .background import await_build
@@ -224,24 +224,8 @@ class Analyst:
         analyst's) are reachable, else sampled for at most `sample_seconds` (default: the
         analyst's)."""
         sheet = sheet or empty_sheet(rs)
-        problems = throw_problems(rs, throw, sheet)  # also without dice
-        if problems:
-            raise InvalidInput(problems)
-        st = self.strategy(rs)
-        totals = score_sheet(rs, sheet)
-        if sheet.won or totals["complete"]:
-            raise InvalidInput.one("/scorecard", "the game is over: its final total is "
-                                                 f"{totals['total']}")
-        hand = -1
-        if dice is not None:
-            if throw is None:
-                raise InvalidInput.one("/throw", "required with dice: the throw these dice "
-                                                 "stand on (1 = first)")
-            hs = score_hand(rs, dice, throw, sheet, em_baixo)
-            hand = rs.hand_index[hs.scored_dice]
-        from .advice import _check_achievable
-
-        _check_achievable(rs, totals)
+        _, hand = check_position(rs, sheet, dice, throw, em_baixo)
+        st = self.strategy(rs)  # after the checks: a refused position builds no table
         pos = self.position(st, sheet)
         t = throw or 1
         if st.exact:
@@ -455,6 +439,32 @@ class Analyst:
                             samples=len(finals), standard_error=se)
 
 
+def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int | None,
+                   em_baixo: bool = False) -> tuple[dict[str, Any], int]:
+    """Raise InvalidInput when a position has no value to give under these rules (a throw
+    the turn cannot reach, a game over, dice that are no hand, a sheet no game reaches);
+    else the sheet's totals and the hand's index (-1 without dice). Needs no table: it is
+    asked before any table is fetched or built."""
+    from .advice import _check_achievable
+
+    problems = throw_problems(rs, throw, sheet)  # also without dice
+    if problems:
+        raise InvalidInput(problems)
+    totals = score_sheet(rs, sheet)
+    if sheet.won or totals["complete"]:
+        raise InvalidInput.one("/scorecard", "the game is over: its final total is "
+                                             f"{totals['total']}")
+    hand = -1
+    if dice is not None:
+        if throw is None:
+            raise InvalidInput.one("/throw", "required with dice: the throw these dice "
+                                             "stand on (1 = first)")
+        hs = score_hand(rs, dice, throw, sheet, em_baixo)
+        hand = rs.hand_index[hs.scored_dice]
+    _check_achievable(rs, totals)
+    return totals, hand
+
+
 def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
                     dice: list[int] | None = None, throw: int | None = None,
                     em_baixo: bool = False) -> dict[str, Any]:
@@ -476,25 +486,35 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
 
     keys = [key(i) for i in range(len(sheets))]
     distinct = list(dict.fromkeys(keys))
+
+    def position(i: int) -> tuple[Sheet, list[int] | None, int | None, bool]:
+        mine = i == to_move
+        return (sheets[i], dice if mine else None, throw if mine else None,
+                em_baixo if mine else False)
+
+    def of_player(i: int, fn: Callable[[], Any]) -> Any:
+        """fn(), a problem with player i's scorecard named as theirs."""
+        try:
+            return fn()
+        except InvalidInput as err:
+            raise InvalidInput([Problem(p.pointer.replace("/scorecard",
+                                                          f"/players/{i}/scorecard", 1),
+                                        p.detail) for p in err.problems]) from None
+
+    # every position is checked before any table is fetched (or queued to be built)
+    for k in distinct:
+        i = keys.index(k)
+        of_player(i, lambda i=i: check_position(rs, *position(i)))
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
     states_left = WIN_EXACT_STATES
     found: dict[Any, PositionValue] = {}
     for n, k in enumerate(distinct):
         i = keys.index(k)
-        mine = i == to_move
         left = len(distinct) - n
         seconds = max(0.0, deadline - time.perf_counter()) / left
-        try:
-            found[k] = analyst.position_value(rs, sheets[i], dice if mine else None,
-                                              throw if mine else None,
-                                              em_baixo if mine else False, seconds,
-                                              min(analyst.exact_states, states_left // left))
-        except InvalidInput as err:
-            from ..domain.errors import Problem
-
-            raise InvalidInput([Problem(p.pointer.replace("/scorecard",
-                                                          f"/players/{i}/scorecard", 1),
-                                        p.detail) for p in err.problems]) from None
+        budget = min(analyst.exact_states, states_left // left)
+        found[k] = of_player(i, lambda i=i, s=seconds, b=budget: analyst.position_value(
+            rs, *position(i), s, b))
         states_left -= found[k].distribution.states
     values = [found[k] for k in keys]
     ch = chances([v.distribution for v in values])

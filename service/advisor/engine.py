@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from ..domain.rules import RuleSet, effective_rules
-from ..domain.scoring import Sheet
+from ..domain.scoring import Sheet, empty_sheet
 from ..domain.variants import VARIANT_IDS
 from . import kernel, solver
-from .advice import Suggestion, suggest
+from .advice import Suggestion, check_position, suggest
 from .background import BuildQueue, await_build
 from .cache import StrategyCache, is_builtin
 from .store import TableStore
@@ -76,7 +76,11 @@ class Advisor:
 
     def suggest(self, rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
                 em_baixo: bool = False, client: str = "") -> Suggestion:
-        """The best action for a position and every alternative (see `advice.suggest`)."""
+        """The best action for a position and every alternative (see `advice.suggest`).
+
+        The position is checked first: a request with no move to suggest is refused before
+        its table is fetched, or queued to be built."""
+        check_position(rs, dice, throw, sheet or empty_sheet(rs), em_baixo)
         return suggest(self.strategy(rs, client), dice, throw, sheet, em_baixo)
 
     def status(self) -> dict[str, bool]:

@@ -126,3 +126,36 @@ def test_advice_with_no_legal_move_later_leaves_those_keeps_out(client):
         "scorecard": sheet}).get_json()
     assert [a["action"] for a in body["alternatives"]] == ["score"]
     assert body["expected_final_score"] > -1e6
+
+
+@pytest.mark.parametrize("path, body, pointer", [
+    # the live contract test's find: a throw the variant does not have, under an option
+    # whose table was not built yet, was answered 202 (table being built) instead of 409
+    ("kniffel/moves/suggest", {"dice": [2, 6, 1, 6, 4], "throw": 4,
+                               "options": {"columns": True}}, "/throw"),
+    ("yahtzee/moves/suggest", {"dice": [1, 2, 3, 4, 5, 6], "throw": 1,
+                               "options": {"joker": "none"}}, "/dice"),
+    ("yahtzee/positions/value", {"dice": [1, 2, 3, 4, 5], "throw": 4,
+                                 "options": {"joker": "none"}}, "/throw"),
+    ("yahtzee/games/win-probability", {
+        "players": [{}, {"scorecard": {"boxes": {"ones": 7}}}],
+        "options": {"joker": "none"}}, "/players/1/scorecard/boxes/ones"),
+    ("yahtzee/games/win-probability", {
+        "players": [{}, {}], "to_move": 0, "dice": [1, 1, 1, 1, 1, 1], "throw": 1,
+        "options": {"joker": "none"}}, "/dice"),
+])
+def test_a_position_that_breaks_a_rule_is_refused_before_its_table_is_asked_for(
+        app, client, monkeypatch, path, body, pointer):
+    from service.advisor.background import TableBuilding
+
+    def building(*args, **kwargs):
+        raise TableBuilding(1, 1)
+
+    monkeypatch.setattr(app.extensions["advisor"], "strategy", building)
+    r = client.post(f"/v1/variants/{path}", json=body)
+    assert r.status_code == 409 and refused(r), r.get_data(as_text=True)
+    assert pointer in [e["pointer"] for e in r.get_json()["errors"]], r.get_json()
+    # and a request that is right gets the 202 while its table is being built
+    ok = client.post("/v1/variants/yahtzee/moves/suggest",
+                     json={"dice": [1, 2, 3, 4, 5], "throw": 1, "options": {"joker": "none"}})
+    assert ok.status_code == 202, ok.get_data(as_text=True)
