@@ -121,15 +121,17 @@ def check_position(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet,
 
 
 def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = None,
-            em_baixo: bool = False) -> Suggestion:
+            em_baixo: bool = False,
+            checked: tuple[HandScore, dict[str, Any]] | None = None) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
 
     Values are expected final totals of the whole sheet (points already on it included).
-    `st` is the strategy of the position's rules (`Advisor.strategy`).
+    `st` is the strategy of the position's rules (`Advisor.strategy`). `checked`: what
+    `check_position` answered for this position, when the caller asked it already.
     """
     rs = st.rs
     sheet = sheet or empty_sheet(rs)
-    hs, totals = check_position(rs, dice, throw, sheet, em_baixo)
+    hs, totals = checked or check_position(rs, dice, throw, sheet, em_baixo)
     last = max_throw(rs, sheet)
     current = int(totals["total"])
     states = [part_state(p, sheet) for p in st.parts]

@@ -80,8 +80,9 @@ class Advisor:
 
         The position is checked first: a request with no move to suggest is refused before
         its table is fetched, or queued to be built."""
-        check_position(rs, dice, throw, sheet or empty_sheet(rs), em_baixo)
-        return suggest(self.strategy(rs, client), dice, throw, sheet, em_baixo)
+        sheet = sheet or empty_sheet(rs)
+        checked = check_position(rs, dice, throw, sheet, em_baixo)
+        return suggest(self.strategy(rs, client), dice, throw, sheet, em_baixo, checked)
 
     def status(self) -> dict[str, bool]:
         """Built-in variant id -> whether its table is ready (in memory or on disk)."""
