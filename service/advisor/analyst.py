@@ -42,10 +42,9 @@ from ..domain.rules import RuleSet
 from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet, throw_problems
 from .background import await_build
 from .cache import is_builtin
-from .distribution import Distribution, forward, merge_records, push_turn
+from .distribution import Distribution, first_turn_records, forward
 from .engine import Advisor
 from .moments import MomentCache, Moments
-from .policy import policy_block
 from .positions import part_value
 from .simulate import simulate
 from .strategy import Strategy
@@ -409,7 +408,7 @@ class Analyst:
         sol = st.parts[0].solution
         first_turn = None
         if hand >= 0:
-            first_turn = _first_turn_records(sol.kd, sol.values, state, hand, throw)
+            first_turn = first_turn_records(sol.kd, sol.values, state, hand, throw)
         return forward(sol.kd, sol.values, state, 0, first_turn, self.threads)
 
     def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
@@ -625,26 +624,3 @@ def _seed(fingerprint: str, pos: Position, hand: int, throw: int) -> int:
     """A seed fixed by the position: the same question gets the same sample."""
     text = f"{fingerprint}|{pos.states}|{pos.total}|{pos.sheet.saved_throws}|{hand}|{throw}"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
-
-
-def _first_turn_records(kd: Any, values: np.ndarray, state: tuple[int, int, int], hand: int,
-                        throw: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rest of a turn from `hand` after `throw`: outcomes as `merge_records` gives them."""
-    from .distribution import gain_bound
-
-    nh = kd.nh
-    one = 1
-    f64 = [np.empty((nh, one)) for _ in range(4)]
-    i64 = [np.empty((nh, one), np.int64) for _ in range(4)]
-    dec = np.zeros((kd.throws + 1, nh, one), np.int64)
-    bm = np.full(one, state[0], np.int64)
-    bu = np.full(one, state[1], np.int64)
-    bf = np.full(one, state[2], np.int64)
-    gnf, scf, gnl, scl = f64
-    nxf, bxf, nxl, bxl = i64
-    policy_block(kd, values, bm, bu, bf, nxf, gnf, bxf, scf, nxl, gnl, bxl, scl, dec)
-    mass0 = np.zeros(nh)
-    mass0[hand] = 1.0
-    sf, sl = np.empty(nh), np.empty(nh)
-    push_turn(kd, dec, 0, throw, mass0, sf, sl)
-    return merge_records(nxf, gnf, nxl, gnl, 0, sf, sl, gain_bound(kd))

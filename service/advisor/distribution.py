@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
-from .policy import LANES, policy_block
+from .policy import LANES, decisions_block, first_scored, scored_arrays
 
 
 @dataclass
@@ -92,13 +92,8 @@ def push_turn(kd, DEC, lane, start_throw, mass0, stop_first, stop_later):
     On return stop_first[h] / stop_later[h] hold the probability that the turn is scored
     with hand h on the first throw / on a later one.
     """
-    push_turn_into(kd, DEC, lane, start_throw, mass0, stop_first, stop_later,
-                   np.empty(kd.nh), np.empty(kd.nk))
-
-
-@nb.njit(cache=True, error_model="numpy")
-def push_turn_into(kd, DEC, lane, start_throw, mass0, stop_first, stop_later, mass, kmass):
-    """`push_turn` with scratch arrays `mass` (hands) and `kmass` (keeps)."""
+    mass = np.empty(kd.nh)
+    kmass = np.empty(kd.nk)
     nh = kd.nh
     mass[:] = mass0
     for h in range(nh):
@@ -202,55 +197,9 @@ def push_block(kd, DEC, mass0, SF, SL, mass, kmass):
 
 #: Levels with fewer states run on one thread (a thread's start costs more than they do).
 PARALLEL_STATES = 8 * LANES
-
-HASH = 2048  # open-addressing table of a turn's outcomes (at most 2 x 462 hands)
-
-
-@nb.njit(cache=True, error_model="numpy")
-def merge_into(NXf, GNf, NXl, GNl, lane, stop_first, stop_later, gmax, hk, hp, used):
-    """The turn's outcomes (next state, points) with their probabilities, equal outcomes
-    merged in the hash table hk/hp (keys -1 when free); `used` receives the slots taken.
-    Returns how many."""
-    nh = stop_first.shape[0]
-    n = 0
-    for h in range(2 * nh):
-        if h < nh:
-            p = stop_first[h]
-            if p == 0.0:
-                continue
-            key = NXf[h, lane] * gmax + int(np.rint(GNf[h, lane]))
-        else:
-            p = stop_later[h - nh]
-            if p == 0.0:
-                continue
-            key = NXl[h - nh, lane] * gmax + int(np.rint(GNl[h - nh, lane]))
-        slot = (key * 2654435761) & (HASH - 1)
-        while hk[slot] != -1 and hk[slot] != key:
-            slot = (slot + 1) & (HASH - 1)
-        if hk[slot] == -1:
-            hk[slot] = key
-            hp[slot] = p
-            used[n] = slot
-            n += 1
-        else:
-            hp[slot] += p
-    return n
-
-
-@nb.njit(cache=True, error_model="numpy")
-def merge_records(NXf, GNf, NXl, GNl, lane, stop_first, stop_later, gmax):
-    """The turn's outcomes as arrays (keys: next state * gmax + points, probabilities)."""
-    hk = -np.ones(HASH, np.int64)
-    hp = np.zeros(HASH)
-    used = np.empty(HASH, np.int64)
-    n = merge_into(NXf, GNf, NXl, GNl, lane, stop_first, stop_later, gmax, hk, hp, used)
-    ks = np.empty(n, np.int64)
-    ps = np.empty(n)
-    for i in range(n):
-        ks[i] = hk[used[i]]
-        ps[i] = hp[used[i]]
-    return ks, ps
-
+#: Pieces of a large level per thread: the pool hands them out as threads come free (one is
+#: adding the last level's histograms while the others start on this level's turns).
+CHUNKS = 8
 
 @nb.njit(cache=True, error_model="numpy")
 def _grow(a, need):
@@ -261,34 +210,134 @@ def _grow(a, need):
     return b
 
 
+@nb.njit(cache=True, error_model="numpy")
+def five_faces(kd):
+    """Per hand: its face when it is a five-of-a-kind hand that may be scored apart (Joker,
+    bonus: a sheet with the five-of-a-kind box filled), else 0."""
+    apart = np.zeros(kd.nh, np.int64)
+    if kd.five_box >= 0:
+        for f in range(1, 7):
+            apart[kd.five_hand[f]] = f
+    return apart
+
+
+@nb.njit(cache=True, error_model="numpy")
+def merge_lane(kd, scf, scl, lane, SF, SL, gmax, rw, apart, acc, seen, rk, rp, used):
+    """Append one lane's turn outcomes to rk (key: next state's flat index * gmax + points)
+    and rp (probability) from position `used`; returns the new end.
+
+    SF / SL: the probability that the turn is scored with each hand on the first throw / on
+    a later one (`push_block`); scf / scl: the score passes of those throws. Hands that land
+    on the same box with the same outcome class and score are merged in `acc`, a dense
+    accumulator over (pass, box, class, score) that is zero on entry and on return (`rw`:
+    more than the highest score; `seen` [4, 2 * hands]: scratch for the entries touched).
+    The five-of-a-kind hands scored apart (Joker, bonus; `apart`: a hand's face, else 0)
+    are appended as they are. One outcome may appear in more than one record (the next
+    level adds them)."""
+    nh = kd.nh
+    nbox = kd.nb
+    C = kd.nd + 2
+    split = first_scored(kd)
+    n = 0
+    for part in range(2 if split else 1):
+        sc = scf if part == 1 else scl
+        BB = sc[1]
+        ON = sc[5]
+        OG = sc[6]
+        R = kd.reward[part]
+        K = kd.cls[part]
+        for h in range(nh):
+            if split:
+                p = SF[h, lane] if part == 1 else SL[h, lane]
+            else:
+                p = SF[h, lane] + SL[h, lane]
+            if p == 0.0:
+                continue
+            f = apart[h]
+            if f > 0 and ON[f, lane] != -2:
+                rk[used] = ON[f, lane] * gmax + int(np.rint(OG[f, lane]))
+                rp[used] = p
+                used += 1
+                continue
+            b = int(BB[h, lane])
+            c = K[b, h]
+            r = int(R[b, h])
+            lk = ((part * nbox + b) * C + c) * rw + r
+            if acc[lk] == 0.0:
+                seen[0, n] = lk
+                seen[1, n] = part * nbox + b
+                seen[2, n] = c
+                seen[3, n] = r
+                n += 1
+            acc[lk] += p
+    NIl, Xl, RMl = scl[2], scl[3], scl[4]
+    NIf, Xf, RMf = scf[2], scf[3], scf[4]
+    for i in range(n):
+        lk = seen[0, i]
+        b = seen[1, i]
+        c = seen[2, i]
+        r = seen[3, i]
+        # two spelled-out branches: picking an array into a variable costs a reference count
+        if b < nbox:
+            rk[used] = NIl[b, c, lane] * gmax + int(np.rint(r * RMl[b, lane] + Xl[b, c, lane]))
+        else:
+            b -= nbox
+            rk[used] = NIf[b, c, lane] * gmax + int(np.rint(r * RMf[b, lane] + Xf[b, c, lane]))
+        rp[used] = acc[lk]
+        acc[lk] = 0.0
+        used += 1
+    return used
+
+
+def reward_span(kd: object) -> int:
+    """More than the highest score a box gives a hand (every score is a whole number)."""
+    return int(np.max(kd.reward)) + 1
+
+
+def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, int], hand: int,
+                       throw: int) -> tuple[np.ndarray, np.ndarray]:
+    """The outcomes of the rest of a turn from `hand` after `throw` (keys, probabilities, as
+    a level's records): what `forward` takes for a position in the middle of a turn."""
+    nh = kd.nh
+    scl = scored_arrays(kd, 1)
+    scf = scored_arrays(kd, 1) if first_scored(kd) else scl
+    dec = np.zeros((kd.throws + 1, nh, 1), np.int16)
+    one = np.ones(1, np.int64)
+    decisions_block(kd, values, one * state[0], one * state[1], one * state[2], scf, scl, dec)
+    mass0 = np.zeros(nh)
+    mass0[hand] = 1.0
+    sf, sl = np.empty((nh, 1)), np.empty((nh, 1))
+    push_turn(kd, dec, 0, throw, mass0, sf[:, 0], sl[:, 0])
+    rw = reward_span(kd)
+    rk, rp = np.empty(2 * nh, np.int64), np.empty(2 * nh)
+    n = merge_lane(kd, scf, scl, 0, sf, sl, gain_bound(kd), rw, five_faces(kd),
+                   np.zeros(2 * kd.nb * (kd.nd + 2) * rw), np.empty((4, 2 * nh), np.int64),
+                   rk, rp, 0)
+    return rk[:n], rp[:n]
+
+
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def level_records(kd, V, states, gmax):
+def level_records(kd, V, states, gmax, rw):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
-    key = next state's flat index * gmax + points."""
+    key = next state's flat index * gmax + points (`merge_lane`)."""
     n = states.shape[0]
     L = LANES
     nh = kd.nh
-    NXf = np.empty((nh, L), np.int64)
-    NXl = np.empty((nh, L), np.int64)
-    GNf = np.empty((nh, L))
-    GNl = np.empty((nh, L))
-    BXf = np.empty((nh, L), np.int64)
-    BXl = np.empty((nh, L), np.int64)
-    SCf = np.empty((nh, L))
-    SCl = np.empty((nh, L))
-    DEC = np.zeros((kd.throws + 1, nh, L), np.int64)
+    scl = scored_arrays(kd, L)
+    scf = scored_arrays(kd, L) if first_scored(kd) else scl
+    DEC = np.zeros((kd.throws + 1, nh, L), np.int16)
     bm = np.empty(L, np.int64)
     bu = np.empty(L, np.int64)
     bf = np.empty(L, np.int64)
     off = np.zeros(n + 1, np.int64)
-    rk = np.empty(max(16, n * 32), np.int64)
-    rp = np.empty(max(16, n * 32))
+    rk = np.empty(max(4 * nh, n * 32), np.int64)
+    rp = np.empty(max(4 * nh, n * 32))
     SFb = np.empty((nh, L))
     SLb = np.empty((nh, L))
     mass0 = kd.prob.copy()
-    hk = -np.ones(HASH, np.int64)
-    hp = np.zeros(HASH)
-    slots = np.empty(HASH, np.int64)
+    acc = np.zeros(2 * kd.nb * (kd.nd + 2) * rw)
+    seen = np.empty((4, 2 * nh), np.int64)
+    apart = five_faces(kd)
     pmass = np.empty((nh, L))
     kmass = np.empty((kd.nk, L))
     used = 0
@@ -298,21 +347,16 @@ def level_records(kd, V, states, gmax):
             bm[lane] = states[i, 0]
             bu[lane] = states[i, 1]
             bf[lane] = states[i, 2]
-        policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
+        decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
         push_block(kd, DEC, mass0, SFb, SLb, pmass, kmass)
         for lane in range(L):
             i = bi * L + lane
             if i >= n:
                 break
-            m = merge_into(NXf, GNf, NXl, GNl, lane, SFb[:, lane], SLb[:, lane], gmax, hk, hp,
-                           slots)
-            rk = _grow(rk, used + m)
-            rp = _grow(rp, used + m)
-            for j in range(m):
-                rk[used + j] = hk[slots[j]]
-                rp[used + j] = hp[slots[j]]
-                hk[slots[j]] = -1
-            used += m
+            rk = _grow(rk, used + 2 * nh)
+            rp = _grow(rp, used + 2 * nh)
+            used = merge_lane(kd, scf, scl, lane, SFb, SLb, gmax, rw, apart, acc,
+                              seen, rk, rp, used)
             off[i + 1] = used
     return off, rk[:used], rp[:used]
 
@@ -380,9 +424,10 @@ def _level_records(kd: object, values: np.ndarray, states: np.ndarray, gmax: int
     pool when the level is large enough; the runs joined in the states' order."""
     n = len(states)
     if pool is None or workers < 2 or n < PARALLEL_STATES:
-        return level_records(kd, values, states, gmax)
-    per = -(-n // (workers * LANES)) * LANES
-    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gmax),
+        return level_records(kd, values, states, gmax, reward_span(kd))
+    per = -(-n // (CHUNKS * workers * LANES)) * LANES
+    rw = reward_span(kd)
+    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gmax, rw),
                          range(0, n, per)))
     offs, base = [np.zeros(1, np.int64)], 0
     for off, _, _ in runs:
@@ -399,7 +444,7 @@ def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: 
     policy of the solver's table `values`.
 
     `total`: points already on the sheet. `first_turn`, when given, replaces the first
-    turn's outcomes: (keys, probabilities) as `merge_records` gives them (a position in the
+    turn's outcomes: (keys, probabilities) as `first_turn_records` gives them (a position in the
     middle of a turn). `threads`: how many threads share a large level (0: every CPU), as
     the solver's build does; the result does not depend on it.
     """

@@ -20,10 +20,31 @@ LANES = 32
 
 
 @nb.njit(cache=True, error_model="numpy")
-def score32(kd, V, bm, bu, bf, first, S, NX, GN, BX, SC):
-    """For the block's states: S[h, l] best value of scoring hand h now (points plus the next
-    state's value), NX the next state's flat index, GN the points, BX the box (-1: none
-    legal), SC the box's score. The logic of `kernel.score_pass`, with the argmax."""
+def scored_arrays(kd, L):
+    """Work arrays of `score32` for a block of L lanes, as one tuple (a "score pass"):
+
+    - S [hand, lane] float32: the best value of scoring the hand now;
+    - BB [hand, lane] float32: the box of that value;
+    - NI [box, class, lane] int64: the next state's flat index (-1: box illegal);
+    - X [box, class, lane] float32: the upper bonus won by that placement;
+    - RM [box, lane] float32: 0 where the box's requirement is unmet (it scores 0);
+    - ON, OG, OB, OS [face, lane]: the five-of-a-kind hands scored apart (Joker, bonus):
+      next state (-2: not apart; int64), points (float64), box (int64), its score (float64).
+    """
+    nbox = kd.nb
+    c = kd.nd + 2
+    return (np.empty((kd.nh, L), np.float32), np.empty((kd.nh, L), np.float32),
+                  np.empty((nbox, c, L), np.int64), np.empty((nbox, c, L), np.float32),
+                  np.empty((nbox, L), np.float32), np.empty((7, L), np.int64),
+                  np.empty((7, L)), np.empty((7, L), np.int64), np.empty((7, L)))
+
+
+@nb.njit(cache=True, error_model="numpy")
+def score32(kd, V, bm, bu, bf, first, out):
+    """For the block's states: the best value of scoring each hand now (points plus the next
+    state's value) and its box, into `out` (`scored_arrays`). The logic of `kernel.score_pass`,
+    with the argmax."""
+    S, BB, NI, X, rm, ON, OG, OB, OS = out
     L = bm.shape[0]
     nd = kd.nd
     nbox = kd.nb
@@ -31,13 +52,14 @@ def score32(kd, V, bm, bu, bf, first, S, NX, GN, BX, SC):
     NU = V.shape[1]
     NF = V.shape[2]
     W = np.empty((nbox, nd + 2, L), np.float32)
-    X = np.zeros((nbox, nd + 2, L), np.float32)
-    NI = -np.ones((nbox, nd + 2, L), np.int64)
-    rm = np.zeros((nbox, L), np.float32)
-    BB = np.zeros((kd.nh, L), np.float32)
+    X[:, :, :] = 0.0
+    NI[:, :, :] = -1
+    rm[:, :] = 0.0
+    ON[:, :] = -2
     for h in range(kd.nh):
         for lane in range(L):
             S[h, lane] = NEG
+            BB[h, lane] = 0.0
     for b in range(nbox):
         any_legal = False
         kb = kd.kind[b]
@@ -92,15 +114,6 @@ def score32(kd, V, bm, bu, bf, first, S, NX, GN, BX, SC):
                 better = np.float32(v > s[lane])
                 bb[lane] = better * fb + (one - better) * bb[lane]
                 s[lane] = np.maximum(v, s[lane])
-    for h in range(kd.nh):
-        for lane in range(L):
-            b = int(BB[h, lane])
-            c = kd.cls[fi, b, h]
-            sc = np.float64(kd.reward[fi, b, h]) * rm[b, lane]
-            NX[h, lane] = NI[b, c, lane]
-            GN[h, lane] = sc + X[b, c, lane]
-            BX[h, lane] = b if NI[b, c, lane] >= 0 else -1
-            SC[h, lane] = sc
     if kd.five_box >= 0:
         order = kd.order
         for lane in range(L):
@@ -172,10 +185,37 @@ def score32(kd, V, bm, bu, bf, first, S, NX, GN, BX, SC):
                         bb = b
                         bs = np.float64(score)
                 S[h, lane] = best
-                NX[h, lane] = bx
-                GN[h, lane] = bg
-                BX[h, lane] = bb
-                SC[h, lane] = bs
+                ON[f, lane] = bx
+                OG[f, lane] = bg
+                OB[f, lane] = bb
+                OS[f, lane] = bs
+
+
+@nb.njit(cache=True, error_model="numpy")
+def choices32(kd, first, sc, NX, GN, BX, SC):
+    """Every hand's placement from a score pass `sc`: NX the next state's flat index, GN the
+    points, BX the box (-1: none legal), SC the box's score."""
+    _S, BB, NI, X, rm, ON, OG, OB, OS = sc
+    L = BB.shape[1]
+    fi = 1 if first else 0
+    for h in range(kd.nh):
+        for lane in range(L):
+            b = int(BB[h, lane])
+            c = kd.cls[fi, b, h]
+            score = np.float64(kd.reward[fi, b, h]) * rm[b, lane]
+            NX[h, lane] = NI[b, c, lane]
+            GN[h, lane] = score + X[b, c, lane]
+            BX[h, lane] = b if NI[b, c, lane] >= 0 else -1
+            SC[h, lane] = score
+    if kd.five_box >= 0:
+        for f in range(1, 7):
+            h = kd.five_hand[f]
+            for lane in range(L):
+                if ON[f, lane] != -2:
+                    NX[h, lane] = ON[f, lane]
+                    GN[h, lane] = OG[f, lane]
+                    BX[h, lane] = OB[f, lane]
+                    SC[h, lane] = OS[f, lane]
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -227,24 +267,12 @@ def keeps32(kd, cur, E, M, MA):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC):
-    """The turn's policy for the block's states: scoring choices for first and later throws,
-    and DEC[t, h, lane] for t = 1 .. throws-1 (-1: score now; else the keep rethrown from).
-    Returns the hand values at throw 1 (float32)."""
-    L = bm.shape[0]
+def decide32(kd, Sf, Sl, DEC):
+    """The keeps of the turn from the values of scoring each hand (Sf on the first throw, Sl
+    later): DEC[t, h, lane] for t = 1 .. throws-1 (-1: score now; else the keep rethrown
+    from). Returns the hand values at throw 1 (float32)."""
+    L = Sl.shape[1]
     nh = kd.nh
-    later = bm[0] < 0
-    Sl = np.empty((nh, L), np.float32)
-    score32(kd, V, bm, bu, bf, later, Sl, NXl, GNl, BXl, SCl)
-    if kd.first_differs or kd.order == 3:
-        Sf = np.empty((nh, L), np.float32)
-        score32(kd, V, bm, bu, bf, not later, Sf, NXf, GNf, BXf, SCf)
-    else:
-        Sf = Sl
-        NXf[:, :] = NXl
-        GNf[:, :] = GNl
-        BXf[:, :] = BXl
-        SCf[:, :] = SCl
     E = np.empty((kd.nk, L), np.float32)
     M = np.empty((kd.nk, L), np.float32)
     MA = np.empty((kd.nk, L), np.float32)
@@ -264,3 +292,35 @@ def policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
                 if kd.throws > 1:
                     DEC[1, h, lane] = -1
     return cur
+
+
+@nb.njit(cache=True, error_model="numpy")
+def first_scored(kd):
+    """Whether scoring on the first throw is a pass of its own (other scores or boxes)."""
+    return kd.first_differs or kd.order == 3
+
+
+@nb.njit(cache=True, error_model="numpy")
+def decisions_block(kd, V, bm, bu, bf, scf, scl, DEC):
+    """The turn's policy for the block's states, as score passes (`scl` for later throws;
+    `scf` for the first, filled only when `first_scored`) and keeps (`decide32`'s DEC)."""
+    later = bm[0] < 0
+    score32(kd, V, bm, bu, bf, later, scl)
+    if first_scored(kd):
+        score32(kd, V, bm, bu, bf, not later, scf)
+        decide32(kd, scf[0], scl[0], DEC)
+    else:
+        decide32(kd, scl[0], scl[0], DEC)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC):
+    """The turn's policy for the block's states: scoring choices for first and later throws,
+    and DEC[t, h, lane] for t = 1 .. throws-1 (-1: score now; else the keep rethrown from)."""
+    L = bm.shape[0]
+    scl = scored_arrays(kd, L)
+    scf = scored_arrays(kd, L) if first_scored(kd) else scl
+    decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
+    later = bm[0] < 0
+    choices32(kd, later, scl, NXl, GNl, BXl, SCl)
+    choices32(kd, not later, scf, NXf, GNf, BXf, SCf)
