@@ -403,11 +403,6 @@ class Process:
         self._reader.join(5)
         return self.result
 
-    def probe_failures(self, path: str, timeout: float = 1.0) -> list:
-        """The probes of `path` that failed or took longer than `timeout`."""
-        return [r for r in self.result["probes"][path]
-                if r[0] is None or r[1] != 200 or r[0] > timeout]
-
     def probe_worst(self, path: str) -> float:
         """The slowest answered probe of `path`, seconds."""
         return max((r[0] for r in self.result["probes"][path] if r[0] is not None),
