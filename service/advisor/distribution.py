@@ -224,61 +224,103 @@ def five_faces(kd):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def merge_lane(kd, scf, scl, lane, SF, SL, gmax, rw, apart, acc, seen, rk, rp, used):
-    """Append one lane's turn outcomes to rk (key: next state's flat index * gmax + points)
-    and rp (probability) from position `used`; returns the new end.
+def local_keys(kd):
+    """Where `merge_lane` adds a hand's probability: per (pass, box, hand) the entry of its
+    (pass, box, outcome class, score) as bit fields (score lowest); with the widths of the
+    score and class fields and the number of entries."""
+    top = 0
+    for x in kd.reward.ravel():
+        top = max(top, int(x))
+    rbits = 1
+    while (1 << rbits) <= top:
+        rbits += 1
+    cbits = 1
+    while (1 << cbits) < kd.nd + 2:
+        cbits += 1
+    lkt = np.empty((2, kd.nb, kd.nh), np.int64)
+    for part in range(2):
+        for b in range(kd.nb):
+            for h in range(kd.nh):
+                lkt[part, b, h] = ((((part * kd.nb + b) << cbits) | kd.cls[part, b, h]) << rbits
+                                   | int(kd.reward[part, b, h]))
+    return lkt, rbits, cbits, (2 * kd.nb) << (cbits + rbits)
 
-    SF / SL: the probability that the turn is scored with each hand on the first throw / on
-    a later one (`push_block`); scf / scl: the score passes of those throws. Hands that land
-    on the same box with the same outcome class and score are merged in `acc`, a dense
-    accumulator over (pass, box, class, score) that is zero on entry and on return (`rw`:
-    more than the highest score; `seen` [4, 2 * hands]: scratch for the entries touched).
-    The five-of-a-kind hands scored apart (Joker, bonus; `apart`: a hand's face, else 0)
-    are appended as they are. One outcome may appear in more than one record (the next
-    level adds them)."""
+
+@nb.njit(cache=True, error_model="numpy")
+def block_keys(kd, scf, scl, SF, SL, keys, apart, LK, P):
+    """For every lane of a block and every hand (and pass: the first throw's apart where it
+    is scored apart, `first_scored`) the probability that the turn ends there, P[lane, i],
+    and the `local_keys` entry it goes to, LK[lane, i], or -f for a five-of-a-kind hand of
+    face f scored apart on that lane (Joker, bonus). Lane-major, so that `merge_lane` reads
+    one lane's hands from contiguous memory."""
+    lkt = keys[0]
     nh = kd.nh
-    nbox = kd.nb
-    C = kd.nd + 2
+    L = SF.shape[1]
     split = first_scored(kd)
-    n = 0
     for part in range(2 if split else 1):
         sc = scf if part == 1 else scl
         BB = sc[1]
         ON = sc[5]
-        OG = sc[6]
-        R = kd.reward[part]
-        K = kd.cls[part]
+        T = lkt[part]
+        base = part * nh
         for h in range(nh):
-            if split:
-                p = SF[h, lane] if part == 1 else SL[h, lane]
-            else:
-                p = SF[h, lane] + SL[h, lane]
-            if p == 0.0:
-                continue
             f = apart[h]
-            if f > 0 and ON[f, lane] != -2:
-                rk[used] = ON[f, lane] * gmax + int(np.rint(OG[f, lane]))
-                rp[used] = p
-                used += 1
-                continue
-            b = int(BB[h, lane])
-            c = K[b, h]
-            r = int(R[b, h])
-            lk = ((part * nbox + b) * C + c) * rw + r
-            if acc[lk] == 0.0:
-                seen[0, n] = lk
-                seen[1, n] = part * nbox + b
-                seen[2, n] = c
-                seen[3, n] = r
-                n += 1
-            acc[lk] += p
+            for lane in range(L):
+                if split:
+                    p = SF[h, lane] if part == 1 else SL[h, lane]
+                else:
+                    p = SF[h, lane] + SL[h, lane]
+                P[lane, base + h] = p
+                LK[lane, base + h] = T[int(BB[h, lane]), h]
+            if f > 0:
+                for lane in range(L):
+                    if ON[f, lane] != -2:
+                        LK[lane, base + h] = -f
+
+
+@nb.njit(cache=True, error_model="numpy")
+def merge_lane(kd, scf, scl, lane, LK, P, gmax, keys, acc, seen, rk, rp, used):
+    """Append one lane's turn outcomes to rk (key: next state's flat index * gmax + points)
+    and rp (probability) from position `used`; returns the new end.
+
+    LK / P: `block_keys`. Hands that land on the same box with the same outcome class and
+    score are merged in `acc`, a dense accumulator over `local_keys` entries, zero on entry
+    and on return (`seen`: scratch for the entries touched). The five-of-a-kind hands scored
+    apart are appended as they are, from the score pass (scf: the first throw's, scl:
+    later). One outcome may appear in more than one record (the next level adds them)."""
+    _, rbits, cbits, _ = keys
+    nbox = kd.nb
+    nh = kd.nh
+    lks = LK[lane]
+    ps = P[lane]
+    n = 0
+    for i in range(2 * nh if first_scored(kd) else nh):
+        p = ps[i]
+        if p == 0.0:
+            continue
+        lk = lks[i]
+        if lk < 0:
+            f = -lk
+            if i >= nh:
+                rk[used] = scf[5][f, lane] * gmax + int(np.rint(scf[6][f, lane]))
+            else:
+                rk[used] = scl[5][f, lane] * gmax + int(np.rint(scl[6][f, lane]))
+            rp[used] = p
+            used += 1
+            continue
+        a = acc[lk]
+        seen[n] = lk
+        n += a == 0.0  # no branch: a first visit keeps its place in `seen`
+        acc[lk] = a + p
     NIl, Xl, RMl = scl[2], scl[3], scl[4]
     NIf, Xf, RMf = scf[2], scf[3], scf[4]
-    for i in range(n):
-        lk = seen[0, i]
-        b = seen[1, i]
-        c = seen[2, i]
-        r = seen[3, i]
+    rmask = (1 << rbits) - 1
+    cmask = (1 << cbits) - 1
+    for j in range(n):
+        lk = seen[j]
+        r = lk & rmask
+        c = (lk >> rbits) & cmask
+        b = lk >> (rbits + cbits)
         # two spelled-out branches: picking an array into a variable costs a reference count
         if b < nbox:
             rk[used] = NIl[b, c, lane] * gmax + int(np.rint(r * RMl[b, lane] + Xl[b, c, lane]))
@@ -289,11 +331,6 @@ def merge_lane(kd, scf, scl, lane, SF, SL, gmax, rw, apart, acc, seen, rk, rp, u
         acc[lk] = 0.0
         used += 1
     return used
-
-
-def reward_span(kd: object) -> int:
-    """More than the highest score a box gives a hand (every score is a whole number)."""
-    return int(np.max(kd.reward)) + 1
 
 
 def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, int], hand: int,
@@ -310,16 +347,17 @@ def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, in
     mass0[hand] = 1.0
     sf, sl = np.empty((nh, 1)), np.empty((nh, 1))
     push_turn(kd, dec, 0, throw, mass0, sf[:, 0], sl[:, 0])
-    rw = reward_span(kd)
+    keys = local_keys(kd)
+    lk, pk = np.empty((1, 2 * nh), np.int64), np.empty((1, 2 * nh))
+    block_keys(kd, scf, scl, sf, sl, keys, five_faces(kd), lk, pk)
     rk, rp = np.empty(2 * nh, np.int64), np.empty(2 * nh)
-    n = merge_lane(kd, scf, scl, 0, sf, sl, gain_bound(kd), rw, five_faces(kd),
-                   np.zeros(2 * kd.nb * (kd.nd + 2) * rw), np.empty((4, 2 * nh), np.int64),
-                   rk, rp, 0)
+    n = merge_lane(kd, scf, scl, 0, lk, pk, gain_bound(kd), keys, np.zeros(keys[3]),
+                   np.empty(2 * nh, np.int64), rk, rp, 0)
     return rk[:n], rp[:n]
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def level_records(kd, V, states, gmax, rw):
+def level_records(kd, V, states, gmax):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
     key = next state's flat index * gmax + points (`merge_lane`)."""
     n = states.shape[0]
@@ -337,9 +375,12 @@ def level_records(kd, V, states, gmax, rw):
     SFb = np.empty((nh, L))
     SLb = np.empty((nh, L))
     mass0 = kd.prob.copy()
-    acc = np.zeros(2 * kd.nb * (kd.nd + 2) * rw)
-    seen = np.empty((4, 2 * nh), np.int64)
+    keys = local_keys(kd)
+    acc = np.zeros(keys[3])
+    seen = np.empty(2 * nh, np.int64)
     apart = five_faces(kd)
+    LK = np.empty((L, 2 * nh), np.int64)
+    P = np.empty((L, 2 * nh))
     pmass = np.empty((nh, L))
     kmass = np.empty((kd.nk, L))
     used = 0
@@ -351,14 +392,14 @@ def level_records(kd, V, states, gmax, rw):
             bf[lane] = states[i, 2]
         decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
         push_block(kd, DEC, mass0, SFb, SLb, pmass, kmass)
+        block_keys(kd, scf, scl, SFb, SLb, keys, apart, LK, P)
         for lane in range(L):
             i = bi * L + lane
             if i >= n:
                 break
             rk = _grow(rk, used + 2 * nh)
             rp = _grow(rp, used + 2 * nh)
-            used = merge_lane(kd, scf, scl, lane, SFb, SLb, gmax, rw, apart, acc,
-                              seen, rk, rp, used)
+            used = merge_lane(kd, scf, scl, lane, LK, P, gmax, keys, acc, seen, rk, rp, used)
             off[i + 1] = used
     return off, rk[:used], rp[:used]
 
@@ -426,10 +467,9 @@ def _level_records(kd: object, values: np.ndarray, states: np.ndarray, gmax: int
     pool when the level is large enough; the runs joined in the states' order."""
     n = len(states)
     if pool is None or workers < 2 or n < PARALLEL_STATES:
-        return level_records(kd, values, states, gmax, reward_span(kd))
+        return level_records(kd, values, states, gmax)
     per = -(-n // (CHUNKS * workers * LANES)) * LANES
-    rw = reward_span(kd)
-    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gmax, rw),
+    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gmax),
                          range(0, n, per)))
     offs, base = [np.zeros(1, np.int64)], 0
     for off, _, _ in runs:
