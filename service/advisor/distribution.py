@@ -279,8 +279,8 @@ def block_keys(kd, scf, scl, SF, SL, keys, apart, LK, P):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def merge_lane(kd, scf, scl, lane, LK, P, gmax, keys, acc, seen, rk, rp, used):
-    """Append one lane's turn outcomes to rk (key: next state's flat index * gmax + points)
+def merge_lane(kd, scf, scl, lane, LK, P, gbits, keys, acc, seen, rk, rp, used):
+    """Append one lane's turn outcomes to rk (key: next state's flat index << gbits | points)
     and rp (probability) from position `used`; returns the new end.
 
     LK / P: `block_keys`. Hands that land on the same box with the same outcome class and
@@ -302,9 +302,9 @@ def merge_lane(kd, scf, scl, lane, LK, P, gmax, keys, acc, seen, rk, rp, used):
         if lk < 0:
             f = -lk
             if i >= nh:
-                rk[used] = scf[5][f, lane] * gmax + int(np.rint(scf[6][f, lane]))
+                rk[used] = scf[5][f, lane] << gbits | int(np.rint(scf[6][f, lane]))
             else:
-                rk[used] = scl[5][f, lane] * gmax + int(np.rint(scl[6][f, lane]))
+                rk[used] = scl[5][f, lane] << gbits | int(np.rint(scl[6][f, lane]))
             rp[used] = p
             used += 1
             continue
@@ -323,10 +323,10 @@ def merge_lane(kd, scf, scl, lane, LK, P, gmax, keys, acc, seen, rk, rp, used):
         b = lk >> (rbits + cbits)
         # two spelled-out branches: picking an array into a variable costs a reference count
         if b < nbox:
-            rk[used] = NIl[b, c, lane] * gmax + int(np.rint(r * RMl[b, lane] + Xl[b, c, lane]))
+            rk[used] = NIl[b, c, lane] << gbits | int(np.rint(r * RMl[b, lane] + Xl[b, c, lane]))
         else:
             b -= nbox
-            rk[used] = NIf[b, c, lane] * gmax + int(np.rint(r * RMf[b, lane] + Xf[b, c, lane]))
+            rk[used] = NIf[b, c, lane] << gbits | int(np.rint(r * RMf[b, lane] + Xf[b, c, lane]))
         rp[used] = acc[lk]
         acc[lk] = 0.0
         used += 1
@@ -351,15 +351,15 @@ def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, in
     lk, pk = np.empty((1, 2 * nh), np.int64), np.empty((1, 2 * nh))
     block_keys(kd, scf, scl, sf, sl, keys, five_faces(kd), lk, pk)
     rk, rp = np.empty(2 * nh, np.int64), np.empty(2 * nh)
-    n = merge_lane(kd, scf, scl, 0, lk, pk, gain_bound(kd), keys, np.zeros(keys[3]),
+    n = merge_lane(kd, scf, scl, 0, lk, pk, gain_bits(kd), keys, np.zeros(keys[3]),
                    np.empty(2 * nh, np.int64), rk, rp, 0)
     return rk[:n], rp[:n]
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def level_records(kd, V, states, gmax):
+def level_records(kd, V, states, gbits):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
-    key = next state's flat index * gmax + points (`merge_lane`)."""
+    key = next state's flat index << gbits | points (`merge_lane`)."""
     n = states.shape[0]
     L = LANES
     nh = kd.nh
@@ -399,21 +399,22 @@ def level_records(kd, V, states, gmax):
                 break
             rk = _grow(rk, used + 2 * nh)
             rp = _grow(rp, used + 2 * nh)
-            used = merge_lane(kd, scf, scl, lane, LK, P, gmax, keys, acc, seen, rk, rp, used)
+            used = merge_lane(kd, scf, scl, lane, LK, P, gbits, keys, acc, seen, rk, rp, used)
             off[i + 1] = used
     return off, rk[:used], rp[:used]
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def advance_index(lo, hoff, off, rk, gmax, slot_of):
+def advance_index(lo, hoff, off, rk, gbits, slot_of):
     """The next level's states and the range of totals of each: (flat state indices, lo,
     offsets of the histograms). `slot_of` (one entry per flat state index, -1 when unused)
     receives each next state's position; the caller (`_forward`) resets it."""
     n = lo.shape[0]
+    gmask = (1 << gbits) - 1
     m = 0
     flat = np.empty(max(16, rk.shape[0]), np.int64)
     for r in range(rk.shape[0]):
-        nx = rk[r] // gmax
+        nx = rk[r] >> gbits
         if slot_of[nx] < 0:
             slot_of[nx] = m
             flat[m] = nx
@@ -423,8 +424,8 @@ def advance_index(lo, hoff, off, rk, gmax, slot_of):
     for i in range(n):
         w = hoff[i + 1] - hoff[i]
         for r in range(off[i], off[i + 1]):
-            t = slot_of[rk[r] // gmax]
-            g = rk[r] % gmax
+            t = slot_of[rk[r] >> gbits]
+            g = rk[r] & gmask
             tlo[t] = min(tlo[t], lo[i] + g)
             thi[t] = max(thi[t], lo[i] + g + w - 1)
     thoff = np.zeros(m + 1, np.int64)
@@ -434,17 +435,18 @@ def advance_index(lo, hoff, off, rk, gmax, slot_of):
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def advance_add(lo, hoff, hist, off, rk, rp, gmax, slot_of, tlo, thoff, th, first, stop):
+def advance_add(lo, hoff, hist, off, rk, rp, gbits, slot_of, tlo, thoff, th, first, stop):
     """Add the histograms of this level's states `first` .. `stop` - 1, shifted by their
     turns' points and weighted by their probabilities, into the next level's histograms
     `th` (laid out by `advance_index`)."""
+    gmask = (1 << gbits) - 1
     for i in range(first, stop):
         w = hoff[i + 1] - hoff[i]
         src = hist[hoff[i]:hoff[i + 1]]
         for r in range(off[i], off[i + 1]):
-            t = slot_of[rk[r] // gmax]
+            t = slot_of[rk[r] >> gbits]
             p = rp[r]
-            base = thoff[t] + lo[i] + rk[r] % gmax - tlo[t]
+            base = thoff[t] + lo[i] + (rk[r] & gmask) - tlo[t]
             # slices, not th[base + j]: the loop then compiles to SIMD (5x faster)
             dst = th[base:base + w]
             for j in range(w):
@@ -454,22 +456,24 @@ def advance_add(lo, hoff, hist, off, rk, rp, gmax, slot_of, tlo, thoff, th, firs
 # --------------------------------------------------------------------------- driver
 
 
-def gain_bound(kd: object) -> int:
-    """More than the most points one turn can give (box score plus every bonus)."""
+def gain_bits(kd: object) -> int:
+    """Bits of the points in an outcome's key: 1 << gain_bits is more than the most points
+    one turn can give (box score plus every bonus). A power of two, so that a key is split
+    by a shift and a mask, not a division."""
     top = float(np.max(kd.reward)) + float(np.max(kd.joker_value))
-    return int(top) + int(kd.bonus_amount) + int(kd.amount) + 2
+    return (int(top) + int(kd.bonus_amount) + int(kd.amount) + 1).bit_length()
 
 
-def _level_records(kd: object, values: np.ndarray, states: np.ndarray, gmax: int,
+def _level_records(kd: object, values: np.ndarray, states: np.ndarray, gbits: int,
                    pool: ThreadPoolExecutor | None, workers: int
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`level_records` of a level, split in whole blocks between `workers` threads of the
     pool when the level is large enough; the runs joined in the states' order."""
     n = len(states)
     if pool is None or workers < 2 or n < PARALLEL_STATES:
-        return level_records(kd, values, states, gmax)
+        return level_records(kd, values, states, gbits)
     per = -(-n // (CHUNKS * workers * LANES)) * LANES
-    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gmax),
+    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gbits),
                          range(0, n, per)))
     offs, base = [np.zeros(1, np.int64)], 0
     for off, _, _ in runs:
@@ -505,7 +509,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
              pool: ThreadPoolExecutor | None, workers: int) -> Distribution:
     shape = values.shape
     full = (1 << kd.nb) - 1
-    gmax = gain_bound(kd)
+    gbits = gain_bits(kd)
     nu, nf = shape[1], shape[2]
     slot_of = -np.ones(int(np.prod(shape)), np.int64)
     lo = np.array([total], np.int64)
@@ -519,23 +523,23 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         off = np.array([0, len(first_turn[0])], np.int64)
         rk, rp = first_turn
     else:
-        off, rk, rp = _level_records(kd, values, states, gmax, pool, workers)
+        off, rk, rp = _level_records(kd, values, states, gbits, pool, workers)
     while True:
         visited += len(states)
         # the next level: its states (known from the outcomes alone) and their histograms
-        flat, tlo, thoff = advance_index(lo, hoff, off, rk, gmax, slot_of)
+        flat, tlo, thoff = advance_index(lo, hoff, off, rk, gbits, slot_of)
         states = np.stack([flat // (nu * nf), (flat // nf) % nu, flat % nf], axis=1)
         last = not len(states) or states[0, 0] == full
         th = np.zeros(int(thoff[-1]))
-        args = (lo, hoff, hist, off, rk, rp, gmax, slot_of, tlo, thoff, th, 0, len(lo))
+        args = (lo, hoff, hist, off, rk, rp, gbits, slot_of, tlo, thoff, th, 0, len(lo))
         if pool is not None and not last and len(states) >= PARALLEL_STATES:
             adding = pool.submit(advance_add, *args)
-            off, rk, rp = _level_records(kd, values, states, gmax, pool, workers)
+            off, rk, rp = _level_records(kd, values, states, gbits, pool, workers)
             adding.result()
         else:
             advance_add(*args)
             if not last:
-                off, rk, rp = _level_records(kd, values, states, gmax, pool, workers)
+                off, rk, rp = _level_records(kd, values, states, gbits, pool, workers)
         slot_of[flat] = -1
         lo, hoff, hist = tlo, thoff, th
         if last:
