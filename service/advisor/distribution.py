@@ -225,7 +225,7 @@ def five_faces(kd):
 
 @nb.njit(cache=True, error_model="numpy")
 def local_keys(kd):
-    """Where `merge_lane` adds a hand's probability: per (pass, box, hand) the entry of its
+    """Where `merge_block` adds a hand's probability: per (pass, box, hand) the entry of its
     (pass, box, outcome class, score) as bit fields (score lowest); with the widths of the
     score and class fields and the number of entries."""
     top = 0
@@ -251,7 +251,7 @@ def block_keys(kd, scf, scl, SF, SL, keys, apart, LK, P):
     """For every lane of a block and every hand (and pass: the first throw's apart where it
     is scored apart, `first_scored`) the probability that the turn ends there, P[lane, i],
     and the `local_keys` entry it goes to, LK[lane, i], or -f for a five-of-a-kind hand of
-    face f scored apart on that lane (Joker, bonus). Lane-major, so that `merge_lane` reads
+    face f scored apart on that lane (Joker, bonus). Lane-major, so that `merge_block` reads
     one lane's hands from contiguous memory."""
     lkt = keys[0]
     nh = kd.nh
@@ -279,57 +279,65 @@ def block_keys(kd, scf, scl, SF, SL, keys, apart, LK, P):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def merge_lane(kd, scf, scl, lane, LK, P, gbits, keys, acc, seen, rk, rp, used):
-    """Append one lane's turn outcomes to rk (key: next state's flat index << gbits | points)
-    and rp (probability) from position `used`; returns the new end.
+def merge_block(kd, scf, scl, lanes, LK, P, gbits, keys, acc, seen, rk, rp, used, off):
+    """Append the turn outcomes of a block's first `lanes` lanes to rk (key: next state's
+    flat index << gbits | points) and rp (probability) from position `used`, each lane's
+    end in off[lane + 1]; returns the new end. rk and rp have room for 2 x hands records a
+    lane.
 
     LK / P: `block_keys`. Hands that land on the same box with the same outcome class and
     score are merged in `acc`, a dense accumulator over `local_keys` entries, zero on entry
     and on return (`seen`: scratch for the entries touched). The five-of-a-kind hands scored
     apart are appended as they are, from the score pass (scf: the first throw's, scl:
-    later). One outcome may appear in more than one record (the next level adds them)."""
+    later). One outcome may appear in more than one record (the next level adds them).
+    One call a block: a call that takes the kernel data counts a reference to each of its
+    arrays."""
     _, rbits, cbits, _ = keys
     nbox = kd.nb
     nh = kd.nh
-    lks = LK[lane]
-    ps = P[lane]
-    n = 0
-    for i in range(2 * nh if first_scored(kd) else nh):
-        p = ps[i]
-        if p == 0.0:
-            continue
-        lk = lks[i]
-        if lk < 0:
-            f = -lk
-            if i >= nh:
-                rk[used] = scf[5][f, lane] << gbits | int(np.rint(scf[6][f, lane]))
-            else:
-                rk[used] = scl[5][f, lane] << gbits | int(np.rint(scl[6][f, lane]))
-            rp[used] = p
-            used += 1
-            continue
-        a = acc[lk]
-        seen[n] = lk
-        n += a == 0.0  # no branch: a first visit keeps its place in `seen`
-        acc[lk] = a + p
-    NIl, Xl, RMl = scl[2], scl[3], scl[4]
-    NIf, Xf, RMf = scf[2], scf[3], scf[4]
+    hands = 2 * nh if kd.first_differs or kd.order == 3 else nh
+    NIl, Xl, RMl, ONl, OGl = scl[2], scl[3], scl[4], scl[5], scl[6]
+    NIf, Xf, RMf, ONf, OGf = scf[2], scf[3], scf[4], scf[5], scf[6]
     rmask = (1 << rbits) - 1
     cmask = (1 << cbits) - 1
-    for j in range(n):
-        lk = seen[j]
-        r = lk & rmask
-        c = (lk >> rbits) & cmask
-        b = lk >> (rbits + cbits)
-        # two spelled-out branches: picking an array into a variable costs a reference count
-        if b < nbox:
-            rk[used] = NIl[b, c, lane] << gbits | int(np.rint(r * RMl[b, lane] + Xl[b, c, lane]))
-        else:
-            b -= nbox
-            rk[used] = NIf[b, c, lane] << gbits | int(np.rint(r * RMf[b, lane] + Xf[b, c, lane]))
-        rp[used] = acc[lk]
-        acc[lk] = 0.0
-        used += 1
+    for lane in range(lanes):
+        lks = LK[lane]
+        ps = P[lane]
+        n = 0
+        for i in range(hands):
+            p = ps[i]
+            if p == 0.0:
+                continue
+            lk = lks[i]
+            if lk < 0:
+                f = -lk
+                if i >= nh:
+                    rk[used] = ONf[f, lane] << gbits | int(np.rint(OGf[f, lane]))
+                else:
+                    rk[used] = ONl[f, lane] << gbits | int(np.rint(OGl[f, lane]))
+                rp[used] = p
+                used += 1
+                continue
+            a = acc[lk]
+            seen[n] = lk
+            n += a == 0.0  # no branch: a first visit keeps its place in `seen`
+            acc[lk] = a + p
+        for j in range(n):
+            lk = seen[j]
+            r = lk & rmask
+            c = (lk >> rbits) & cmask
+            b = lk >> (rbits + cbits)
+            if b < nbox:
+                rk[used] = NIl[b, c, lane] << gbits | int(np.rint(r * RMl[b, lane]
+                                                                  + Xl[b, c, lane]))
+            else:
+                b -= nbox
+                rk[used] = NIf[b, c, lane] << gbits | int(np.rint(r * RMf[b, lane]
+                                                                  + Xf[b, c, lane]))
+            rp[used] = acc[lk]
+            acc[lk] = 0.0
+            used += 1
+        off[lane + 1] = used
     return used
 
 
@@ -351,15 +359,15 @@ def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, in
     lk, pk = np.empty((1, 2 * nh), np.int64), np.empty((1, 2 * nh))
     block_keys(kd, scf, scl, sf, sl, keys, five_faces(kd), lk, pk)
     rk, rp = np.empty(2 * nh, np.int64), np.empty(2 * nh)
-    n = merge_lane(kd, scf, scl, 0, lk, pk, gain_bits(kd), keys, np.zeros(keys[3]),
-                   np.empty(2 * nh, np.int64), rk, rp, 0)
+    n = merge_block(kd, scf, scl, 1, lk, pk, gain_bits(kd), keys, np.zeros(keys[3]),
+                    np.empty(2 * nh, np.int64), rk, rp, 0, np.zeros(2, np.int64))
     return rk[:n], rp[:n]
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
 def level_records(kd, V, states, gbits):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
-    key = next state's flat index << gbits | points (`merge_lane`)."""
+    key = next state's flat index << gbits | points (`merge_block`)."""
     n = states.shape[0]
     L = LANES
     nh = kd.nh
@@ -370,8 +378,9 @@ def level_records(kd, V, states, gbits):
     bu = np.empty(L, np.int64)
     bf = np.empty(L, np.int64)
     off = np.zeros(n + 1, np.int64)
-    rk = np.empty(max(4 * nh, n * 32), np.int64)
-    rp = np.empty(max(4 * nh, n * 32))
+    cap = n * 40 + 2 * L * nh  # some 30-40 outcomes a state; grown when more
+    rk = np.empty(cap, np.int64)
+    rp = np.empty(cap)
     SFb = np.empty((nh, L))
     SLb = np.empty((nh, L))
     mass0 = kd.prob.copy()
@@ -393,14 +402,11 @@ def level_records(kd, V, states, gbits):
         decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
         push_block(kd, DEC, mass0, SFb, SLb, pmass, kmass)
         block_keys(kd, scf, scl, SFb, SLb, keys, apart, LK, P)
-        for lane in range(L):
-            i = bi * L + lane
-            if i >= n:
-                break
-            rk = _grow(rk, used + 2 * nh)
-            rp = _grow(rp, used + 2 * nh)
-            used = merge_lane(kd, scf, scl, lane, LK, P, gbits, keys, acc, seen, rk, rp, used)
-            off[i + 1] = used
+        lanes = min(L, n - bi * L)
+        rk = _grow(rk, used + lanes * 2 * nh)
+        rp = _grow(rp, used + lanes * 2 * nh)
+        used = merge_block(kd, scf, scl, lanes, LK, P, gbits, keys, acc, seen, rk, rp, used,
+                           off[bi * L:])
     return off, rk[:used], rp[:used]
 
 

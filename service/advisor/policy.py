@@ -294,7 +294,7 @@ def decide32(kd, Sf, Sl, DEC):
     return cur
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, error_model="numpy", inline="always")
 def first_scored(kd):
     """Whether scoring on the first throw is a pass of its own (other scores or boxes)."""
     return kd.first_differs or kd.order == 3
