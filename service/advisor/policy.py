@@ -221,10 +221,10 @@ def choices32(kd, first, sc, NX, GN, BX, SC):
 @nb.njit(cache=True, error_model="numpy")
 def keeps32(kd, cur, E, M, MA):
     """Keep values E (after "em baixo") and the best keep among each keep's sub-multisets:
-    M its value, MA which keep (an effective keep id, as a float32)."""
+    M its value, MA which keep (an effective keep id, int32: picked by a bit mask, which
+    vectorizes, where a conditional does not)."""
     L = cur.shape[1]
     six = np.float32(6.0)
-    one = np.float32(1.0)
     for h in range(kd.nh):
         k = kd.hand_keep[h]
         for lane in range(L):
@@ -240,7 +240,7 @@ def keeps32(kd, cur, E, M, MA):
             E[k, lane] = (E[a1, lane] + E[a2, lane] + E[a3, lane] + E[a4, lane]
                           + E[a5, lane] + E[a6, lane]) / six
     for k in range(kd.nk):
-        fk = np.float32(k)
+        fk = np.int32(k)
         for lane in range(L):
             M[k, lane] = E[k, lane]
             MA[k, lane] = fk
@@ -261,8 +261,8 @@ def keeps32(kd, cur, E, M, MA):
         for lane in range(L):
             a = M[s, lane]
             c = M[k, lane]
-            w = np.float32(a > c)
-            MA[k, lane] = w * MA[s, lane] + (one - w) * MA[k, lane]
+            w = -np.int32(a > c)  # all bits set where the sub-keep is better
+            MA[k, lane] = (MA[s, lane] & w) | (MA[k, lane] & ~w)
             M[k, lane] = np.maximum(a, c)
 
 
@@ -275,7 +275,7 @@ def decide32(kd, Sf, Sl, DEC):
     nh = kd.nh
     E = np.empty((kd.nk, L), np.float32)
     M = np.empty((kd.nk, L), np.float32)
-    MA = np.empty((kd.nk, L), np.float32)
+    MA = np.empty((kd.nk, L), np.int32)
     cur = np.empty((nh, L), np.float32)
     cur[:, :] = Sl
     for t in range(kd.throws - 1, 0, -1):
