@@ -2,11 +2,12 @@
 
 A forward pass over the game states reachable from a position, level by level (one level =
 one more box filled), carrying for each state the distribution of the points accumulated so
-far. For every state the policy of its turn comes from `policy.policy_block` (the advisor's
-own: best box per hand, best keep per hand and throw); the turn's outcome distribution
-(which next state, how many points) follows by pushing the probability of the dice through
-the throws of the turn, and each state's histogram is shifted by the points and added into
-its successor's. Histograms are dense over each state's own range of totals. Nothing is
+far. For every state the policy of its turn comes from `policy.decisions_block` (the
+advisor's own: best box per hand, best keep per hand and throw); the turn's outcome
+distribution (which next state, how many points) follows by pushing the probability of the
+dice through the throws of the turn (`push_block`) and merging the hands that end alike
+(`merge_block`), and each state's histogram is shifted by the points and added into its
+successor's. Histograms are dense over each state's own range of totals. Nothing is
 sampled or truncated: the result is exact up to float64 rounding (the probabilities sum to 1
 within 1e-12).
 
@@ -207,6 +208,7 @@ CHUNKS = 8
 
 @nb.njit(cache=True, error_model="numpy")
 def _grow(a, need):
+    """`a`, or a copy at least twice as long when it is shorter than `need`."""
     if need <= a.shape[0]:
         return a
     b = np.empty(max(need, 2 * a.shape[0]), a.dtype)
@@ -250,10 +252,11 @@ def local_keys(kd):
 
 @nb.njit(cache=True, error_model="numpy")
 def block_keys(kd, scf, scl, SF, SL, keys, apart, LK, P):
-    """For every lane of a block and every hand (and pass: the first throw's apart where it
-    is scored apart, `first_scored`) the probability that the turn ends there, P[lane, i],
-    and the `local_keys` entry it goes to, LK[lane, i], or -f for a five-of-a-kind hand of
-    face f scored apart on that lane (Joker, bonus). Lane-major, so that `merge_block` reads
+    """For every lane of a block and every hand, the probability that the turn is scored
+    with that hand, P[lane, i], and the `local_keys` entry it goes to, LK[lane, i] (or -f
+    for a five-of-a-kind hand of face f scored apart on that lane: Joker, bonus). Where the
+    first throw is scored apart (`first_scored`), i = hands + h holds the first throw's and
+    i = h the later throws'; else i = h holds both. Lane-major, so that `merge_block` reads
     one lane's hands from contiguous memory."""
     lkt = keys[0]
     nh = kd.nh

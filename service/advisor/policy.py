@@ -34,9 +34,9 @@ def scored_arrays(kd, L):
     nbox = kd.nb
     c = kd.nd + 2
     return (np.empty((kd.nh, L), np.float32), np.empty((kd.nh, L), np.float32),
-                  np.empty((nbox, c, L), np.int64), np.empty((nbox, c, L), np.float32),
-                  np.empty((nbox, L), np.float32), np.empty((7, L), np.int64),
-                  np.empty((7, L)), np.empty((7, L), np.int64), np.empty((7, L)))
+            np.empty((nbox, c, L), np.int64), np.empty((nbox, c, L), np.float32),
+            np.empty((nbox, L), np.float32), np.empty((7, L), np.int64),
+            np.empty((7, L)), np.empty((7, L), np.int64), np.empty((7, L)))
 
 
 @nb.njit(cache=True, error_model="numpy")
