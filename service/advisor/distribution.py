@@ -296,11 +296,11 @@ def merge_block(kd, scf, scl, lanes, LK, P, gbits, keys, acc, seen, rk, rp, used
     apart are appended as they are, from the score pass (scf: the first throw's, scl:
     later). One outcome may appear in more than one record (the next level adds them).
     One call a block: a call that takes the kernel data counts a reference to each of its
-    arrays."""
+    arrays (`first_scored` is inlined, so it costs none)."""
     _, rbits, cbits, _ = keys
     nbox = kd.nb
     nh = kd.nh
-    hands = 2 * nh if kd.first_differs or kd.order == 3 else nh
+    hands = 2 * nh if first_scored(kd) else nh
     NIl, Xl, RMl, ONl, OGl = scl[2], scl[3], scl[4], scl[5], scl[6]
     NIf, Xf, RMf, ONf, OGf = scf[2], scf[3], scf[4], scf[5], scf[6]
     rmask = (1 << rbits) - 1

@@ -35,6 +35,7 @@ import numpy as np
 from . import kernel
 from .distribution import Distribution
 from .model import KIND_TRACKED, KIND_UPPER
+from .policy import first_scored
 
 ASSUMPTIONS = (
     "Every player plays the advisor's strategy (maximising their own expected final score), "
@@ -124,7 +125,7 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
     W[next state][a + points] (a: own total minus the position's, up to the outputs' width;
     `width`: W's, whose last column holds every higher total); -1 where none is legal."""
     need = out_first.shape[1]
-    same = not (kd.first_differs or kd.order == 3)  # as in `policy.policy_block`
+    same = not first_scored(kd)
     for fi in range(2):
         first = fi == 1
         out = out_first if first else out_later
