@@ -138,7 +138,8 @@ def push_block(kd, DEC, mass0, SF, SL, mass, kmass):
     """`push_turn` from the first throw for every lane of a block at once (the lanes' hand
     probabilities side by side, so the rethrows run over contiguous rows): on return
     SF[h, lane] / SL[h, lane] hold the probability that the lane's turn is scored with hand h
-    on the first throw / on a later one. `mass` (hands x lanes) and `kmass` (keeps x lanes)
+    on the first throw / on a later one (SF and SL may be one array, which then holds
+    both). `mass` (hands x lanes) and `kmass` (keeps x lanes)
     are scratch. Rows are taken as views, and the lane count is read from an array, not the
     constant LANES: with a trip count known at compile time LLVM unrolls the lane loops into
     scalar code before its loop vectorizer runs (3x slower here)."""
@@ -251,82 +252,56 @@ def local_keys(kd):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def block_keys(kd, scf, scl, SF, SL, keys, apart, LK, P):
-    """For every lane of a block and every hand, the probability that the turn is scored
-    with that hand, P[lane, i], and the `local_keys` entry it goes to, LK[lane, i] (or -f
-    for a five-of-a-kind hand of face f scored apart on that lane: Joker, bonus). Where the
-    first throw is scored apart (`first_scored`), i = hands + h holds the first throw's and
-    i = h the later throws'; else i = h holds both. Lane-major, so that `merge_block` reads
-    one lane's hands from contiguous memory."""
-    lkt = keys[0]
-    nh = kd.nh
-    L = SF.shape[1]
-    split = first_scored(kd)
-    for part in range(2 if split else 1):
-        sc = scf if part == 1 else scl
-        BB = sc[1]
-        ON = sc[5]
-        T = lkt[part]
-        base = part * nh
-        for h in range(nh):
-            f = apart[h]
-            for lane in range(L):
-                if split:
-                    p = SF[h, lane] if part == 1 else SL[h, lane]
-                else:
-                    p = SF[h, lane] + SL[h, lane]
-                P[lane, base + h] = p
-                LK[lane, base + h] = T[int(BB[h, lane]), h]
-            if f > 0:
-                for lane in range(L):
-                    if ON[f, lane] != -2:
-                        LK[lane, base + h] = -f
-
-
-@nb.njit(cache=True, error_model="numpy")
-def merge_block(kd, scf, scl, lanes, LK, P, gbits, keys, acc, seen, rk, rp, used, off):
+def merge_block(kd, scf, scl, lanes, SF, SL, apart, gbits, keys, acc, seen, rk, rp, used,
+                off):
     """Append the turn outcomes of a block's first `lanes` lanes to rk (key: next state's
     flat index << gbits | points) and rp (probability) from position `used`, each lane's
     end in off[lane + 1]; returns the new end. rk and rp have room for 2 x hands records a
     lane.
 
-    LK / P: `block_keys`. Hands that land on the same box with the same outcome class and
-    score are merged in `acc`, a dense accumulator over `local_keys` entries, zero on entry
-    and on return (`seen`: scratch for the entries touched). The five-of-a-kind hands scored
-    apart are appended as they are, from the score pass (scf: the first throw's, scl:
-    later). One outcome may appear in more than one record (the next level adds them).
-    One call a block: a call that takes the kernel data counts a reference to each of its
-    arrays (`first_scored` is inlined, so it costs none)."""
-    _, rbits, cbits, _ = keys
+    SF[h, lane] / SL[h, lane]: the probability that the lane's turn is scored with hand h on
+    the first throw / on a later one (`push_block`); where the first throw is not scored
+    apart (`first_scored`) both are in SL (`push_block` given the same array twice). A hand
+    goes to its `local_keys` entry, by the box of the score pass (scf: the first throw's,
+    scl: later); hands that land on the same box with the same outcome class and score are
+    merged in `acc`, a dense accumulator over those entries, zero on entry and on return
+    (`seen`: scratch for the entries touched). The five-of-a-kind hands scored apart
+    (`apart`: `five_faces`; Joker, bonus) are appended as they are. One outcome may appear
+    in more than one record (the next level adds them). One call a block: a call that
+    takes the kernel data counts a reference to each of its arrays (`first_scored` is
+    inlined, so it costs none)."""
+    lkt, rbits, cbits, _ = keys
     nbox = kd.nb
     nh = kd.nh
-    hands = 2 * nh if first_scored(kd) else nh
-    NIl, Xl, RMl, ONl, OGl = scl[2], scl[3], scl[4], scl[5], scl[6]
-    NIf, Xf, RMf, ONf, OGf = scf[2], scf[3], scf[4], scf[5], scf[6]
+    split = first_scored(kd)
+    BBl, NIl, Xl, RMl, ONl, OGl = scl[1], scl[2], scl[3], scl[4], scl[5], scl[6]
+    BBf, NIf, Xf, RMf, ONf, OGf = scf[1], scf[2], scf[3], scf[4], scf[5], scf[6]
+    Tl = lkt[0]
+    Tf = lkt[1]
     rmask = (1 << rbits) - 1
     cmask = (1 << cbits) - 1
     for lane in range(lanes):
-        lks = LK[lane]
-        ps = P[lane]
         n = 0
-        for i in range(hands):
-            p = ps[i]
-            if p == 0.0:
-                continue
-            lk = lks[i]
-            if lk < 0:
-                f = -lk
-                if i >= nh:
-                    rk[used] = ONf[f, lane] << gbits | int(np.rint(OGf[f, lane]))
-                else:
-                    rk[used] = ONl[f, lane] << gbits | int(np.rint(OGl[f, lane]))
-                rp[used] = p
-                used += 1
-                continue
-            a = acc[lk]
-            seen[n] = lk
-            n += a == 0.0  # no branch: a first visit keeps its place in `seen`
-            acc[lk] = a + p
+        for part in range(2 if split else 1):
+            first = part == 1
+            for h in range(nh):
+                p = SF[h, lane] if first else SL[h, lane]
+                if p == 0.0:
+                    continue
+                f = apart[h]
+                if f > 0:
+                    on = ONf[f, lane] if first else ONl[f, lane]
+                    if on != -2:
+                        og = OGf[f, lane] if first else OGl[f, lane]
+                        rk[used] = on << gbits | int(np.rint(og))
+                        rp[used] = p
+                        used += 1
+                        continue
+                lk = Tf[int(BBf[h, lane]), h] if first else Tl[int(BBl[h, lane]), h]
+                a = acc[lk]
+                seen[n] = lk
+                n += a == 0.0  # no branch: a first visit keeps its place in `seen`
+                acc[lk] = a + p
         for j in range(n):
             lk = seen[j]
             r = lk & rmask
@@ -360,12 +335,13 @@ def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, in
     mass0[hand] = 1.0
     sf, sl = np.empty((nh, 1)), np.empty((nh, 1))
     push_turn(kd, dec, 0, throw, mass0, sf[:, 0], sl[:, 0])
+    if not first_scored(kd):
+        sl += sf  # one pass scores every throw: merge_block reads SL alone
     keys = local_keys(kd)
-    lk, pk = np.empty((1, 2 * nh), np.int64), np.empty((1, 2 * nh))
-    block_keys(kd, scf, scl, sf, sl, keys, five_faces(kd), lk, pk)
     rk, rp = np.empty(2 * nh, np.int64), np.empty(2 * nh)
-    n = merge_block(kd, scf, scl, 1, lk, pk, gain_bits(kd), keys, np.zeros(keys[3]),
-                    np.empty(2 * nh, np.int64), rk, rp, 0, np.zeros(2, np.int64))
+    n = merge_block(kd, scf, scl, 1, sf, sl, five_faces(kd), gain_bits(kd), keys,
+                    np.zeros(keys[3]), np.empty(2 * nh, np.int64), rk, rp, 0,
+                    np.zeros(2, np.int64))
     return rk[:n], rp[:n]
 
 
@@ -386,15 +362,14 @@ def level_records(kd, V, states, gbits):
     cap = n * 40 + 2 * L * nh  # some 30-40 outcomes a state; grown when more
     rk = np.empty(cap, np.int64)
     rp = np.empty(cap)
-    SFb = np.empty((nh, L))
     SLb = np.empty((nh, L))
+    # where one score pass serves every throw, the first throw's stops go with the rest
+    SFb = np.empty((nh, L)) if first_scored(kd) else SLb
     mass0 = kd.prob.copy()
     keys = local_keys(kd)
     acc = np.zeros(keys[3])
     seen = np.empty(2 * nh, np.int64)
     apart = five_faces(kd)
-    LK = np.empty((L, 2 * nh), np.int64)
-    P = np.empty((L, 2 * nh))
     pmass = np.empty((nh, L))
     kmass = np.empty((kd.nk, L))
     used = 0
@@ -406,12 +381,11 @@ def level_records(kd, V, states, gbits):
             bf[lane] = states[i, 2]
         decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
         push_block(kd, DEC, mass0, SFb, SLb, pmass, kmass)
-        block_keys(kd, scf, scl, SFb, SLb, keys, apart, LK, P)
         lanes = min(L, n - bi * L)
         rk = _grow(rk, used + lanes * 2 * nh)
         rp = _grow(rp, used + lanes * 2 * nh)
-        used = merge_block(kd, scf, scl, lanes, LK, P, gbits, keys, acc, seen, rk, rp, used,
-                           off[bi * L:])
+        used = merge_block(kd, scf, scl, lanes, SFb, SLb, apart, gbits, keys, acc, seen, rk,
+                           rp, used, off[bi * L:])
     return off, rk[:used], rp[:used]
 
 
