@@ -390,50 +390,61 @@ def level_records(kd, V, states, gbits):
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def advance_index(lo, hoff, off, rk, gbits, slot_of):
-    """The next level's states and the range of totals of each: (flat state indices, lo,
-    offsets of the histograms). `slot_of` (one entry per flat state index, -1 when unused)
-    receives each next state's position; the caller (`_forward`) resets it."""
-    n = lo.shape[0]
+def index_run(lo, hoff, base, off, rk, gbits, slot_of, flat, m, tlo, thi):
+    """Take one run of a level's records (its states `base` onwards; `level_records`) into
+    the next level's index: a next state seen for the first time gets the next position
+    (slot_of[state] = m, flat[m] = state), and the range of totals it can be reached with,
+    tlo / thi (by flat state index), widens to cover this run's. Returns the new count m."""
     gmask = (1 << gbits) - 1
-    m = 0
-    flat = np.empty(max(16, rk.shape[0]), np.int64)
-    for r in range(rk.shape[0]):
-        nx = rk[r] >> gbits
-        if slot_of[nx] < 0:
-            slot_of[nx] = m
-            flat[m] = nx
-            m += 1
-    tlo = np.full(m, np.iinfo(np.int64).max)
-    thi = np.full(m, np.iinfo(np.int64).min)
-    for i in range(n):
-        w = hoff[i + 1] - hoff[i]
+    for i in range(off.shape[0] - 1):
+        g = base + i
+        low = lo[g]
+        w1 = hoff[g + 1] - hoff[g] - 1
         for r in range(off[i], off[i + 1]):
-            t = slot_of[rk[r] >> gbits]
-            g = rk[r] & gmask
-            tlo[t] = min(tlo[t], lo[i] + g)
-            thi[t] = max(thi[t], lo[i] + g + w - 1)
-    thoff = np.zeros(m + 1, np.int64)
-    for t in range(m):
-        thoff[t + 1] = thoff[t] + thi[t] - tlo[t] + 1
-    return flat[:m], tlo, thoff
+            nx = rk[r] >> gbits
+            if slot_of[nx] < 0:
+                slot_of[nx] = m
+                flat[m] = nx
+                m += 1
+            a = low + (rk[r] & gmask)
+            tlo[nx] = min(tlo[nx], a)
+            thi[nx] = max(thi[nx], a + w1)
+    return m
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def advance_add(lo, hoff, hist, off, rk, rp, gbits, slot_of, tlo, thoff, th, first, stop):
-    """Add the histograms of this level's states `first` .. `stop` - 1, shifted by their
-    turns' points and weighted by their probabilities, into the next level's histograms
-    `th` (laid out by `advance_index`)."""
+def index_close(flat, m, tlo, thi):
+    """The next level once every run is indexed: its states (flat indices), the lowest
+    total of each and the offsets of their histograms. Resets tlo / thi for the next use."""
+    states = flat[:m].copy()
+    low = np.empty(m, np.int64)
+    thoff = np.zeros(m + 1, np.int64)
+    for t in range(m):
+        nx = states[t]
+        low[t] = tlo[nx]
+        thoff[t + 1] = thoff[t] + thi[nx] - tlo[nx] + 1
+        tlo[nx] = np.iinfo(np.int32).max
+        thi[nx] = np.iinfo(np.int32).min
+    return states, low, thoff
+
+
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def advance_add(lo, hoff, hist, base, off, rk, rp, gbits, slot_of, tlo, thoff, th):
+    """Add the histograms of one run's states (this level's `base` onwards), shifted by
+    their turns' points and weighted by their probabilities, into the next level's
+    histograms `th` (laid out by `index_close`)."""
     gmask = (1 << gbits) - 1
-    for i in range(first, stop):
-        w = hoff[i + 1] - hoff[i]
-        src = hist[hoff[i]:hoff[i + 1]]
+    for i in range(off.shape[0] - 1):
+        g = base + i
+        w = hoff[g + 1] - hoff[g]
+        src = hist[hoff[g]:hoff[g + 1]]
+        low = lo[g]
         for r in range(off[i], off[i + 1]):
             t = slot_of[rk[r] >> gbits]
             p = rp[r]
-            base = thoff[t] + lo[i] + (rk[r] & gmask) - tlo[t]
-            # slices, not th[base + j]: the loop then compiles to SIMD (5x faster)
-            dst = th[base:base + w]
+            at = thoff[t] + low + (rk[r] & gmask) - tlo[t]
+            # slices, not th[at + j]: the loop then compiles to SIMD (5x faster)
+            dst = th[at:at + w]
             for j in range(w):
                 dst[j] += p * src[j]
 
@@ -449,23 +460,62 @@ def gain_bits(kd: object) -> int:
     return (int(top) + int(kd.bonus_amount) + int(kd.amount) + 1).bit_length()
 
 
-def _level_records(kd: object, values: np.ndarray, states: np.ndarray, gbits: int,
-                   pool: ThreadPoolExecutor | None, workers: int
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`level_records` of a level, split in whole blocks between `workers` threads of the
-    pool when the level is large enough; the runs joined in the states' order."""
+class _Index:
+    """The next level's index, built run by run as a level's records come in (`index_run`),
+    on the thread that waits for them: work that would otherwise run alone between two
+    levels. Its arrays span every flat state index and serve every level of a pass: a level's
+    states and the next one's differ in their number of filled boxes, so they never share an
+    entry."""
+
+    def __init__(self, size: int) -> None:
+        self.slot_of = np.full(size, -1, np.int32)
+        self.flat = np.empty(size, np.int64)
+        self.tlo = np.full(size, np.iinfo(np.int32).max, np.int32)
+        self.thi = np.full(size, np.iinfo(np.int32).min, np.int32)
+        self.m = 0
+
+    def take(self, lo: np.ndarray, hoff: np.ndarray, run: tuple, gbits: int) -> None:
+        """Index one run (base, off, rk, rp) of the level whose totals are lo / hoff."""
+        base, off, rk, _ = run
+        self.m = index_run(lo, hoff, base, off, rk, gbits, self.slot_of, self.flat, self.m,
+                           self.tlo, self.thi)
+
+    def close(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(states, lowest totals, histogram offsets) of the next level; starts the next."""
+        out = index_close(self.flat, self.m, self.tlo, self.thi)
+        self.m = 0
+        return out
+
+
+def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray,
+                hoff: np.ndarray, gbits: int, pool: ThreadPoolExecutor | None, workers: int,
+                index: _Index) -> list[tuple]:
+    """`level_records` of a level as runs (first state, offsets, keys, probabilities), split
+    in whole blocks between `workers` threads of the pool when the level is large enough;
+    each run taken into `index` as it comes, in the states' order."""
     n = len(states)
     if pool is None or workers < 2 or n < PARALLEL_STATES:
-        return level_records(kd, values, states, gbits)
-    per = -(-n // (CHUNKS * workers * LANES)) * LANES
-    runs = list(pool.map(lambda a: level_records(kd, values, states[a:a + per], gbits),
-                         range(0, n, per)))
-    offs, base = [np.zeros(1, np.int64)], 0
-    for off, _, _ in runs:
-        offs.append(off[1:] + base)
-        base += int(off[-1])
-    return (np.concatenate(offs), np.concatenate([r[1] for r in runs]),
-            np.concatenate([r[2] for r in runs]))
+        runs = [(0, *level_records(kd, values, states, gbits))]
+    else:
+        per = -(-n // (CHUNKS * workers * LANES)) * LANES
+        starts = range(0, n, per)
+        futures = [pool.submit(level_records, kd, values, states[a:a + per], gbits)
+                   for a in starts]
+        runs = []
+        for a, fut in zip(starts, futures):
+            runs.append((a, *fut.result()))
+            index.take(lo, hoff, runs[-1], gbits)
+        return runs
+    index.take(lo, hoff, runs[0], gbits)
+    return runs
+
+
+def _add_runs(lo: np.ndarray, hoff: np.ndarray, hist: np.ndarray, runs: list[tuple],
+              gbits: int, slot_of: np.ndarray, tlo: np.ndarray, thoff: np.ndarray,
+              th: np.ndarray) -> None:
+    """`advance_add` of every run of a level."""
+    for base, off, rk, rp in runs:
+        advance_add(lo, hoff, hist, base, off, rk, rp, gbits, slot_of, tlo, thoff, th)
 
 
 def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
@@ -496,7 +546,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     full = (1 << kd.nb) - 1
     gbits = gain_bits(kd)
     nu, nf = shape[1], shape[2]
-    slot_of = -np.ones(int(np.prod(shape)), np.int64)
+    index = _Index(int(np.prod(shape)))
     lo = np.array([total], np.int64)
     hoff = np.array([0, 1], np.int64)
     hist = np.array([1.0])
@@ -505,27 +555,30 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     if states[0, 0] == full:
         return Distribution(lo=total, probs=hist)
     if first_turn is not None:
-        off = np.array([0, len(first_turn[0])], np.int64)
-        rk, rp = first_turn
+        runs = [(0, np.array([0, len(first_turn[0])], np.int64), *first_turn)]
+        index.take(lo, hoff, runs[0], gbits)
     else:
-        off, rk, rp = _level_records(kd, values, states, gbits, pool, workers)
+        runs = _level_runs(kd, values, states, lo, hoff, gbits, pool, workers, index)
     while True:
         visited += len(states)
         # the next level: its states (known from the outcomes alone) and their histograms
-        flat, tlo, thoff = advance_index(lo, hoff, off, rk, gbits, slot_of)
+        flat, tlo, thoff = index.close()
         states = np.stack([flat // (nu * nf), (flat // nf) % nu, flat % nf], axis=1)
         last = not len(states) or states[0, 0] == full
         th = np.zeros(int(thoff[-1]))
-        args = (lo, hoff, hist, off, rk, rp, gbits, slot_of, tlo, thoff, th, 0, len(lo))
+        args = (lo, hoff, hist, runs, gbits, index.slot_of, tlo, thoff, th)
         if pool is not None and not last and len(states) >= PARALLEL_STATES:
-            adding = pool.submit(advance_add, *args)
-            off, rk, rp = _level_records(kd, values, states, gbits, pool, workers)
+            # this level's histograms are added on one thread while the next level's turns
+            # start on the others
+            adding = pool.submit(_add_runs, *args)
+            runs = _level_runs(kd, values, states, tlo, thoff, gbits, pool, workers, index)
             adding.result()
         else:
-            advance_add(*args)
+            _add_runs(*args)
             if not last:
-                off, rk, rp = _level_records(kd, values, states, gbits, pool, workers)
-        slot_of[flat] = -1
+                runs = _level_runs(kd, values, states, tlo, thoff, gbits, pool, workers,
+                                   index)
+        index.slot_of[flat] = -1
         lo, hoff, hist = tlo, thoff, th
         if last:
             break
