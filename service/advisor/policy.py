@@ -103,7 +103,6 @@ def score32(kd, V, bm, bu, bf, first, out):
         C = kd.cls[fi, b]
         rmb = rm[b]
         fb = np.float32(b)
-        one = np.float32(1.0)
         for h in range(kd.nh):
             r = R[h]
             w = W[b, C[h]]
@@ -111,8 +110,8 @@ def score32(kd, V, bm, bu, bf, first, out):
             bb = BB[h]
             for lane in range(L):
                 v = r * rmb[lane] + w[lane]
-                better = np.float32(v > s[lane])
-                bb[lane] = better * fb + (one - better) * bb[lane]
+                # boxes come in increasing order: a better one is always the highest yet
+                bb[lane] = np.maximum(bb[lane], np.float32(v > s[lane]) * fb)
                 s[lane] = np.maximum(v, s[lane])
     if kd.five_box >= 0:
         order = kd.order
