@@ -119,74 +119,127 @@ def chances(dists: list[Distribution]) -> list[Chances]:
 MAX_WIN_OPEN = 4
 
 
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def _fold(oh, nxt, g, width):
+    """oh[a] = max(oh[a], nxt[a + g]) for every own total a of oh, nxt's last column (every
+    higher total) where a + g is past it. A slice's loop compiles to SIMD,
+    nxt[min(a + g, width - 1)] to scalar code."""
+    need = oh.shape[0]
+    inside = max(0, min(need, width - g))
+    src = nxt[g:g + inside]
+    for a in range(inside):
+        oh[a] = np.maximum(oh[a], src[a])
+    top = nxt[width - 1]
+    for a in range(inside, need):
+        oh[a] = np.maximum(oh[a], top)
+
+
 @nb.njit(cache=True, error_model="numpy")
 def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
     """Terminal win values of one state's turn: out_*[h, a] = best over legal boxes of
     W[next state][a + points] (a: own total minus the position's, up to the outputs' width;
-    `width`: W's, whose last column holds every higher total); -1 where none is legal."""
-    need = out_first.shape[1]
+    `width`: W's, whose last column holds every higher total); -1 where none is legal.
+
+    Box by box, with what depends on the box alone worked out once: the five-of-a-kind
+    hands on a sheet whose five-of-a-kind box is filled (Joker, bonus) go through
+    `kernel.placement`; every other hand is placed as `kernel.placement` places it without
+    those rules (its requirement, the upper bonus, a tracked box's flag). Calling
+    `placement` for every hand cost more than the rest: each call that takes the kernel
+    data counts a reference to each of its arrays."""
+    nh = kd.nh
+    nbox = kd.nb
     same = not first_scored(kd)
+    apart = np.zeros(nh, np.bool_)
+    if kd.five_box >= 0 and (mask >> kd.five_box & 1):
+        for f in range(1, 7):
+            apart[kd.five_hand[f]] = True
+    maxrem = kd.maxrem
     for fi in range(2):
         first = fi == 1
         out = out_first if first else out_later
         if first and same:
             out[:, :] = out_later
             break
-        for h in range(kd.nh):
-            oh = out[h]
-            for a in range(need):
-                oh[a] = -1.0
-            for b in range(kd.nb):
+        out[:, :] = -1.0
+        for b in range(nbox):
+            if not kernel.order_ok(kd.order, nbox, mask, b, first):
+                continue
+            nmask = mask | (1 << b)
+            rb = kd.req_bit[b]
+            met = np.float32(0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0)
+            kb = kd.kind[b]
+            bit = kd.trk_bit[b]
+            R = kd.reward[fi, b]
+            for h in range(nh):
+                if apart[h]:
+                    continue
+                score = R[h] * met
+                bonus = 0.0
+                nu = u
+                nfl = fl
+                if kb == KIND_UPPER:
+                    if kd.threshold > 0 and u < kd.threshold:
+                        tot = u + int(score)
+                        if tot >= kd.threshold:
+                            bonus += kd.amount
+                        nu = kernel.canon(kd.threshold, maxrem, tot, nmask)
+                elif kb == KIND_TRACKED:
+                    if score != 0:
+                        nfl = fl | (1 << bit)
+                    else:
+                        nfl = fl & ~(1 << bit)
+                g = int(np.rint(np.float64(score) + bonus))
+                _fold(out[h], W[slot_of[nmask, nu, nfl]], g, width)
+        for h in range(nh):
+            if not apart[h]:
+                continue
+            for b in range(nbox):
                 if mask >> b & 1:  # filled: never legal (skips placement's work)
                     continue
                 legal, score, bonus, nmask, nu, nfl = kernel.placement(kd, mask, u, fl, h,
                                                                       first, b)
-                if not legal:
-                    continue
-                g = int(np.rint(np.float64(score) + bonus))
-                nxt = W[slot_of[nmask, nu, nfl]]
-                # own total a + g, capped at the top of the row: a slice's loop compiles
-                # to SIMD, nxt[min(a + g, width - 1)] to scalar code
-                inside = max(0, min(need, width - g))
-                src = nxt[g:g + inside]
-                for a in range(inside):
-                    oh[a] = np.maximum(oh[a], src[a])
-                top = nxt[width - 1]
-                for a in range(inside, need):
-                    oh[a] = np.maximum(oh[a], top)
+                if legal:
+                    _fold(out[h], W[slot_of[nmask, nu, nfl]],
+                          int(np.rint(np.float64(score) + bonus)), width)
 
 
 @nb.njit(cache=True, error_model="numpy")
 def _keeps_win(kd, cur, E, M):
-    """Keep values over the lanes (own totals): E[k] mean over one more die, M best sub-keep."""
+    """Keep values over the lanes (own totals): E[k] mean over one more die, M best sub-keep.
+    The kernel data's tables are read into locals once: each access to a field of it counts
+    a reference to that array."""
     width = cur.shape[1]
+    add = kd.add
+    hand_keep = kd.hand_keep
+    pairs = kd.pairs
     for h in range(kd.nh):
-        k = kd.hand_keep[h]
+        ek = E[hand_keep[h]]
+        ch = cur[h]
         for a in range(width):
-            E[k, a] = cur[h, a]
+            ek[a] = ch[a]
     for k in range(kd.n_small - 1, -1, -1):
         ek = E[k]
+        e1 = E[add[k, 1]]
+        e2 = E[add[k, 2]]
+        e3 = E[add[k, 3]]
+        e4 = E[add[k, 4]]
+        e5 = E[add[k, 5]]
+        e6 = E[add[k, 6]]
         for a in range(width):
-            ek[a] = 0.0
-        for f in range(1, 7):
-            ef = E[kd.add[k, f]]
-            for a in range(width):
-                ek[a] += ef[a]
-        for a in range(width):
-            ek[a] /= 6.0
+            ek[a] = (e1[a] + e2[a] + e3[a] + e4[a] + e5[a] + e6[a]) / 6.0
     if kd.em_baixo:
+        mirror = kd.mirror
         for k in range(kd.n_small):
-            mk = kd.mirror[k]
+            mk = mirror[k]
             if mk > k:
                 for a in range(width):
                     v = max(E[k, a], E[mk, a])
                     E[k, a] = v
                     E[mk, a] = v
-    for k in range(kd.nk):
-        M[k, :] = E[k]
-    for p in range(kd.pairs.shape[0]):
-        mk = M[kd.pairs[p, 0]]
-        ms = M[kd.pairs[p, 1]]
+    M[:, :] = E
+    for p in range(pairs.shape[0]):
+        mk = M[pairs[p, 0]]
+        ms = M[pairs[p, 1]]
         for a in range(width):
             mk[a] = np.maximum(mk[a], ms[a])
 
@@ -197,6 +250,7 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need):
     the turn start, one row over own totals; else the options at `hand` after `throw`: row 0
     scoring now (the best box for winning), row 1 + k keeping k (-1 on the last throw)."""
     nh = kd.nh
+    hand_keep = kd.hand_keep
     tf = np.empty((nh, need))
     tl = np.empty((nh, need))
     _turn_win(kd, W, slot_of, mask, u, fl, width, tf, tl)
@@ -204,26 +258,31 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need):
     E = np.empty((kd.nk, need))
     M = np.empty((kd.nk, need))
     start = 1 if hand < 0 else throw
-    options = -np.ones((kd.nk + 1, need))
+    options = -np.ones((kd.nk + 1 if hand >= 0 else 0, need))
     if hand >= 0:
         options[0, :] = tf[hand] if throw == 1 else tl[hand]
     for t in range(kd.throws - 1, start - 1, -1):
         _keeps_win(kd, cur, E, M)
         if hand >= 0 and t == start:
-            for k in range(kd.nk):
-                options[k + 1, :] = E[k]
+            options[1:, :] = E
             return options
         for h in range(nh):
             now = tf[h] if t == 1 else tl[h]
-            mk = M[kd.hand_keep[h]]
+            mk = M[hand_keep[h]]
+            ch = cur[h]
             for a in range(need):
-                cur[h, a] = max(now[a], mk[a])
+                ch[a] = max(now[a], mk[a])
     if hand >= 0:
         return options
     res = np.zeros((1, need))
+    prob = kd.prob
+    last = cur if kd.throws > 1 else tf
+    r = res[0]
     for h in range(nh):
+        p = prob[h]
+        lh = last[h]
         for a in range(need):
-            res[0, a] += kd.prob[h] * (cur[h, a] if kd.throws > 1 else tf[h, a])
+            r[a] += p * lh[a]
     return res
 
 
