@@ -155,6 +155,116 @@ def _scored(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet, base: str) -
                             for p in err.problems]) from None
 
 
+@dataclass
+class PlayedThrow:
+    """One throw as replayed: its number, the hand as scored, its dice (sorted), and the
+    dice kept from it (None on the last throw, or when they were not given)."""
+
+    t: int
+    hs: Any
+    hand: tuple[int, ...]
+    kept: tuple[int, ...] | None
+
+
+@dataclass
+class PlayedTurn:
+    """One turn as replayed: the sheet before it, its throws, the placement written (None:
+    an instant win without a box) and the sheet after it."""
+
+    sheet: Sheet
+    throws: list[PlayedThrow]
+    placement: Placement | None
+    after: Sheet
+
+
+def _placed(rs: RuleSet, sheet: Sheet, p: Placement, throws_used: int) -> Sheet:
+    """The sheet after placement p, written after `throws_used` throws."""
+    new = deepcopy(sheet)
+    col = new.columns[(p.column or 1) - 1]
+    col.boxes[p.box] = p.score
+    if _five_bonus(p):
+        col.five_of_a_kind_bonuses += 1
+    if p.wins_game:
+        new.won = True
+    if rs.variant.saved_throws:
+        new.saved_throws = sheet.saved_throws + rs.variant.throws - throws_used
+    return new
+
+
+def replay(rs: RuleSet, game: PlayerGame, base: str) -> list[PlayedTurn]:
+    """One player's turns checked against the rules and played out, without the advisor's
+    tables (so that a game that breaks a rule is refused before any table is asked for);
+    pointers in errors start with `base`."""
+    sheet = game.sheet
+    _check_achievable(rs, score_sheet(rs, sheet))
+    out = []
+    for ti, turn in enumerate(game.turns):
+        tb = f"{base}/turns/{ti}"
+        if sheet.won or score_sheet(rs, sheet)["complete"]:
+            raise InvalidInput.one(tb, "the game is already over for this player")
+        last = max_throw(rs, sheet)
+        if not turn.throws:
+            raise InvalidInput.one(f"{tb}/throws", "a turn has at least one throw")
+        if len(turn.throws) > last:
+            raise InvalidInput.one(f"{tb}/throws", f"at most {last} throws this turn")
+        throws: list[PlayedThrow] = []
+        kept_before: tuple[int, ...] | None = None
+        placement = None
+        after = sheet
+        for k, th in enumerate(turn.throws):
+            t = k + 1
+            thb = f"{tb}/throws/{k}"
+            hs = _scored(rs, th.dice, t, sheet, thb)
+            hand = normalise(th.dice)
+            if kept_before is not None:
+                rest = list(hand)
+                for d in kept_before:
+                    if d not in rest:
+                        raise InvalidInput.one(f"{thb}/dice", "the dice kept from the "
+                                               "previous throw are not all here")
+                    rest.remove(d)
+            if t < len(turn.throws):
+                kept_before = None
+                if th.kept is not None:
+                    kept_before = normalise(th.kept)
+                    rest = list(hand)
+                    for d in kept_before:
+                        if d not in rest:
+                            raise InvalidInput.one(f"{thb}/kept", "kept dice must be dice of "
+                                                   "this throw")
+                        rest.remove(d)
+                    if len(kept_before) == len(hand):
+                        raise InvalidInput.one(f"{thb}/kept", "keeping every die ends the "
+                                               "throwing: write a box instead")
+                throws.append(PlayedThrow(t, hs, hand, kept_before))
+                continue
+            # the last throw of the turn: the box written (or an instant win)
+            throws.append(PlayedThrow(t, hs, hand, None))
+            if turn.box is None:
+                if not hs.wins_game:
+                    raise InvalidInput.one(f"{tb}/box", "required: only a turn that wins "
+                                           "the game at once may end without a box")
+                after = deepcopy(sheet)
+                after.won = True
+                break
+            col = turn.column if rs.variant.columns else None
+            if rs.variant.columns and col is None:
+                raise InvalidInput.one(f"{tb}/column", "required on a column sheet")
+            placement = next((c for c in hs.boxes if c.box == turn.box and c.column == col),
+                             None)
+            if placement is None:
+                raise InvalidInput.one(f"{tb}/box", f"variant {rs.variant.id!r} has no "
+                                       f"box {turn.box!r}" + (f" in column {col}"
+                                                              if col else ""))
+            if not placement.legal:
+                raise InvalidInput.one(f"{tb}/box", f"{turn.box} may not be written now "
+                                       "(filled, or not allowed by the rules)")
+            after = _placed(rs, sheet, placement, t)
+        out.append(PlayedTurn(sheet, throws, placement, after))
+        sheet = after
+    return out
+
+
 class GameAnalyzer:
     """Judges the decisions of a game with an `Analyst`'s tables."""
 
@@ -187,128 +297,62 @@ class GameAnalyzer:
         return {"action": "score", "box": p.box, "column": p.column, "score": p.score,
                 "five_of_a_kind_bonus": _five_bonus(p), "upper_bonus": p.upper_bonus}
 
-    def _place(self, sheet: Sheet, p: Placement, throws_used: int) -> Sheet:
-        new = deepcopy(sheet)
-        col = new.columns[(p.column or 1) - 1]
-        col.boxes[p.box] = p.score
-        if _five_bonus(p):
-            col.five_of_a_kind_bonuses += 1
-        if p.wins_game:
-            new.won = True
-        if self.rs.variant.saved_throws:
-            new.saved_throws = sheet.saved_throws + self.rs.variant.throws - throws_used
-        return new
-
     # ------------------------------------------------------------------ a player
 
-    def player(self, game: PlayerGame, base: str) -> PlayerAnalysis:
-        """Analyse one player's turns (pointers in errors start with `base`)."""
+    def player(self, game: PlayerGame, played: list[PlayedTurn]) -> PlayerAnalysis:
+        """Judge one player's turns, as `replay` played them out."""
         rs = self.rs
         sheet = game.sheet
         totals = score_sheet(rs, sheet)
-        _check_achievable(rs, totals)
         mean0, _ = self._future(sheet)
         total = int(totals["total"])
         start = total + mean0
         out = PlayerAnalysis(game.name, start, total, False)
         value = start  # expected final score of the current position
-        for ti, turn in enumerate(game.turns):
-            tb = f"{base}/turns/{ti}"
-            totals = score_sheet(rs, sheet)
-            if sheet.won or totals["complete"]:
-                raise InvalidInput.one(tb, "the game is already over for this player")
-            pos = Position.of(self.st, sheet)
+        for ti, turn in enumerate(played):
+            pos = Position.of(self.st, turn.sheet)
             view = TurnView(pos, self.tables)
-            last = max_throw(rs, sheet)
-            if not turn.throws:
-                raise InvalidInput.one(f"{tb}/throws", "a turn has at least one throw")
-            if len(turn.throws) > last:
-                raise InvalidInput.one(f"{tb}/throws", f"at most {last} throws this turn")
             turn_start = value
             turn_luck = 0.0
             entry: dict[str, Any] = {"turn": ti + 1, "expected_final_score_at_start":
                                      round(turn_start, 6), "decisions": []}
-            kept_before: list[int] | None = None
             prev_value = value
-            for k, th in enumerate(turn.throws):
-                t = k + 1
-                thb = f"{tb}/throws/{k}"
-                hs = _scored(rs, th.dice, t, sheet, thb)
-                hand = normalise(th.dice)
-                if kept_before is not None:
-                    rest = list(hand)
-                    for d in kept_before:
-                        if d not in rest:
-                            raise InvalidInput.one(f"{thb}/dice", "the dice kept from the "
-                                                   "previous throw are not all here")
-                        rest.remove(d)
-                h = rs.hand_index[hs.scored_dice]
+            for th in turn.throws:
+                t = th.t
+                h = rs.hand_index[th.hs.scored_dice]
                 now1, _ = view.hand_value(h, t)
                 after_throw = pos.total + now1
                 luck = after_throw - prev_value
                 turn_luck += luck
                 if t < len(turn.throws):
                     if th.kept is None:
-                        kept_before = None
                         prev_value = after_throw
                         continue
-                    kept = normalise(th.kept)
-                    rest = list(hand)
-                    for d in kept:
-                        if d not in rest:
-                            raise InvalidInput.one(f"{thb}/kept", "kept dice must be dice of "
-                                                   "this throw")
-                        rest.remove(d)
-                    if len(kept) == len(hand):
-                        raise InvalidInput.one(f"{thb}/kept", "keeping every die ends the "
-                                               "throwing: write a box instead")
-                    kid = self.keeps.index[kept]
-                    c1, c2 = view.keep_value(kid, t)
-                    choice = {"action": "keep", "dice": list(kept)}
-                    dec = self._decision(view, pos, ti, t, h, hand, choice, c1, c2)
+                    c1, c2 = view.keep_value(self.keeps.index[th.kept], t)
+                    choice = {"action": "keep", "dice": list(th.kept)}
+                    dec = self._decision(view, pos, ti, t, h, th.hand, choice, c1, c2)
                     entry["decisions"].append(dec.as_dict())
                     out.decisions.append(dec)
-                    kept_before = list(kept)
                     prev_value = pos.total + c1
                     continue
-                # the last throw of the turn: the box written (or an instant win)
-                if turn.box is None:
-                    if not hs.wins_game:
-                        raise InvalidInput.one(f"{tb}/box", "required: only a turn that wins "
-                                               "the game at once may end without a box")
-                    sheet = deepcopy(sheet)
-                    sheet.won = True
-                    prev_value = after_throw
+                p = turn.placement
+                if p is None:  # an instant win without a box
                     value = float(pos.total)
                     turn_luck += value - after_throw
                     break
-                col = turn.column if rs.variant.columns else None
-                if rs.variant.columns and col is None:
-                    raise InvalidInput.one(f"{tb}/column", "required on a column sheet")
-                p = next((c for c in hs.boxes if c.box == turn.box and c.column == col),
-                         None)
-                if p is None:
-                    raise InvalidInput.one(f"{tb}/box", f"variant {rs.variant.id!r} has no "
-                                           f"box {turn.box!r}" + (f" in column {col}"
-                                                                  if col else ""))
-                if not p.legal:
-                    raise InvalidInput.one(f"{tb}/box", f"{turn.box} may not be written now "
-                                           "(filled, or not allowed by the rules)")
-                new_sheet = self._place(sheet, p, t)
-                fut1, fut2 = self._future_after(new_sheet)
+                fut1, fut2 = self._future_after(turn.after)
                 gain = p.score + _five_bonus(p) + p.upper_bonus
                 c1 = gain + fut1 + view.pos.throw_value * (pos.last - t)
                 c2 = c1 * c1 + fut2
                 choice = self._box_dict(p)
-                dec = self._decision(view, pos, ti, t, h, hand, choice, c1, c2, var=fut2)
+                dec = self._decision(view, pos, ti, t, h, th.hand, choice, c1, c2, var=fut2)
                 entry["decisions"].append(dec.as_dict())
                 out.decisions.append(dec)
-                sheet = new_sheet
                 value = pos.total + c1
                 if p.wins_game:
-                    value = float(score_sheet(rs, sheet)["total"])
+                    value = float(score_sheet(rs, turn.after)["total"])
                     turn_luck += value - (pos.total + c1)
-                break
+            sheet = turn.after
             entry["luck"] = round(turn_luck, 6)
             entry["points"] = int(score_sheet(rs, sheet)["total"]) - pos.total
             entry["expected_final_score_at_end"] = round(value, 6)
@@ -371,17 +415,31 @@ class GameAnalyzer:
         return max(n, 1)
 
 
+def _under_player(err: InvalidInput, i: int) -> InvalidInput:
+    """The error with its pointers under /players/{i} (a starting scorecard's name
+    /scorecard)."""
+    return InvalidInput([Problem(p.pointer if p.pointer.startswith("/players")
+                                 else f"/players/{i}{p.pointer}", p.detail)
+                         for p in err.problems])
+
+
 def analyze(analyst: Any, rs: RuleSet, players: list[PlayerGame]) -> dict[str, Any]:
-    """Analyse every player's game; pointers of errors start with /players/{i}."""
-    analyzer = GameAnalyzer(analyst, rs)
-    out = []
+    """Analyse every player's game; pointers of errors start with /players/{i}. Every game
+    is replayed against the rules before a table is asked for: a game that breaks a rule is
+    refused at once, never told to wait for a table first."""
+    played = []
     for i, game in enumerate(players):
         try:
-            out.append(analyzer.player(game, f"/players/{i}").as_dict())
+            played.append(replay(rs, game, f"/players/{i}"))
+        except InvalidInput as err:
+            raise _under_player(err, i) from None
+    analyzer = GameAnalyzer(analyst, rs)
+    out = []
+    for i, (game, turns) in enumerate(zip(players, played, strict=True)):
+        try:
+            out.append(analyzer.player(game, turns).as_dict())
         except InvalidInput as err:  # the starting scorecard's errors name /scorecard
-            raise InvalidInput([Problem(p.pointer if p.pointer.startswith("/players")
-                                        else f"/players/{i}{p.pointer}", p.detail)
-                                for p in err.problems]) from None
+            raise _under_player(err, i) from None
     return {"exact": analyzer.st.exact, "method": analyzer.st.description,
             "thresholds": {"tie": TIE, "inaccuracy": INACCURACY, "mistake": MISTAKE},
             "players": out}

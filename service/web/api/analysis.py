@@ -61,7 +61,10 @@ class GameAnalysis(MethodView):
         count per class, and the difference between the final total and the expectation at
         the start split into skill (minus the regrets) and luck (the throws), which add up.
         Without `kept` a turn's keeps are not judged (their effect counts as luck).
-        Approximate methods (column sheets, Maxi Yatzy) say `exact: false`.
+        Approximate methods (column sheets, Maxi Yatzy) say `exact: false`. Every turn is
+        checked against the rules before a table is asked for: a game that breaks a rule is
+        refused at once, and a 202 (table being built) comes only for one that can be
+        analysed.
         """
         get_variant(variant)
         items, _ = load_items(_analyze_schema, batch=False)
