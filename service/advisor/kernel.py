@@ -13,8 +13,8 @@ is ``[item, lane]`` so the inner loops run over lanes and compile to SIMD. For e
    (float64 accumulation).
 
 The five-of-a-kind hands on a sheet whose five-of-a-kind box is filled (Joker, YAHTZEE bonus,
-extra Kniffel) are rescored lane by lane by `placement`, the scalar mirror of
-`service.domain.scoring.score_hand` that the tests check against it.
+extra Kniffel) are rescored by `five_placements`, a block at a time; `placement`, the scalar
+mirror of `service.domain.scoring.score_hand`, is what the tests check against it.
 """
 
 from __future__ import annotations
@@ -89,12 +89,116 @@ def order_ok(order, nbox, mask, b, first):
 
 
 @nb.njit(cache=True, error_model="numpy")
+def five_arrays(kd, L):
+    """Work arrays of `five_placements` for a block of L lanes: (NU, NF, G, SC), each
+    [face, box, lane]."""
+    shape = (7, kd.nb, L)
+    return (np.empty(shape, np.int64), np.empty(shape, np.int64), np.empty(shape),
+            np.empty(shape))
+
+
+@nb.njit(cache=True, error_model="numpy")
+def five_placements(kd, bm, bu, bf, first, out):
+    """A further five of a kind on a sheet whose five-of-a-kind box is filled, by the Joker
+    and five-of-a-kind bonus rules: for every lane, face f and box b, into `out`
+    (`five_arrays`) the next ucode NU[f, b, lane] (-1: the box may not take it, and in every
+    lane whose five-of-a-kind box is open), the next flags NF, the points G (the score plus
+    the bonuses) and the box's score SC; the next mask is the lane's with box b set.
+
+    The one place these rules are written for the kernels (`score_pass`, `policy.score32`,
+    `moments.score2`, `placement`, `winprob`): once a block, since every call that takes the
+    kernel data counts a reference to each of its arrays (a call per lane and box made the
+    table build six times slower)."""
+    NU, NF, G, SC = out
+    L = bm.shape[0]
+    nbox = kd.nb
+    order = kd.order
+    fi = 1 if first else 0
+    NU[:, :, :] = -1
+    for lane in range(L):
+        mask = bm[lane]
+        if not (mask >> kd.five_box & 1):
+            continue
+        u = bu[lane]
+        fl = bf[lane]
+        any_lower = False
+        for i in range(nbox):
+            if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
+                any_lower = True
+        bonus5 = 0.0
+        if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
+            bonus5 = kd.bonus_amount
+        for f in range(1, 7):
+            h = kd.five_hand[f]
+            mu = kd.up_box[f]
+            mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
+            mu_filled = mu < 0 or (mask >> mu & 1)
+            for b in range(nbox):
+                if not order_ok(order, nbox, mask, b, first):
+                    continue
+                joker_box = False
+                if kd.joker == 1:  # forced: the matching upper box, else a lower box
+                    if mu_ok:
+                        if b != mu:
+                            continue
+                    elif any_lower:
+                        if not kd.is_lower[b]:
+                            continue
+                        joker_box = True
+                elif kd.joker == 2 and mu_filled:  # free
+                    joker_box = kd.is_lower[b]
+                score = kd.reward[fi, b, h]
+                rb = kd.req_bit[b]
+                if rb >= 0 and not (fl >> rb & 1):
+                    score = np.float32(0.0)
+                if joker_box:
+                    score = kd.joker_value[b, f]
+                g = np.float64(score)
+                if (not kd.bonus_matching) or b == mu:
+                    g += bonus5
+                nmask = mask | (1 << b)
+                nu = u
+                nfl = fl
+                if kd.kind[b] == KIND_UPPER:
+                    if kd.threshold > 0 and u < kd.threshold:
+                        tot = u + int(score)
+                        if tot >= kd.threshold:
+                            g += kd.amount
+                        nu = canon(kd.threshold, kd.maxrem, tot, nmask)
+                elif kd.kind[b] == KIND_TRACKED:
+                    bit = kd.trk_bit[b]
+                    if score != 0:
+                        nfl = fl | (1 << bit)
+                    else:
+                        nfl = fl & ~(1 << bit)
+                NU[f, b, lane] = nu
+                NF[f, b, lane] = nfl
+                G[f, b, lane] = g
+                SC[f, b, lane] = score
+
+
+@nb.njit(cache=True, error_model="numpy")
 def placement(kd, mask, u, fl, h, first, b):
     """Filling box b with hand h: (legal, score, bonuses, next mask, next ucode, next flags).
 
     `score` is what the box receives (Joker and `requires` applied); bonuses are the
     five-of-a-kind bonus plus the upper bonus when this placement crosses the threshold.
+    The scalar mirror of `service.domain.scoring.score_hand` that the tests check against it
+    (five of a kind on a sheet whose five-of-a-kind box is filled: `five_placements`).
     """
+    nmask = mask | (1 << b)
+    if kd.five_box >= 0 and (mask >> kd.five_box & 1):
+        for f in range(1, 7):
+            if kd.five_hand[f] == h:
+                out = five_arrays(kd, 1)
+                five_placements(kd, np.array([mask]), np.array([u]), np.array([fl]), first,
+                                out)
+                nu5, nf5, g5, sc5 = out
+                nu = nu5[f, b, 0]
+                if nu < 0:
+                    return False, np.float32(0.0), 0.0, nmask, u, fl
+                score = np.float32(sc5[f, b, 0])
+                return True, score, g5[f, b, 0] - sc5[f, b, 0], nmask, nu, nf5[f, b, 0]
     fi = 1 if first else 0
     legal = order_ok(kd.order, kd.nb, mask, b, first)
     score = kd.reward[fi, b, h]
@@ -102,32 +206,6 @@ def placement(kd, mask, u, fl, h, first, b):
     if rb >= 0 and not (fl >> rb & 1):
         score = np.float32(0.0)
     bonus = 0.0
-    f5 = 0
-    if kd.five_box >= 0 and (mask >> kd.five_box & 1):
-        for f in range(1, 7):
-            if kd.five_hand[f] == h:
-                f5 = f
-    if f5 > 0:
-        mu = kd.up_box[f5]
-        any_lower = False
-        for i in range(kd.nb):
-            if kd.is_lower[i] and order_ok(kd.order, kd.nb, mask, i, first):
-                any_lower = True
-        joker_box = False
-        if kd.joker == 1:
-            if mu >= 0 and order_ok(kd.order, kd.nb, mask, mu, first):
-                legal = legal and b == mu
-            elif any_lower:
-                legal = legal and kd.is_lower[b]
-                joker_box = legal
-        elif kd.joker == 2 and (mu < 0 or (mask >> mu & 1)):
-            joker_box = legal and kd.is_lower[b]
-        if joker_box:
-            score = kd.joker_value[b, f5]
-        if kd.bonus_amount > 0 and legal and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
-            if (not kd.bonus_matching) or b == mu:
-                bonus += kd.bonus_amount
-    nmask = mask | (1 << b)
     nu = u
     nfl = fl
     if kd.kind[b] == KIND_UPPER:
@@ -200,70 +278,22 @@ def score_pass(kd, V, bm, bu, bf, first, S):
                 s[lane] = np.maximum(r * rm[lane] + w[lane], s[lane])
     if kd.five_box >= 0:
         # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
-        # (the same logic as `placement`, unrolled here to keep the block loop call-free).
-        order = kd.order
-        nbox = kd.nb
+        five = five_arrays(kd, L)
+        five_placements(kd, bm, bu, bf, first, five)
+        NU5, NF5, G5, _ = five
         for lane in range(L):
             mask = bm[lane]
             if not (mask >> kd.five_box & 1):
                 continue
-            u = bu[lane]
-            fl = bf[lane]
-            any_lower = False
-            for i in range(nbox):
-                if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
-                    any_lower = True
-            bonus5 = 0.0
-            if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
-                bonus5 = kd.bonus_amount
             for f in range(1, 7):
-                h = kd.five_hand[f]
-                mu = kd.up_box[f]
-                mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
-                mu_filled = mu < 0 or (mask >> mu & 1)
                 best = NEG
-                for b in range(nbox):
-                    if not order_ok(order, nbox, mask, b, first):
-                        continue
-                    joker_box = False
-                    if kd.joker == 1:
-                        if mu_ok:
-                            if b != mu:
-                                continue
-                        elif any_lower:
-                            if not kd.is_lower[b]:
-                                continue
-                            joker_box = True
-                    elif kd.joker == 2 and mu_filled:
-                        joker_box = kd.is_lower[b]
-                    score = kd.reward[fi, b, h]
-                    rb = kd.req_bit[b]
-                    if rb >= 0 and not (fl >> rb & 1):
-                        score = np.float32(0.0)
-                    if joker_box:
-                        score = kd.joker_value[b, f]
-                    gain = np.float64(score)
-                    if (not kd.bonus_matching) or b == mu:
-                        gain += bonus5
-                    nmask = mask | (1 << b)
-                    nu = u
-                    nfl = fl
-                    if kd.kind[b] == KIND_UPPER:
-                        if kd.threshold > 0 and u < kd.threshold:
-                            tot = u + int(score)
-                            if tot >= kd.threshold:
-                                gain += kd.amount
-                            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
-                    elif kd.kind[b] == KIND_TRACKED:
-                        bit = kd.trk_bit[b]
-                        if score != 0:
-                            nfl = fl | (1 << bit)
-                        else:
-                            nfl = fl & ~(1 << bit)
-                    v = gain + V[nmask, nu, nfl]
-                    if v > best:
-                        best = v
-                S[h, lane] = best
+                for b in range(kd.nb):
+                    nu = NU5[f, b, lane]
+                    if nu >= 0:
+                        v = G5[f, b, lane] + V[mask | (1 << b), nu, NF5[f, b, lane]]
+                        if v > best:
+                            best = v
+                S[kd.five_hand[f], lane] = best
 
 
 @nb.njit(cache=True, error_model="numpy")

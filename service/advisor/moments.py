@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .kernel import canon, order_ok
+from .kernel import canon, five_arrays, five_placements, order_ok
 from .model import KIND_TRACKED, KIND_UPPER, reachable_states
 from .solver import Solution, read_only
 
@@ -158,26 +158,14 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
             SC[h, lane] = np.float64(kd.reward[fi, b, h]) * rm[b, lane]
     if kd.five_box >= 0:
         # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
-        # (the logic of `kernel.placement`, unrolled as in `kernel.score_pass`).
-        order = kd.order
+        five = five_arrays(kd, L)
+        five_placements(kd, bm, bu, bf, first, five)
+        NU5, NF5, G5, SC5 = five
         for lane in range(L):
             mask = bm[lane]
             if not (mask >> kd.five_box & 1):
                 continue
-            u = bu[lane]
-            fl = bf[lane]
-            any_lower = False
-            for i in range(nbox):
-                if kd.is_lower[i] and order_ok(order, nbox, mask, i, first):
-                    any_lower = True
-            bonus5 = 0.0
-            if kd.bonus_amount > 0 and (kd.bonus_bit < 0 or (fl >> kd.bonus_bit & 1)):
-                bonus5 = kd.bonus_amount
             for f in range(1, 7):
-                h = kd.five_hand[f]
-                mu = kd.up_box[f]
-                mu_ok = mu >= 0 and order_ok(order, nbox, mask, mu, first)
-                mu_filled = mu < 0 or (mask >> mu & 1)
                 best = NEG
                 b2 = 0.0
                 bx = -1
@@ -185,43 +173,12 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
                 bb = -1
                 bs = 0.0
                 for b in range(nbox):
-                    if not order_ok(order, nbox, mask, b, first):
+                    nu = NU5[f, b, lane]
+                    if nu < 0:
                         continue
-                    joker_box = False
-                    if kd.joker == 1:
-                        if mu_ok:
-                            if b != mu:
-                                continue
-                        elif any_lower:
-                            if not kd.is_lower[b]:
-                                continue
-                            joker_box = True
-                    elif kd.joker == 2 and mu_filled:
-                        joker_box = kd.is_lower[b]
-                    score = kd.reward[fi, b, h]
-                    rb = kd.req_bit[b]
-                    if rb >= 0 and not (fl >> rb & 1):
-                        score = np.float32(0.0)
-                    if joker_box:
-                        score = kd.joker_value[b, f]
-                    g = np.float64(score)
-                    if (not kd.bonus_matching) or b == mu:
-                        g += bonus5
                     nmask = mask | (1 << b)
-                    nu = u
-                    nfl = fl
-                    if kd.kind[b] == KIND_UPPER:
-                        if kd.threshold > 0 and u < kd.threshold:
-                            tot = u + int(score)
-                            if tot >= kd.threshold:
-                                g += kd.amount
-                            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
-                    elif kd.kind[b] == KIND_TRACKED:
-                        bit = kd.trk_bit[b]
-                        if score != 0:
-                            nfl = fl | (1 << bit)
-                        else:
-                            nfl = fl & ~(1 << bit)
+                    nfl = NF5[f, b, lane]
+                    g = G5[f, b, lane]
                     w1 = T1[nmask, nu, nfl]
                     v = g + w1
                     if v > best:
@@ -230,7 +187,8 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
                         bx = (nmask * NU + nu) * NF + nfl
                         bg = g
                         bb = b
-                        bs = np.float64(score)
+                        bs = SC5[f, b, lane]
+                h = kd.five_hand[f]
                 S1[h, lane] = best
                 S2[h, lane] = b2
                 NX[h, lane] = bx

@@ -141,18 +141,21 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
     `width`: W's, whose last column holds every higher total); -1 where none is legal.
 
     Box by box, with what depends on the box alone worked out once: the five-of-a-kind
-    hands on a sheet whose five-of-a-kind box is filled (Joker, bonus) go through
-    `kernel.placement`; every other hand is placed as `kernel.placement` places it without
-    those rules (its requirement, the upper bonus, a tracked box's flag). Calling
-    `placement` for every hand cost more than the rest: each call that takes the kernel
-    data counts a reference to each of its arrays."""
+    hands on a sheet whose five-of-a-kind box is filled (Joker, bonus) are placed by
+    `kernel.five_placements`, once a throw; every other hand is placed as
+    `kernel.placement` places it without those rules (its requirement, the upper bonus, a
+    tracked box's flag). Calling `placement` for every hand cost more than the rest: each
+    call that takes the kernel data counts a reference to each of its arrays."""
     nh = kd.nh
     nbox = kd.nb
     same = not first_scored(kd)
     apart = np.zeros(nh, np.bool_)
-    if kd.five_box >= 0 and (mask >> kd.five_box & 1):
+    has_five = kd.five_box >= 0 and (mask >> kd.five_box & 1) != 0
+    if has_five:
         for f in range(1, 7):
             apart[kd.five_hand[f]] = True
+    five = kernel.five_arrays(kd, 1)
+    one = np.ones(1, np.int64)
     maxrem = kd.maxrem
     for fi in range(2):
         first = fi == 1
@@ -190,17 +193,16 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
                         nfl = fl & ~(1 << bit)
                 g = int(np.rint(np.float64(score) + bonus))
                 _fold(out[h], W[slot_of[nmask, nu, nfl]], g, width)
-        for h in range(nh):
-            if not apart[h]:
-                continue
-            for b in range(nbox):
-                if mask >> b & 1:  # filled: never legal (skips placement's work)
-                    continue
-                legal, score, bonus, nmask, nu, nfl = kernel.placement(kd, mask, u, fl, h,
-                                                                      first, b)
-                if legal:
-                    _fold(out[h], W[slot_of[nmask, nu, nfl]],
-                          int(np.rint(np.float64(score) + bonus)), width)
+        if has_five:
+            kernel.five_placements(kd, one * mask, one * u, one * fl, first, five)
+            NU5, NF5, G5, _ = five
+            for f in range(1, 7):
+                o = out[kd.five_hand[f]]
+                for b in range(nbox):
+                    nu = NU5[f, b, 0]
+                    if nu >= 0:
+                        _fold(o, W[slot_of[mask | (1 << b), nu, NF5[f, b, 0]]],
+                              int(np.rint(G5[f, b, 0])), width)
 
 
 @nb.njit(cache=True, error_model="numpy")
