@@ -132,7 +132,7 @@ def main() -> int:
         print(f"distribution from the start, {vid}: computed in {first:.2f} s (median of 3; "
               f"{first / build:.1f} x the YAHTZEE build), then cached: {again * 1e3:.1f} ms")
     games = [played(rs, st, random.Random(s), mistakes=0.1)[1] for s in range(6)]
-    for open_boxes in (4, 6, 8):
+    for open_boxes in (4, 6, 8, 10, 12):
         sheets = [g[13 - open_boxes] for g in games]
         times = []
         exact = 0
@@ -148,7 +148,7 @@ def main() -> int:
 
     # 3. win probability, 2-4 players mid-game
     for players in (2, 3, 4):
-        for open_boxes in (5, 7):
+        for open_boxes in (5, 7, 9, 11):
             sheets = [g[13 - open_boxes] for g in games[:players]]
             times = []
             for _ in range(3):

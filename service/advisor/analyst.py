@@ -11,14 +11,15 @@ each). Game analysis (`analysis.py`) and win probabilities
 Where the distribution is exact and where it is sampled:
 
 - one-part (exact-method) strategies: the exact forward pass (`distribution.py`) when the
-  states reachable from the position are at most `exact_states` (default 20,000: about
-  the 200 ms budget), or when the distribution is cached: every turn start asked before,
+  states reachable from the position are at most `exact_states` (default 40,000: the pass
+  visits a third to a half of them, within the 200 ms budget), or when the distribution is cached: every turn start asked before,
   and the start of a game of every built-in variant, which `warm` (run by
   ``python -m service.advisor build``) computes once and keeps beside the value tables;
 - otherwise (approximate methods, or early positions too large for the budget): games of
   the advisor's own play (`simulate.py`) seeded by the position, `samples` of them
   (default 2,000; `samples_approximate`, default 400, for the approximate methods, whose
-  games are played one at a time), with the sampling error of the mean stated.
+  games are played one at a time), on every CPU, with the sampling error of the mean
+  stated.
 
 Mean and standard deviation are always exact for exact methods (the moment tables), also
 when the distribution is sampled.
@@ -27,10 +28,12 @@ when the distribution is sampled.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,7 @@ from .cache import is_builtin
 from .distribution import Distribution, first_turn_records, forward
 from .engine import Advisor
 from .moments import MomentCache, Moments
+from .policy import LANES
 from .positions import part_value
 from .simulate import simulate
 from .strategy import Strategy
@@ -74,11 +78,13 @@ def analysis_kernels_cached() -> bool:
 SAMPLE_SECONDS = 1.5
 
 #: Budgets of one win-probability request, shared by its distinct positions (8 players must
-#: not take 8 budgets): the time of all its sampled distributions together, and the states
-#: of all its exact ones (each also within the analyst's `exact_states`; 60,000 states is
-#: about 0.6 s on a quiet machine: four players eight boxes from the end fit).
-WIN_SAMPLE_SECONDS = 2.0
-WIN_EXACT_STATES = 60_000
+#: not take 8 budgets), sized for its 200 ms: the time of all its sampled distributions
+#: together, and the reachable states of all its exact ones (each also within the
+#: analyst's `exact_states`; the passes visit a third to a half of them, some 8 us a state
+#: on this project's 2-core machine). Four YAHTZEE players eight boxes from the end are
+#: exact (about 130 ms); earlier, each of four is sampled from some 400-800 games.
+WIN_SAMPLE_SECONDS = 0.12
+WIN_EXACT_STATES = 40_000
 
 
 @dataclass
@@ -121,7 +127,7 @@ class Analyst:
     """Position values, distributions and coaching for an `Advisor`'s strategies."""
 
     def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
-                 exact_states: int = 20_000, samples: int = 2_000,
+                 exact_states: int = 40_000, samples: int = 2_000,
                  samples_approximate: int = 400,
                  sample_seconds: float = SAMPLE_SECONDS) -> None:
         self.advisor = advisor
@@ -414,19 +420,39 @@ class Analyst:
     def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                  seconds: float | None = None) -> Distribution:
         seed = _seed(st.rs.fingerprint, pos, hand, throw)
+        lanes = len(st.parts) == 1 and not st.rs.variant.saved_throws
         # several parts are played one game at a time (not 32 side by side): fewer games
-        n = self.samples if len(st.parts) == 1 and not st.rs.variant.saved_throws \
-            else self.samples_approximate
-        # Games are played in chunks until `n` or the time budget (a request must not hold
-        # its worker for long); the answer states how many were played.
+        n = self.samples if lanes else self.samples_approximate
+        # Games are played in chunks (whole blocks of lanes) on every CPU until `n` or the
+        # time budget (a request must not hold its worker for long), at least two chunks a
+        # thread; the answer states how many were played. Chunk k is seeded with seed + k
+        # and the chunks are taken in order, so the games do not depend on the threads.
         chunk = max(1, n // 64)
+        if lanes:
+            chunk = -(-chunk // LANES) * LANES
         seconds = self.sample_seconds if seconds is None else seconds
+        cpus = os.cpu_count() or 1
+        workers = max(1, min(self.threads or cpus, cpus))
         started = time.perf_counter()
         runs = []
-        for k in range(0, n, chunk):
-            runs.append(simulate(st, pos, min(chunk, n - k), seed + k, throw, hand))
-            if len(runs) >= 2 and time.perf_counter() - started > seconds:
-                break
+        starts = range(0, n, chunk)
+        if workers < 2:
+            for k in starts:
+                runs.append(simulate(st, pos, min(chunk, n - k), seed + k, throw, hand))
+                if len(runs) >= 2 and time.perf_counter() - started > seconds:
+                    break
+        else:
+            pool = ThreadPoolExecutor(workers)
+            try:
+                futures = [pool.submit(simulate, st, pos, min(chunk, n - k), seed + k, throw,
+                                       hand) for k in starts]
+                for fut in futures:
+                    runs.append(fut.result())
+                    if len(runs) >= 2 * workers and time.perf_counter() - started > seconds:
+                        break
+            finally:
+                # chunks not started are dropped; a running one ends on its own (milliseconds)
+                pool.shutdown(wait=False, cancel_futures=True)
         finals = np.concatenate(runs)
         lo = int(finals.min())
         probs = np.bincount(finals - lo).astype(float) / len(finals)

@@ -75,7 +75,7 @@ def _terminals(kds, tabs, st, first, t1, choice):
                 choice[h, 3] = int(np.rint(sc[h, 0]))
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, error_model="numpy", nogil=True)
 def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_games, seed,
          start_throw, start_hand, size, keep_hand):
     """Final totals of `n_games` games from a position (seeded), with the upper bonuses
@@ -143,7 +143,7 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, error_model="numpy", nogil=True)
 def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size, keep_hand):
     """`play` for a one-part strategy without saved throws, 32 games side by side (the
     policy of a block of states at a time, `policy.policy_block`)."""

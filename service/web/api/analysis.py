@@ -107,8 +107,9 @@ class WinProbability(MethodView):
         k-way tie as 1/k, and the shares sum to 1); a game won at once is counted at its
         box score. Exact when every distribution is (`exact`), else some are sampled:
         players on the same sheet share one distribution, the exact ones share one budget
-        of 60,000 states (a position beyond what is left is sampled), and the sampled ones
-        one time budget of 2 s (each says how many games it was sampled from).
+        of 40,000 reachable states (a position beyond what is left is sampled), and the
+        sampled ones one time budget of 0.12 s (each says how many games it was sampled
+        from): the answer comes within about 200 ms at any point of a game.
 
         With `dice` (and `throw`) of the player to move, `move` gives the move that
         maximises that player's chance of winning against the others' distributions (a
