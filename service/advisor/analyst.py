@@ -12,9 +12,10 @@ Where the distribution is exact and where it is sampled:
 
 - one-part (exact-method) strategies: the exact forward pass (`distribution.py`) when the
   states reachable from the position are at most `exact_states` (default 40,000: the pass
-  visits a third to a half of them, within the 200 ms budget), or when the distribution is cached: every turn start asked before,
-  and the start of a game of every built-in variant, which `warm` (run by
-  ``python -m service.advisor build``) computes once and keeps beside the value tables;
+  visits a third to a half of them, within the 200 ms budget), or when the distribution is
+  cached: every turn start asked before, and the start of a game of every built-in variant,
+  which `warm` (run by ``python -m service.advisor build``) computes once and keeps beside
+  the value tables;
 - otherwise (approximate methods, or early positions too large for the budget): games of
   the advisor's own play (`simulate.py`) seeded by the position, `samples` of them
   (default 2,000; `samples_approximate`, default 400, for the approximate methods, whose
@@ -28,12 +29,10 @@ when the distribution is sampled.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +51,7 @@ from .policy import LANES
 from .positions import part_value
 from .simulate import simulate
 from .strategy import Strategy
+from .threads import cpu_workers, kernel_pool
 from .turn import Position, Tables, TurnView
 
 #: Percentiles every position value reports.
@@ -431,28 +431,25 @@ class Analyst:
         if lanes:
             chunk = -(-chunk // LANES) * LANES
         seconds = self.sample_seconds if seconds is None else seconds
-        cpus = os.cpu_count() or 1
-        workers = max(1, min(self.threads or cpus, cpus))
+        workers = cpu_workers(self.threads)
         started = time.perf_counter()
-        runs = []
-        starts = range(0, n, chunk)
+        runs: list[np.ndarray] = []
+        starts = list(range(0, n, chunk))
         if workers < 2:
             for k in starts:
                 runs.append(simulate(st, pos, min(chunk, n - k), seed + k, throw, hand))
                 if len(runs) >= 2 and time.perf_counter() - started > seconds:
                     break
         else:
-            pool = ThreadPoolExecutor(workers)
-            try:
-                futures = [pool.submit(simulate, st, pos, min(chunk, n - k), seed + k, throw,
-                                       hand) for k in starts]
-                for fut in futures:
-                    runs.append(fut.result())
-                    if len(runs) >= 2 * workers and time.perf_counter() - started > seconds:
-                        break
-            finally:
-                # chunks not started are dropped; a running one ends on its own (milliseconds)
-                pool.shutdown(wait=False, cancel_futures=True)
+            # a chunk a thread at a time (`threads.kernel_pool`, shared by the process's
+            # requests), the budget looked at between two waves
+            pool = kernel_pool()
+            for w in range(0, len(starts), workers):
+                wave = [pool.submit(simulate, st, pos, min(chunk, n - k), seed + k, throw, hand)
+                        for k in starts[w:w + workers]]
+                runs.extend(fut.result() for fut in wave)
+                if len(runs) >= 2 * workers and time.perf_counter() - started > seconds:
+                    break
         finals = np.concatenate(runs)
         lo = int(finals.min())
         probs = np.bincount(finals - lo).astype(float) / len(finals)

@@ -17,14 +17,14 @@ simulation (`simulate.py`).
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
 
 from .policy import LANES, decisions_block, first_scored, scored_arrays
+from .threads import cpu_workers, kernel_pool
 
 SIXTH = 1.0 / 6.0  # one die's share, multiplied: a vector division takes several times longer
 
@@ -488,7 +488,7 @@ class _Index:
 
 
 def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray,
-                hoff: np.ndarray, gbits: int, pool: ThreadPoolExecutor | None, workers: int,
+                hoff: np.ndarray, gbits: int, pool: Executor | None, workers: int,
                 index: _Index) -> list[tuple]:
     """`level_records` of a level as runs (first state, offsets, keys, probabilities), split
     in whole blocks between `workers` threads of the pool when the level is large enough;
@@ -529,19 +529,17 @@ def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: 
     middle of a turn). `threads`: how many threads share a large level (0: every CPU), as
     the solver's build does; the result does not depend on it.
     """
-    cpus = os.cpu_count() or 1
-    workers = max(1, min(threads or cpus, cpus))
+    workers = cpu_workers(threads)
     if workers < 2:
         return _forward(kd, values, start, total, first_turn, None, 1)
-    # as many threads as CPUs, never more (the machine is shared with the service's workers):
-    # a level's histograms are added on one while the next level's turns start on the others
-    with ThreadPoolExecutor(workers) as pool:
-        return _forward(kd, values, start, total, first_turn, pool, workers)
+    # the process's native threads, one a CPU (`threads.kernel_pool`): a level's histograms
+    # are added on one while the next level's turns start on the others
+    return _forward(kd, values, start, total, first_turn, kernel_pool(), workers)
 
 
 def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
              first_turn: tuple[np.ndarray, np.ndarray] | None,
-             pool: ThreadPoolExecutor | None, workers: int) -> Distribution:
+             pool: Executor | None, workers: int) -> Distribution:
     shape = values.shape
     full = (1 << kd.nb) - 1
     gbits = gain_bits(kd)
