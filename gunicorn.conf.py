@@ -145,6 +145,10 @@ def on_starting(server):
         server.log.info(f"compiling the analysis kernels, about {ANALYSIS_COMPILE_SECONDS:.0f} "
                         f"s on a first start (numba keeps them in its cache)")
     seconds = analyst_of(server.app.wsgi()).compile_kernels(variants)
+    # no thread of the kernels' pool is alive when gunicorn forks (each worker makes its own)
+    from service.advisor.threads import release_pool
+
+    release_pool()
     server.log.info("analysis kernels ready", extra={"seconds": round(seconds, 2)})
 
 

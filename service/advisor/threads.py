@@ -8,9 +8,11 @@ for it before the waiting request looks at its time budget). There the pool is g
 executor of native threads instead: the kernels run side by side on the CPUs, and a request
 waiting for them yields to the worker's other connections (health probes included).
 
-One pool a process, made on first use (after gunicorn's fork) and never shut down: requests
-share its threads, so concurrent requests of a worker never start more than one thread a
-CPU between them. Tasks given to it must not wait on other tasks of the pool.
+One pool a process, made on first use and kept: requests share its threads, so concurrent
+requests of a worker never start more than one thread a CPU between them. gunicorn's master
+uses it while it compiles the kernels and ends it before it forks (`release_pool`); a
+process forked with a pool makes its own. Tasks given to it must not wait on other tasks of
+the pool.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ def cpu_workers(threads: int) -> int:
     """Threads to use for `threads` asked (0: every CPU), never more than the CPUs."""
     cpus = os.cpu_count() or 1
     return max(1, min(threads or cpus, cpus))
+
+
+def release_pool() -> None:
+    """End the process's pool, its threads first (made again on next use): before a fork,
+    so that no thread of it is alive in the process that forks."""
+    global _pool
+    with _lock:
+        found, _pool = _pool, None
+    if found is not None:
+        found[2].shutdown(wait=True)
 
 
 def kernel_pool() -> Executor:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.advisor.threads import cpu_workers, greenlet_threads, kernel_pool
+from service.advisor.threads import cpu_workers, greenlet_threads, kernel_pool, release_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,3 +60,14 @@ def test_under_gevent_the_sampler_plays_no_chunk_past_its_budget():
     # the budget (none) is spent: every chunk played is counted in the answer
     assert chunks == (2 * workers if workers > 1 else 2)
     assert samples == chunks * 100
+
+
+def test_the_pool_released_before_a_fork_leaves_no_thread_and_comes_back():
+    import threading
+
+    pool = kernel_pool()
+    assert list(pool.map(abs, [-1, -2])) == [1, 2]
+    release_pool()
+    assert not [t for t in threading.enumerate() if t.name.startswith("kernels")]
+    again = kernel_pool()
+    assert again is not pool and list(again.map(abs, [-3])) == [3]
