@@ -15,7 +15,15 @@ from typing import Any
 
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import RuleSet
-from ..domain.scoring import HandScore, Sheet, empty_sheet, max_throw, score_hand, score_sheet
+from ..domain.scoring import (
+    HandScore,
+    Sheet,
+    empty_sheet,
+    max_throw,
+    score_hand,
+    score_sheet,
+    throw_problems,
+)
 from .model import KIND_UPPER, canon
 from .positions import part_state, part_value, terminals64, turn_tables
 from .strategy import Strategy
@@ -103,26 +111,34 @@ def _sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
 NO_MOVE = -1e29  # values at or below this stand for "no legal placement" in the kernels
 
 
-def check_position(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet,
-                   em_baixo: bool = False) -> tuple[HandScore, dict[str, Any]]:
-    """Raise InvalidInput when there is no move to suggest for this position under these
-    rules (dice, throw, sheet, em_baixo; a game over); else the hand scored on the sheet and
-    the sheet's totals. Needs no table: `Advisor.suggest` asks it before a table is fetched
-    or built, so that a request that cannot be answered is told so at once."""
-    if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
-        raise InvalidInput.one("/throw", "must be a positive integer (1 = first throw)")
+def check_position(rs: RuleSet, dice: list[int] | None, throw: int | None, sheet: Sheet,
+                   em_baixo: bool = False) -> tuple[HandScore | None, dict[str, Any]]:
+    """Raise InvalidInput when a position has no move to suggest and no value to give under
+    these rules (a throw the turn cannot reach, a game over, dice that are no hand, a sheet
+    no game reaches); else the hand scored on the sheet (None without dice: a position at
+    the start of a turn) and the sheet's totals. Needs no table: it is asked before a table
+    is fetched or built, so that a request that cannot be answered is told so at once."""
+    problems = throw_problems(rs, throw, sheet)  # also without dice
+    if problems:
+        raise InvalidInput(problems)
     totals = score_sheet(rs, sheet)
     if sheet.won or totals["complete"]:
-        raise InvalidInput.one("/scorecard", "the game is over: there is nothing to suggest")
-    # validates dice, throw, sheet and em_baixo; scores the bottom faces when asked
-    hs = score_hand(rs, dice, throw, sheet, em_baixo)
+        raise InvalidInput.one("/scorecard", "the game is over: its final total is "
+                                             f"{totals['total']}")
+    hs = None
+    if dice is not None:
+        if throw is None:
+            raise InvalidInput.one("/throw", "required with dice: the throw these dice "
+                                             "stand on (1 = first)")
+        # validates the dice and em_baixo; scores the bottom faces when asked
+        hs = score_hand(rs, dice, throw, sheet, em_baixo)
     _check_achievable(rs, totals)
     return hs, totals
 
 
 def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = None,
             em_baixo: bool = False,
-            checked: tuple[HandScore, dict[str, Any]] | None = None) -> Suggestion:
+            checked: tuple[HandScore | None, dict[str, Any]] | None = None) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
 
     Values are expected final totals of the whole sheet (points already on it included).

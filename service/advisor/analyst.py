@@ -41,7 +41,8 @@ import numpy as np
 
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import RuleSet
-from ..domain.scoring import Sheet, empty_sheet, score_hand, score_sheet, throw_problems
+from ..domain.scoring import Sheet, empty_sheet, score_hand
+from . import advice
 from .background import await_build
 from .cache import is_builtin
 from .distribution import Distribution, first_turn_records, forward
@@ -229,7 +230,7 @@ class Analyst:
         analyst's) are reachable, else sampled for at most `sample_seconds` (default: the
         analyst's)."""
         sheet = sheet or empty_sheet(rs)
-        _, hand = check_position(rs, sheet, dice, throw, em_baixo)
+        hand = check_position(rs, sheet, dice, throw, em_baixo)
         st = self.strategy(rs)  # after the checks: a refused position builds no table
         pos = self.position(st, sheet)
         t = throw or 1
@@ -462,29 +463,10 @@ class Analyst:
 
 
 def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int | None,
-                   em_baixo: bool = False) -> tuple[dict[str, Any], int]:
-    """Raise InvalidInput when a position has no value to give under these rules (a throw
-    the turn cannot reach, a game over, dice that are no hand, a sheet no game reaches);
-    else the sheet's totals and the hand's index (-1 without dice). Needs no table: it is
-    asked before any table is fetched or built."""
-    from .advice import _check_achievable
-
-    problems = throw_problems(rs, throw, sheet)  # also without dice
-    if problems:
-        raise InvalidInput(problems)
-    totals = score_sheet(rs, sheet)
-    if sheet.won or totals["complete"]:
-        raise InvalidInput.one("/scorecard", "the game is over: its final total is "
-                                             f"{totals['total']}")
-    hand = -1
-    if dice is not None:
-        if throw is None:
-            raise InvalidInput.one("/throw", "required with dice: the throw these dice "
-                                             "stand on (1 = first)")
-        hs = score_hand(rs, dice, throw, sheet, em_baixo)
-        hand = rs.hand_index[hs.scored_dice]
-    _check_achievable(rs, totals)
-    return totals, hand
+                   em_baixo: bool = False) -> int:
+    """`advice.check_position` for a position to value: the hand's index (-1 without dice)."""
+    hs, _ = advice.check_position(rs, dice, throw, sheet, em_baixo)
+    return -1 if hs is None else rs.hand_index[hs.scored_dice]
 
 
 def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
