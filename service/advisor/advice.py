@@ -18,6 +18,7 @@ from ..domain.rules import RuleSet
 from ..domain.scoring import (
     HandScore,
     Sheet,
+    em_baixo_problems,
     empty_sheet,
     max_throw,
     score_hand,
@@ -118,7 +119,11 @@ def check_position(rs: RuleSet, dice: list[int] | None, throw: int | None, sheet
     no game reaches); else the hand scored on the sheet (None without dice: a position at
     the start of a turn) and the sheet's totals. Needs no table: it is asked before a table
     is fetched or built, so that a request that cannot be answered is told so at once."""
-    problems = throw_problems(rs, throw, sheet)  # also without dice
+    # also without dice
+    problems = throw_problems(rs, throw, sheet) + em_baixo_problems(rs, em_baixo)
+    if em_baixo and dice is None and not problems:
+        problems.append(Problem("/em_baixo", "em baixo counts the dice of a throw by their "
+                                             "bottom faces: it needs the dice"))
     if problems:
         raise InvalidInput(problems)
     totals = score_sheet(rs, sheet)

@@ -33,13 +33,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..domain.errors import InvalidInput, Problem
+from ..domain.errors import InvalidInput
 from ..domain.rules import RuleSet
 from ..domain.scoring import Sheet, empty_sheet, score_hand
 from . import advice
@@ -501,9 +501,8 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
         try:
             return fn()
         except InvalidInput as err:
-            raise InvalidInput([Problem(p.pointer.replace("/scorecard",
-                                                          f"/players/{i}/scorecard", 1),
-                                        p.detail) for p in err.problems]) from None
+            raise InvalidInput([replace(p, pointer=p.pointer.replace(
+                "/scorecard", f"/players/{i}/scorecard", 1)) for p in err.problems]) from None
 
     # every position is checked before any table is fetched (or queued to be built)
     for k in distinct:

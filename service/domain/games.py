@@ -29,10 +29,13 @@ from .scoring import (
     Placement,
     Sheet,
     _order_allowed,
+    dice_problems,
+    em_baixo_problems,
     empty_sheet,
     max_throw,
     score_hand,
     score_sheet,
+    throw_problems,
 )
 
 #: Why a turn may not be played (problem type /problems/illegal-move).
@@ -174,31 +177,6 @@ def is_complete(sheet: Sheet) -> bool:
 # --------------------------------------------------------------------------- one turn
 
 
-def dice_problems_coded(rs: RuleSet, dice: Any, ptr: str) -> list[Problem]:
-    """What keeps `dice` from being a hand of the variant, with codes (bad_face,
-    dice_count)."""
-    n = rs.variant.dice
-    if not isinstance(dice, list):
-        return [Problem(ptr, f"must be a list of {n} dice", "dice_count")]
-    problems = [Problem(f"{ptr}/{i}", f"{d!r} is not a face of a die (1 to 6)", "bad_face")
-                for i, d in enumerate(dice)
-                if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 6]
-    if len(dice) != n:
-        problems.append(Problem(ptr, f"variant {rs.variant.id!r} is played with {n} dice, "
-                                     f"got {len(dice)}", "dice_count"))
-    return problems
-
-
-def _throw_problems(rs: RuleSet, sheet: Sheet, throw: int, ptr: str) -> list[Problem]:
-    limit = max_throw(rs, sheet)
-    if throw <= limit:
-        return []
-    if rs.variant.saved_throws:
-        return [Problem(ptr, f"throw {throw} needs {throw - rs.variant.throws} saved throws; "
-                             f"the scorecard has {sheet.saved_throws}", "too_many_throws")]
-    return [Problem(ptr, f"a turn has at most {rs.variant.throws} throws", "too_many_throws")]
-
-
 def _column_problem(rs: RuleSet, column: int | None, ptrs: Pointers) -> Problem | None:
     columns = rs.variant.columns
     if columns and column is None:
@@ -324,11 +302,8 @@ def play_turn(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int, box: str |
     column the sheet lacks; with codes) or IllegalMove (the rules forbid this placement).
     """
     check_sheet(rs, sheet, ptrs.scorecard)
-    problems = dice_problems_coded(rs, dice, ptrs.dice) + _throw_problems(rs, sheet, throw,
-                                                                          ptrs.throw)
-    if em_baixo and not rs.variant.em_baixo:
-        problems.append(Problem(ptrs.em_baixo, f"variant {rs.variant.id!r} has no 'em baixo' "
-                                               f"scoring", "em_baixo_not_allowed"))
+    problems = (dice_problems(rs, dice, ptrs.dice) + throw_problems(rs, throw, sheet, ptrs.throw)
+                + em_baixo_problems(rs, em_baixo, ptrs.em_baixo))
     if problems:
         raise InvalidInput(problems)
     hs = score_hand(rs, dice, throw, sheet, em_baixo)
@@ -421,7 +396,7 @@ def _replay_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], tptr: str,
     found: list[Problem] = []
     readable = []
     for k, d in enumerate(throws):
-        ps = dice_problems_coded(rs, d, f"{tptr}/throws/{k}")
+        ps = dice_problems(rs, d, f"{tptr}/throws/{k}")
         readable.append(not ps)
         found += ps
     dice_ok = all(readable)
@@ -437,8 +412,7 @@ def _replay_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], tptr: str,
     throw = max(1, min(len(throws), limit))
     em_baixo = bool(turn.get("em_baixo"))
     if em_baixo and not v.em_baixo:
-        found.append(Problem(f"{tptr}/em_baixo", f"variant {v.id!r} has no 'em baixo' scoring",
-                             "em_baixo_not_allowed"))
+        found += em_baixo_problems(rs, em_baixo, f"{tptr}/em_baixo")
         em_baixo = False
     problems += found
     box, column = turn.get("box"), turn.get("column")

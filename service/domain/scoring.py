@@ -165,24 +165,28 @@ def max_throw(rs: RuleSet, sheet: Sheet) -> int:
 
 
 def dice_problems(rs: RuleSet, dice: Any, base: str = "/dice") -> list[Problem]:
-    """Everything that keeps `dice` from being a legal hand of the variant."""
+    """Everything that keeps `dice` from being a legal hand of the variant, with the codes of
+    docs/problems.md (bad_face, dice_count)."""
     n = rs.variant.dice
     if not isinstance(dice, list):
-        return [Problem(base, f"must be a list of {n} dice")]
+        return [Problem(base, f"must be a list of {n} dice", "dice_count")]
     problems = []
     for i, d in enumerate(dice):
         if isinstance(d, bool) or not isinstance(d, int):
-            problems.append(Problem(f"{base}/{i}", "a die must be an integer from 1 to 6"))
+            problems.append(Problem(f"{base}/{i}", "a die must be an integer from 1 to 6",
+                                    "bad_face"))
         elif not 1 <= d <= 6:
-            problems.append(Problem(f"{base}/{i}", f"{d} is not a face of a die (1 to 6)"))
+            problems.append(Problem(f"{base}/{i}", f"{d} is not a face of a die (1 to 6)",
+                                    "bad_face"))
     if len(dice) != n:
         problems.append(Problem(base, f"variant {rs.variant.id!r} is played with {n} dice, "
-                                      f"got {len(dice)}"))
+                                      f"got {len(dice)}", "dice_count"))
     return problems
 
 
 def throw_problems(rs: RuleSet, throw: Any, sheet: Sheet, base: str = "/throw") -> list[Problem]:
-    """Whether the throw number is possible this turn (saved throws pay for extra throws)."""
+    """Whether the throw number is possible this turn (saved throws pay for extra throws);
+    a throw too many has the code too_many_throws."""
     if throw is None:
         return []
     if isinstance(throw, bool) or not isinstance(throw, int) or throw < 1:
@@ -192,8 +196,18 @@ def throw_problems(rs: RuleSet, throw: Any, sheet: Sheet, base: str = "/throw") 
         return []
     if rs.variant.saved_throws:
         return [Problem(base, f"throw {throw} needs {throw - rs.variant.throws} saved "
-                              f"throws; the scorecard has {sheet.saved_throws}")]
-    return [Problem(base, f"a turn has at most {rs.variant.throws} throws")]
+                              f"throws; the scorecard has {sheet.saved_throws}",
+                        "too_many_throws")]
+    return [Problem(base, f"a turn has at most {rs.variant.throws} throws", "too_many_throws")]
+
+
+def em_baixo_problems(rs: RuleSet, em_baixo: Any, base: str = "/em_baixo") -> list[Problem]:
+    """Whether the dice may be counted by their bottom faces (Bozó only); code
+    em_baixo_not_allowed."""
+    if em_baixo and not rs.variant.em_baixo:
+        return [Problem(base, f"variant {rs.variant.id!r} has no 'em baixo' scoring",
+                        "em_baixo_not_allowed")]
+    return []
 
 
 def _order_allowed(order: str, open_ids: list[str], first_throw: bool) -> list[str]:
@@ -274,10 +288,8 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
                sheet: Sheet | None = None, em_baixo: bool = False) -> HandScore:
     """Score a hand in every box of the sheet: score, open, legal, Joker, bonuses, win."""
     sheet = sheet or empty_sheet(rs)
-    problems = dice_problems(rs, dice) + throw_problems(rs, throw, sheet)
-    if em_baixo and not rs.variant.em_baixo:
-        problems.append(Problem("/em_baixo",
-                                f"variant {rs.variant.id!r} has no 'em baixo' scoring"))
+    problems = (dice_problems(rs, dice) + throw_problems(rs, throw, sheet)
+                + em_baixo_problems(rs, em_baixo))
     if problems:
         raise InvalidInput(problems)
     hand = normalise(dice)

@@ -182,20 +182,21 @@ def rules_for(variant: str, item: dict[str, Any]) -> RuleSet:
 
 
 def sheet_for(rs: RuleSet, item: dict[str, Any], key: str | None = "scorecard",
-              check: bool = True) -> Sheet:
-    """The item's scorecard (the whole item when `key` is None) as a Sheet.
+              check: bool = True, base: str = "") -> Sheet:
+    """The item's scorecard (the whole item when `key` is None) as a Sheet; `base`: the
+    pointer of the item in the request ("/players/1" for a player's).
 
     With `check` (every endpoint but the audit of scorecards/score) a sheet no game could
-    produce is a 422 naming each problem (`consistency.check_sheet`).
+    produce is refused naming each problem (`consistency.check_sheet`).
     """
     if key is None:
         fields = ("boxes", "five_of_a_kind_bonuses", "saved_throws", "won", "columns")
-        sheet = parse_scorecard(rs, {k: item[k] for k in fields if k in item}, base="")
+        sheet = parse_scorecard(rs, {k: item[k] for k in fields if k in item}, base=base)
         if check:
-            check_sheet(rs, sheet, "")
+            check_sheet(rs, sheet, base)
         return sheet
     data = item.get(key)
-    sheet = parse_scorecard(rs, data)
+    sheet = parse_scorecard(rs, data, base=f"{base}/{key}")
     if check and data:
-        check_sheet(rs, sheet, f"/{key}")
+        check_sheet(rs, sheet, f"{base}/{key}")
     return sheet

@@ -247,3 +247,44 @@ def test_win_share_of_a_keep_em_baixo_is_a_number(client):
     for key in ("max_expected_score", "max_win"):
         assert isinstance(move[key]["win_share"], float), move[key]
         assert 0.0 <= move[key]["win_share"] <= 1.0
+
+
+@pytest.mark.parametrize("path", ["positions/value", "games/win-probability"])
+def test_em_baixo_is_refused_where_it_cannot_apply(client, path):
+    """'Em baixo' on a variant without it, or without dice to count by their bottom faces,
+    is refused naming the field (not ignored), with or without dice."""
+    def body(**extra):
+        if path == "positions/value":
+            return {"scorecard": {}, **extra}
+        return {"players": [{"scorecard": {}}, {"scorecard": {}}], **extra}
+
+    cases = [("general", body(em_baixo=True), "em_baixo_not_allowed"),
+             ("general", body(em_baixo=True, dice=[1, 2, 3, 4, 5], throw=1),
+              "em_baixo_not_allowed"),
+             ("bozo", body(em_baixo=True), None)]
+    for vid, sent, code in cases:
+        r = post(client, f"{vid}/{path}", sent)
+        assert r.status_code == 409 and refused(r), r.get_data(as_text=True)
+        errors = r.get_json()["errors"]
+        assert [e["pointer"] for e in errors] == ["/em_baixo"], errors
+        assert errors[0].get("code") == code, errors
+    ok = post(client, f"bozo/{path}", body(em_baixo=True, dice=[1, 1, 2, 3, 6], throw=1))
+    assert ok.status_code == 200, ok.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("path", ["games/win-probability", "games/analyze"])
+def test_a_player_sheet_no_game_reaches_is_refused_with_its_code(client, path):
+    """Every player's scorecard is checked as every endpoint checks one (docs/problems.md),
+    the problem named as that player's, with its code."""
+    impossible = [({"boxes": {"ones": 7}}, "/boxes/ones", "value_not_achievable"),
+                  ({"five_of_a_kind_bonuses": 1}, "/five_of_a_kind_bonuses",
+                   "bonus_without_five_of_a_kind")]
+    for sheet, where, code in impossible:
+        players = [{"scorecard": {}}, {"scorecard": sheet}]
+        if path == "games/analyze":
+            players = [{**p, "turns": []} for p in players]
+        r = post(client, f"yahtzee/{path}", {"players": players})
+        assert r.status_code == 409 and refused(r), r.get_data(as_text=True)
+        errors = r.get_json()["errors"]
+        assert [(e["pointer"], e.get("code")) for e in errors] == [
+            (f"/players/1/scorecard{where}", code)], errors

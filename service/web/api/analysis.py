@@ -9,11 +9,10 @@ from flask.views import MethodView
 
 from ...advisor.analysis import PlayerGame, Throw, Turn, analyze
 from ...advisor.analyst import win_probability
-from ...domain.errors import InvalidInput, Problem
+from ...domain.errors import InvalidInput
 from ...domain.rules import get_variant
-from ...domain.scoring import parse_scorecard
 from ..analysis_schemas import GameAnalyzeRequestSchema, WinProbabilityRequestSchema
-from ..body import json_response, load_items, rules_for
+from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from .positions import analyst_of
@@ -27,10 +26,7 @@ _win_schema = WinProbabilityRequestSchema()
 def _players(rs: Any, item: dict[str, Any]) -> list[PlayerGame]:
     out = []
     for i, p in enumerate(item["players"]):
-        try:
-            sheet = parse_scorecard(rs, p.get("scorecard"), base=f"/players/{i}/scorecard")
-        except InvalidInput as err:
-            raise InvalidInput([Problem(q.pointer, q.detail) for q in err.problems]) from None
+        sheet = sheet_for(rs, p, base=f"/players/{i}")
         turns = [Turn([Throw(th["dice"], th.get("kept")) for th in t["throws"]],
                       t.get("box"), t.get("column")) for t in p["turns"]]
         out.append(PlayerGame(sheet, turns, p.get("name")))
@@ -125,10 +121,7 @@ class WinProbability(MethodView):
         players = item["players"]
         if to_move >= len(players):
             raise InvalidInput.one("/to_move", f"there are {len(players)} players")
-        sheets = []
-        for i, p in enumerate(players):
-            sheets.append(parse_scorecard(rs, p.get("scorecard"),
-                                          base=f"/players/{i}/scorecard"))
+        sheets = [sheet_for(rs, p, base=f"/players/{i}") for i, p in enumerate(players)]
         result = win_probability(analyst_of(current_app), rs, sheets, to_move,
                                  item.get("dice"), item.get("throw"),
                                  item.get("em_baixo", False))
