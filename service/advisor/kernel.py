@@ -97,6 +97,29 @@ def five_arrays(kd, L):
             np.empty(shape))
 
 
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def next_marks(threshold, maxrem, amount, kind, bit, u, fl, score, nmask):
+    """What filling a box with `score` does to the marks of the sheet: (upper bonus won,
+    next ucode, next flags). `kind` and `bit`: the box's kind and tracked-flag bit. Scalars
+    and one array, not the kernel data: a function that takes the kernel data counts a
+    reference to each of its arrays, even inlined."""
+    bonus = 0.0
+    nu = u
+    nfl = fl
+    if kind == KIND_UPPER:
+        if threshold > 0 and u < threshold:
+            tot = u + int(score)
+            if tot >= threshold:
+                bonus = amount
+            nu = canon(threshold, maxrem, tot, nmask)
+    elif kind == KIND_TRACKED:
+        if score != 0:
+            nfl = fl | (1 << bit)
+        else:
+            nfl = fl & ~(1 << bit)
+    return bonus, nu, nfl
+
+
 @nb.njit(cache=True, error_model="numpy")
 def five_placements(kd, bm, bu, bf, first, out):
     """A further five of a kind on a sheet whose five-of-a-kind box is filled, by the Joker
@@ -157,20 +180,9 @@ def five_placements(kd, bm, bu, bf, first, out):
                 if (not kd.bonus_matching) or b == mu:
                     g += bonus5
                 nmask = mask | (1 << b)
-                nu = u
-                nfl = fl
-                if kd.kind[b] == KIND_UPPER:
-                    if kd.threshold > 0 and u < kd.threshold:
-                        tot = u + int(score)
-                        if tot >= kd.threshold:
-                            g += kd.amount
-                        nu = canon(kd.threshold, kd.maxrem, tot, nmask)
-                elif kd.kind[b] == KIND_TRACKED:
-                    bit = kd.trk_bit[b]
-                    if score != 0:
-                        nfl = fl | (1 << bit)
-                    else:
-                        nfl = fl & ~(1 << bit)
+                up, nu, nfl = next_marks(kd.threshold, kd.maxrem, kd.amount, kd.kind[b],
+                                         kd.trk_bit[b], u, fl, score, nmask)
+                g += up
                 NU[f, b, lane] = nu
                 NF[f, b, lane] = nfl
                 G[f, b, lane] = g
@@ -205,21 +217,8 @@ def placement(kd, mask, u, fl, h, first, b):
     rb = kd.req_bit[b]
     if rb >= 0 and not (fl >> rb & 1):
         score = np.float32(0.0)
-    bonus = 0.0
-    nu = u
-    nfl = fl
-    if kd.kind[b] == KIND_UPPER:
-        if kd.threshold > 0 and u < kd.threshold:
-            tot = u + int(score)
-            if tot >= kd.threshold:
-                bonus += kd.amount
-            nu = canon(kd.threshold, kd.maxrem, tot, nmask)
-    elif kd.kind[b] == KIND_TRACKED:
-        bit = kd.trk_bit[b]
-        if score != 0:
-            nfl = fl | (1 << bit)
-        else:
-            nfl = fl & ~(1 << bit)
+    bonus, nu, nfl = next_marks(kd.threshold, kd.maxrem, kd.amount, kd.kind[b], kd.trk_bit[b],
+                                u, fl, score, nmask)
     return legal, score, bonus, nmask, nu, nfl
 
 
