@@ -157,6 +157,8 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
     five = kernel.five_arrays(kd, 1)
     one = np.ones(1, np.int64)
     maxrem = kd.maxrem
+    threshold = kd.threshold
+    amount = kd.amount
     for fi in range(2):
         first = fi == 1
         out = out_first if first else out_later
@@ -177,20 +179,8 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
                 if apart[h]:
                     continue
                 score = R[h] * met
-                bonus = 0.0
-                nu = u
-                nfl = fl
-                if kb == KIND_UPPER:
-                    if kd.threshold > 0 and u < kd.threshold:
-                        tot = u + int(score)
-                        if tot >= kd.threshold:
-                            bonus += kd.amount
-                        nu = kernel.canon(kd.threshold, maxrem, tot, nmask)
-                elif kb == KIND_TRACKED:
-                    if score != 0:
-                        nfl = fl | (1 << bit)
-                    else:
-                        nfl = fl & ~(1 << bit)
+                bonus, nu, nfl = kernel.next_marks(threshold, maxrem, amount, kb, bit, u, fl,
+                                                   score, nmask)
                 g = int(np.rint(np.float64(score) + bonus))
                 _fold(out[h], W[slot_of[nmask, nu, nfl]], g, width)
         if has_five:
