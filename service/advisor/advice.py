@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from ..domain.consistency import check_sheet
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import RuleSet
 from ..domain.scoring import (
@@ -137,7 +138,7 @@ def check_position(rs: RuleSet, dice: list[int] | None, throw: int | None, sheet
                                              "stand on (1 = first)")
         # validates the dice and em_baixo; scores the bottom faces when asked
         hs = score_hand(rs, dice, throw, sheet, em_baixo)
-    _check_achievable(rs, totals)
+    check_sheet(rs, sheet)  # a sheet no game reaches (as every endpoint checks it)
     return hs, totals
 
 
@@ -205,20 +206,6 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     result = _ranked(st, actions, current, throw, last)
     result.dice = list(hs.scored_dice)
     return result
-
-
-def _check_achievable(rs: RuleSet, totals: dict[str, Any]) -> None:
-    """A sheet holding a value no hand gives has no game to advise on."""
-    cols = totals.get("columns")
-    problems = []
-    for i, col in enumerate(cols or [totals]):
-        base = f"/scorecard/columns/{i}/boxes" if cols else "/scorecard/boxes"
-        for b in col["boxes"]:
-            if not b["achievable"]:
-                problems.append(Problem(f"{base}/{b['box']}",
-                                        f"{b['score']} cannot be scored in this box"))
-    if problems:
-        raise InvalidInput(problems)
 
 
 def _ranked(st: Strategy, actions: list[Action], current: int, throw: int,

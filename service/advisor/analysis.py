@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from ..domain.consistency import check_sheet
 from ..domain.dice import normalise
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import RuleSet
 from ..domain.scoring import Placement, Sheet, max_throw, score_hand, score_sheet
-from .advice import TIE, _check_achievable
+from .advice import TIE
 from .turn import Position, TurnView
 
 #: Regret thresholds of the classes (points of expected final score). A choice within TIE
@@ -196,7 +197,7 @@ def replay(rs: RuleSet, game: PlayerGame, base: str) -> list[PlayedTurn]:
     tables (so that a game that breaks a rule is refused before any table is asked for);
     pointers in errors start with `base`."""
     sheet = game.sheet
-    _check_achievable(rs, score_sheet(rs, sheet))
+    check_sheet(rs, sheet, f"{base}/scorecard")
     out = []
     for ti, turn in enumerate(game.turns):
         tb = f"{base}/turns/{ti}"
