@@ -43,6 +43,9 @@ from ..logs import REQUEST_ID, configure_logging
 log = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
+#: Response headers browser code may read (CORS): the request id, and when to ask again
+#: after a 202 (table being built), a 429 or a 503.
+EXPOSED_HEADERS = f"{REQUEST_ID_HEADER}, Retry-After"
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 #: Methods a browser may use cross-origin (the API's; preflight answers with this list).
@@ -243,7 +246,7 @@ class OpsMiddleware:
             return
         # Echo the origin rather than "*", so credentialed requests work with a list too.
         headers.append(("Access-Control-Allow-Origin", "*" if self.any_origin else origin))
-        headers.append(("Access-Control-Expose-Headers", REQUEST_ID_HEADER))
+        headers.append(("Access-Control-Expose-Headers", EXPOSED_HEADERS))
 
     def _preflight(self, environ: dict[str, Any], origin: str, start_response: Any) -> Any:
         """A CORS preflight, answered before routing (the route may not allow OPTIONS)."""

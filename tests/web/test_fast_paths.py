@@ -156,7 +156,7 @@ def test_fast_path_answers_the_common_case_without_flask(app):
         assert resp.status_code == 200 and resp.get_json()["total"] == 3
         assert calls == []
         # a batch, a rule broken, a body that is not JSON, a chunked body: Flask answers
-        assert client.post("/v1/variants/yahtzee/hands/score",
+        assert client.post("/v1/variants/yahtzee/hands/score/batch",
                            json=[hand]).status_code == 200
         assert client.post("/v1/variants/yahtzee/hands/score",
                            json={"dice": [1, 2, 3, 4, 5, 6]}).status_code == 409
@@ -181,5 +181,5 @@ def test_fast_path_puts_the_body_back_for_flask(app):
     client = app.test_client()
     resp = client.post("/v1/variants/yahtzee/scorecards/score",
                        json=[{"boxes": {"ones": 3}}, {"boxes": {"twos": 4}}])
-    assert resp.status_code == 200
+    assert resp.status_code == 422 and "/batch" in resp.get_json()["detail"]
     assert [r["total"] for r in resp.get_json()] == [3, 4]

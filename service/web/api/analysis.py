@@ -38,9 +38,9 @@ class GameAnalysis(MethodView):
     """Game analysis."""
 
     @blp.doc(operationId="analyzeGame",
-             requestBody=body_doc("GameAnalyzeRequest", False,
+             requestBody=body_doc("GameAnalyzeRequest",
                                   "Players, each a list of turns: throws (dice, kept) and box"),
-             responses={"200": response_doc("GameAnalysis", False,
+             responses={"200": response_doc("GameAnalysis",
                                             "Every decision judged; per player regret, "
                                             "classes, skill and luck"),
                         **ERRORS_DOC, **BUSY_DOC})
@@ -63,7 +63,7 @@ class GameAnalysis(MethodView):
         analysed.
         """
         get_variant(variant)
-        items, _ = load_items(_analyze_schema, batch=False)
+        items, _ = load_items(_analyze_schema, batch=False, variant=variant)
         item = items[0]
         rs = rules_for(variant, item)
         players = _players(rs, item)
@@ -88,9 +88,9 @@ class WinProbability(MethodView):
     """Win probabilities."""
 
     @blp.doc(operationId="winProbability",
-             requestBody=body_doc("WinProbabilityRequest", False,
+             requestBody=body_doc("WinProbabilityRequest",
                                   "Every player's scorecard; the dice of the player to move"),
-             responses={"200": response_doc("WinProbability", False,
+             responses={"200": response_doc("WinProbability",
                                             "Each player's chance of finishing first"),
                         **ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
@@ -114,7 +114,7 @@ class WinProbability(MethodView):
         expected final score and its share of the win.
         """
         get_variant(variant)
-        items, _ = load_items(_win_schema, batch=False)
+        items, _ = load_items(_win_schema, batch=False, variant=variant)
         item = items[0]
         rs = rules_for(variant, item)
         to_move = item.get("to_move", 0)

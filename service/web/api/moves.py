@@ -47,9 +47,9 @@ class MoveSuggestion(MethodView):
     """Move advice."""
 
     @blp.doc(operationId="suggestMove",
-             requestBody=body_doc("MoveSuggestRequest", False,
+             requestBody=body_doc("MoveSuggestRequest",
                                   "The dice, the throw they stand on and the scorecard"),
-             responses={"200": response_doc("MoveSuggestion", False,
+             responses={"200": response_doc("MoveSuggestion",
                                             "The best keep or box, and every alternative with "
                                             "its expected final score and regret"),
                         **ERRORS_DOC, **BUSY_DOC})
@@ -71,5 +71,5 @@ class MoveSuggestion(MethodView):
         each box (e.g. P(YAHTZEE this turn | keep 3-3-3)) and the expected points of the turn.
         """
         get_variant(variant)
-        items, _ = load_items(_request_schema, batch=False)
+        items, _ = load_items(_request_schema, batch=False, variant=variant)
         return _advise(variant, items[0])

@@ -48,10 +48,10 @@ class PositionValue(MethodView):
     """Position values."""
 
     @blp.doc(operationId="valuePosition",
-             requestBody=body_doc("PositionValueRequest", False,
+             requestBody=body_doc("PositionValueRequest",
                                   "A scorecard (start of a turn), optionally with the dice "
                                   "after a throw"),
-             responses={"200": response_doc("PositionValue", False,
+             responses={"200": response_doc("PositionValue",
                                             "Expected final score, its standard deviation, "
                                             "percentiles, P(final >= t), the histogram"),
                         **ERRORS_DOC, **BUSY_DOC})
@@ -68,5 +68,5 @@ class PositionValue(MethodView):
         sheets, Maxi Yatzy) are measured by simulating their own play (`exact: false`).
         """
         get_variant(variant)
-        items, _ = load_items(_schema, batch=False)
+        items, _ = load_items(_schema, batch=False, variant=variant)
         return json_response(_value(variant, items[0]))
