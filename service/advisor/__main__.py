@@ -13,9 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..compose import make_advisor, make_analyst
 from ..config import Settings
 from ..domain.variants import VARIANT_IDS
-from .engine import Advisor
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,16 +38,13 @@ def main(argv: list[str] | None = None) -> int:
                             "build process makes them on first use): half a minute more")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
-    advisor = Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
-                      settings.advisor_threads)
+    advisor = make_advisor(settings, background=False)  # this process is the builder
     ids = args.variants or list(VARIANT_IDS)
     times = advisor.warm(ids)
     for vid, seconds in times.items():
         print(f"{vid:18s} {seconds:7.2f} s")
-    from .analyst import Analyst
-
     # numba's cache then holds the analysis kernels too (the image ships that cache)
-    analyst = Analyst(advisor, threads=settings.advisor_threads)
+    analyst = make_analyst(settings, advisor)
     seconds = analyst.compile_kernels(ids)
     print(f"{'analysis kernels':18s} {seconds:7.2f} s")
     if args.analysis:

@@ -39,6 +39,7 @@ from .. import __version__
 from ..advisor.background import BUILD_CLIENT
 from ..config import Settings
 from ..logs import REQUEST_ID, configure_logging
+from .extensions import advisor_of
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def valid_request_id(value: str | None) -> bool:
 def _advisor_status() -> tuple[bool, Any]:
     """(ready, detail): the advisor's per-variant table status."""
     try:
-        tables = current_app.extensions["advisor"].status()
+        tables = advisor_of(current_app).status()
     except Exception as exc:  # readiness must answer, whatever the advisor does
         log.exception("advisor status failed")
         return False, f"error: {type(exc).__name__}"

@@ -14,8 +14,8 @@ from ...domain.rules import get_variant
 from ..analysis_schemas import GameAnalyzeRequestSchema, WinProbabilityRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
+from ..extensions import analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from .positions import analyst_of
 
 blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities")
 

@@ -4,28 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, current_app
+from flask import Response, current_app
 from flask.views import MethodView
 
-from ...advisor.analyst import Analyst
 from ...domain.rules import get_variant
 from ..analysis_schemas import PositionValueRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
+from ..extensions import analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 
 blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
                                  "distribution of the final score under optimal play")
 
 _schema = PositionValueRequestSchema()
-
-
-def analyst_of(app: Flask) -> Analyst:
-    """The app's `Analyst` (made on first use around the app's advisor)."""
-    found = app.extensions.get("analyst")
-    if found is None:
-        found = app.extensions.setdefault("analyst", Analyst(app.extensions["advisor"]))
-    return found
 
 
 def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
