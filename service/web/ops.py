@@ -66,6 +66,12 @@ LATENCY = Histogram(
     ["method", "endpoint", "status"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
 )
+FAST_PATH_UNEXPECTED = Counter(
+    "fast_path_unexpected_errors_total",
+    "Requests the scoring fast path (web/fast.py) passed on to Flask after an error it does "
+    "not expect (a bug to look at), by endpoint and exception type.",
+    ["endpoint", "error"],
+)
 IN_PROGRESS = Gauge(
     "http_requests_in_progress",
     "HTTP requests being answered now.",
