@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 
 from ..advisor import Advisor
-from ..advisor.background import BuildQueue, BuildSettings, default_build_dir
+from ..advisor.tables.build_process import BuildQueue, BuildSettings, default_build_dir
 from ..config import Settings
 from .api import register_api
 from .busy import register_busy_handlers

@@ -10,11 +10,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from service.advisor import Advisor, advice, kernel
-from service.advisor import cache as strategy_cache
-from service.advisor.advice import Action
-from service.advisor.builder import build_strategy
-from service.advisor.positions import part_state, part_value, terminals, turn_tables
+from service.advisor import Advisor
+from service.advisor.advice import moves as advice
+from service.advisor.advice.moves import Action
+from service.advisor.kernels import values as kernel
+from service.advisor.solving.positions import part_state, part_value, terminals, turn_tables
+from service.advisor.tables import cache as strategy_cache
+from service.advisor.tables.strategies import build_strategy
 from service.domain.dice import all_hands, hand_probability
 from service.domain.errors import InvalidInput
 from service.domain.rules import effective_rules
@@ -388,9 +390,9 @@ def test_maxi_yatzy_saved_throw_share_plays_better_than_the_whole_gain():
     """The share of a fourth throw's gain given to a saved throw was learned by simulation
     (docs in methods/sections.py): seeded games of the advisor's own play score more with
     it than with the whole gain, far beyond the sampling error (about 2 points)."""
-    from service.advisor.methods.sections import SAVED_THROW_SHARE
-    from service.advisor.simulate import simulate
-    from service.advisor.turn import Position
+    from service.advisor.analysis.simulate import simulate
+    from service.advisor.solving.methods.sections import SAVED_THROW_SHARE
+    from service.advisor.solving.positions import Position
 
     rs = effective_rules("maxi_yatzy")
     st = ADVISOR.strategy(rs)

@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service.advisor import Advisor, background
-from service.advisor import cache as cache_module
-from service.advisor.background import (
+from service.advisor import Advisor
+from service.advisor.tables import build_process as background
+from service.advisor.tables import cache as cache_module
+from service.advisor.tables.build_process import (
     Builder,
     BuildFailed,
     BuildQueue,
@@ -191,7 +192,7 @@ def test_analysis_tables_are_built_by_the_build_process(queue, settings):
     """A position value whose moment tables are missing queues an analysis job and answers
     TableBuilding; the build process writes them beside the house-rules value tables, and
     the same request then answers from the memory-mapped files."""
-    from service.advisor.analyst import Analyst
+    from service.advisor.analysis.analyst import Analyst
 
     rs = house(35)
     advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.1)
@@ -216,7 +217,7 @@ def test_analysis_tables_are_built_by_the_build_process(queue, settings):
 
 
 def test_a_failed_analysis_build_is_an_error_not_a_new_build(queue, settings):
-    from service.advisor.analyst import Analyst
+    from service.advisor.analysis.analyst import Analyst
 
     rs = house(36)
     queue.submit(rs, "a")
@@ -236,7 +237,7 @@ def test_analysis_of_a_builtin_goes_to_the_build_dir_when_its_tables_are_read_on
         queue, settings, monkeypatch):
     """A container's table directory is read-only: the build process writes a built-in
     variant's moment tables into the build directory, and the workers find them there."""
-    from service.advisor.analyst import Analyst
+    from service.advisor.analysis.analyst import Analyst
 
     monkeypatch.setattr(background, "_writable", lambda store: False)
     rs = effective_rules("generala")
@@ -257,8 +258,8 @@ def test_analysis_of_a_builtin_goes_to_the_build_dir_when_its_tables_are_read_on
 def test_analysis_saved_in_process_skips_a_read_only_directory(tmp_path):
     """Without a build queue (the command line, tests) moments and start distributions are
     computed here; a directory that refuses writes is skipped, not an error."""
-    from service.advisor.analyst import Analyst
-    from service.advisor.store import TableStore
+    from service.advisor.analysis.analyst import Analyst
+    from service.advisor.tables.store import TableStore
 
     class ReadOnly(TableStore):
         def save(self, rs, part, values):

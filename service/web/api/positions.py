@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask, Response, current_app
 from flask.views import MethodView
 
-from ...advisor.analyst import Analyst
+from ...advisor.analysis.analyst import Analyst
 from ...domain.rules import get_variant
 from ..analysis_schemas import PositionValueRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for

@@ -3,11 +3,13 @@ from the table store when it is there, else solved (and saved when a store is gi
 
 from __future__ import annotations
 
-from ..domain.rules import RuleSet
-from . import solver
-from .methods import method_for
+from ...domain.rules import RuleSet
+from ..kernels.moments import Moments
+from ..solving import solver
+from ..solving.methods import method_for
+from ..solving.solver import solve_moments
+from ..solving.strategy import Part, Strategy
 from .store import TableStore
-from .strategy import Part, Strategy
 
 
 def part_names(rs: RuleSet) -> list[str]:
@@ -47,11 +49,9 @@ def find_strategy(rs: RuleSet, stores: list[TableStore] | tuple[TableStore, ...]
 def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
                    sources: list[TableStore] | tuple[TableStore, ...] = ()) -> Strategy:
     """Build and save into `store` the moment tables (float64 mean and second moment,
-    `moments.py`) of every part of a RuleSet's strategy. The value tables come from the
+    `kernels/moments.py`) of every part of a RuleSet's strategy. The value tables come from the
     first of `sources` (then `store`) holding them, else are built into `store` too. What
     the build process runs for an analysis job."""
-    from .moments import save_moments, solve_moments
-
     st = find_strategy(rs, [*sources, store]) or build_strategy(rs, store, threads)
     for part in st.parts:
         save_moments(store, rs, part.name, solve_moments(part.solution, threads))
@@ -85,3 +85,10 @@ def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 
     strategy = Strategy(rs, parts, method)
     strategy.saved_throw_value = method.saved_throw_value(strategy)
     return strategy
+
+
+def save_moments(store: object, rs: object, part: str, mo: Moments) -> Moments:
+    """Write a part's moment tables (``<part>-m1``, ``<part>-m2``) into a `TableStore`;
+    gives them back memory-mapped from the files. Raises OSError where the store is
+    read-only."""
+    return Moments(store.save(rs, f"{part}-m1", mo.m1), store.save(rs, f"{part}-m2", mo.m2))

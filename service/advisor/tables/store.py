@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..domain.rules import RuleSet
+from ...domain.rules import RuleSet
 
 #: Bumped when the layout of a table changes, so old files are not read as new ones.
 FORMAT = 1

@@ -5,12 +5,12 @@ distribution of the final score), coaching for keeps, and the caches these need.
 tables of every part, made on first use by the pod's build process, as the value tables
 are, and memory-mapped from disk: `TableBuilding` meanwhile; built here by an advisor without
 a build queue), and an LRU of exact distributions from turn starts (a few hundred numbers
-each). Game analysis (`analysis.py`) and win probabilities
-(`winprob.py`) use it too.
+each). Game analysis (`games.py`) and win probabilities
+(`kernels/winprob.py`) use it too.
 
 Where the distribution is exact and where it is sampled:
 
-- one-part (exact-method) strategies: the exact forward pass (`distribution.py`) when the
+- one-part (exact-method) strategies: the exact forward pass (`kernels/distribution.py`) when the
   states reachable from the position are at most `exact_states` (default 40,000: the pass
   visits a third to a half of them, within the 200 ms budget), or when the distribution is
   cached: every turn start asked before, and the start of a game of every built-in variant,
@@ -39,21 +39,21 @@ from typing import Any
 
 import numpy as np
 
-from ..domain.errors import InvalidInput
-from ..domain.rules import RuleSet
-from ..domain.scoring import Sheet, empty_sheet, score_hand
-from . import advice
-from .background import await_build
-from .cache import is_builtin
-from .distribution import Distribution, first_turn_records, forward
-from .engine import Advisor
-from .moments import MomentCache, Moments
-from .policy import LANES
-from .positions import part_value
+from ...domain.errors import InvalidInput
+from ...domain.rules import RuleSet
+from ...domain.scoring import Sheet, empty_sheet, score_hand
+from ..advice import moves as advice
+from ..advice.advisor import Advisor
+from ..kernels.distribution import Distribution, first_turn_records, forward
+from ..kernels.moments import Moments
+from ..kernels.policy import LANES
+from ..kernels.threads import cpu_workers, kernel_pool
+from ..solving.positions import Position, part_value
+from ..solving.strategy import Strategy
+from ..tables.build_process import await_build
+from ..tables.cache import MomentCache, is_builtin
 from .simulate import simulate
-from .strategy import Strategy
-from .threads import cpu_workers, kernel_pool
-from .turn import Position, Tables, TurnView
+from .turn_view import Tables, TurnView
 
 #: Percentiles every position value reports.
 PERCENTILES = (5, 25, 50, 75, 95)
@@ -66,10 +66,10 @@ ANALYSIS_COMPILE_SECONDS = 90.0
 
 def analysis_kernels_cached() -> bool:
     """Whether numba's cache holds the analysis kernels (else they compile first)."""
-    from . import simulate
+    from ..kernels import selfplay
 
     try:
-        return Path(simulate.play._cache._cache_file._index_path).exists()
+        return Path(selfplay.play._cache._cache_file._index_path).exists()
     except AttributeError:  # numba's internals moved: assume the slow case
         return False
 
@@ -255,7 +255,7 @@ class Analyst:
         with self.lock:
             found = self._reach.get(key)
         if found is None:
-            from .model import reachable_states
+            from ..kernels.model import reachable_states
 
             found = reachable_states(st.parts[0].solution.model)
             with self.lock:
@@ -366,7 +366,7 @@ class Analyst:
         seconds each."""
         import time
 
-        from ..domain.rules import effective_rules
+        from ...domain.rules import effective_rules
 
         out = {}
         for vid in variants:
@@ -385,8 +385,8 @@ class Analyst:
         minute, and a request must not wait for it (nor, in a gevent worker, every other
         connection of that worker). Run before the workers fork, the compiled code is
         theirs too. Returns the seconds it took."""
-        from ..domain.rules import effective_rules
-        from ..domain.scoring import parse_scorecard
+        from ...domain.rules import effective_rules
+        from ...domain.scoring import parse_scorecard
         from .simulate import compile_play
 
         began = time.perf_counter()
@@ -464,7 +464,7 @@ class Analyst:
 
 def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int | None,
                    em_baixo: bool = False) -> int:
-    """`advice.check_position` for a position to value: the hand's index (-1 without dice)."""
+    """`moves.check_position` for a position to value: the hand's index (-1 without dice)."""
     hs, _ = advice.check_position(rs, dice, throw, sheet, em_baixo)
     return -1 if hs is None else rs.hand_index[hs.scored_dice]
 
@@ -478,7 +478,7 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
     one budget of states (`WIN_EXACT_STATES`) and the sampled ones one time budget
     (`WIN_SAMPLE_SECONDS`): the request's time does not grow with the number of
     players."""
-    from .winprob import ASSUMPTIONS, chances
+    from ..kernels.winprob import ASSUMPTIONS, chances
 
     def key(i: int) -> Any:
         if i == to_move and dice is not None:
@@ -542,8 +542,8 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     final distributions, beside the move that maximises the expected score, each with both
     figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
     boxes (a backward induction over the player's states and own totals)."""
-    from .advice import _sub_multisets, suggest
-    from .winprob import MAX_WIN_OPEN, gain_bounds, state_win, utility, win_tables
+    from ..advice.moves import _sub_multisets, suggest
+    from ..kernels.winprob import MAX_WIN_OPEN, gain_bounds, state_win, utility, win_tables
 
     st = analyst.strategy(rs)
     pos = Position.of(st, sheet)

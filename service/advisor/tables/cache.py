@@ -18,12 +18,15 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
-from ..domain.rules import RuleSet, effective_rules
-from .builder import build_strategy, load_strategy, part_names
+from ...domain.rules import RuleSet, effective_rules
+from ..kernels.moments import Moments
+from ..solving.solver import solve_moments
+from ..solving.strategy import Strategy
 from .store import TableStore
-from .strategy import Strategy
+from .strategies import build_strategy, load_strategy, part_names, save_moments
 
 #: Seconds between checks that a mapped table's files are still there.
 RECHECK_SECONDS = 1.0
@@ -168,3 +171,96 @@ class StrategyCache:
             self.pinned.clear()
             self.lru.clear()
             self.backing.clear()
+
+
+class MomentCache:
+    """Moment tables per solved part, keyed by (rules fingerprint, part name).
+
+    Found in memory, else on disk: a built-in variant's beside its value tables (`store`),
+    any other's, or a built-in's whose table directory is read-only, in the build
+    directory (`house_store`); memory-mapped, so workers share them. Built-in tables are
+    pinned; house-rules tables stay in an LRU of `lru_size` strategies' parts.
+
+    Missing tables: `elsewhere(rs, load, builtin)` has them built elsewhere and returns what
+    `load` finds once they are on disk (the Analyst passes the pod's build process:
+    `build_process.await_build`, which raises `TableBuilding`, a 202 with Retry-After, while it
+    works); without it, or with ``here=True`` (the master's warm-up, the command line,
+    tests), they are built in this process and saved where they would be found (built-ins)
+    or kept in memory.
+    """
+
+    def __init__(self, store: object | None = None, lru_size: int = 8, threads: int = 0,
+                 house_store: object | None = None,
+                 elsewhere: Callable[[object, Callable[[], Moments | None], bool], Moments]
+                 | None = None) -> None:
+        self.store = store
+        self.house_store = house_store
+        self.elsewhere = elsewhere
+        self.lru_size = lru_size
+        self.threads = threads
+        self.lock = threading.Lock()
+        self.pinned: dict[tuple[str, str], Moments] = {}
+        self.lru: OrderedDict[tuple[str, str], Moments] = OrderedDict()
+        self.building: dict[tuple[str, str], threading.Lock] = {}
+
+    def get(self, rs: object, part: object, builtin: bool, here: bool = False) -> Moments:
+        """The moments of one part of a strategy for rules `rs`: memory, disk, or built
+        (by the build process, or in this process: see the class)."""
+        key = (rs.fingerprint, part.name)
+        found = self._memory(key)
+        if found is not None:
+            return found
+        found = self._load(rs, part, builtin)
+        if found is None and self.elsewhere is not None and not here:
+            found = self.elsewhere(rs, lambda: self._load(rs, part, builtin), builtin)
+        if found is None:
+            with self.lock:
+                build_lock = self.building.setdefault(key, threading.Lock())
+            with build_lock:
+                found = self._memory(key) or self._build(rs, part, builtin)
+                with self.lock:
+                    self.building.pop(key, None)
+        self._keep(key, found, builtin)
+        return found
+
+    def _memory(self, key: tuple[str, str]) -> Moments | None:
+        with self.lock:
+            found = self.pinned.get(key) or self.lru.get(key)
+            if found is not None and key in self.lru:
+                self.lru.move_to_end(key)
+            return found
+
+    def _keep(self, key: tuple[str, str], mo: Moments, builtin: bool) -> None:
+        with self.lock:
+            if builtin:
+                self.pinned[key] = mo
+            else:
+                self.lru[key] = mo
+                self.lru.move_to_end(key)
+                while len(self.lru) > self.lru_size * 4:
+                    self.lru.popitem(last=False)
+
+    def _stores(self, builtin: bool) -> list:
+        return [s for s in ((self.store if builtin else None), self.house_store)
+                if s is not None]
+
+    def _load(self, rs: object, part: object, builtin: bool) -> Moments | None:
+        shape = part.solution.model.table_shape
+        for store in self._stores(builtin):
+            m1 = store.load(rs, f"{part.name}-m1")
+            m2 = store.load(rs, f"{part.name}-m2")
+            if m1 is not None and m2 is not None and m1.shape == shape == m2.shape:
+                return Moments(m1, m2)
+        return None
+
+    def _build(self, rs: object, part: object, builtin: bool) -> Moments:
+        """Solve the moments here; a built-in's are saved beside its value tables (or in the
+        build directory when those are read-only), where the workers find them."""
+        mo = solve_moments(part.solution, self.threads)
+        if builtin:
+            for store in self._stores(True):
+                try:
+                    return save_moments(store, rs, part.name, mo)
+                except OSError:  # a read-only directory: the next one, else memory only
+                    continue
+        return mo

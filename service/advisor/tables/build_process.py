@@ -10,7 +10,7 @@ is built once per pod, not once per worker. Everything is a file in the build di
     queue/<fingerprint>.json   a table waiting to be built: variant, options, overrides,
                                client, time queued. Created with O_EXCL: one job per table.
     queue/<fingerprint>-moments.json   the same for the analysis tables of those rules
-                               (`moments.py`: the float64 mean and second moment of every
+                               (`kernels/moments.py`: the float64 mean and second moment of every
                                part, which position values and game analysis need)
     failed/<job>.json          its last build failed (the error); tried again after a while
     builder.lock               held (flock) by the live build process: one per directory
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..domain.rules import RuleSet, effective_rules
+from ...domain.rules import RuleSet, effective_rules
 from .store import TableStore
 
 log = logging.getLogger(__name__)
@@ -460,7 +460,7 @@ def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = (
 
 
 def _builtin_fingerprints() -> set[str]:
-    from ..domain.variants import VARIANT_IDS
+    from ...domain.variants import VARIANT_IDS
 
     return {effective_rules(v).fingerprint for v in VARIANT_IDS}
 
@@ -479,7 +479,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 def _load_kernels() -> None:
     """Compile (or load from numba's cache) the solver's kernels once, before forking, so
     each build's child starts with them."""
-    from .builder import build_strategy
+    from .strategies import build_strategy
 
     build_strategy(effective_rules("bozo"), None, 1)
 
@@ -500,7 +500,7 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "v
     worked, else the error; the memory the build added to the child, MiB: its peak resident
     size less what it had from the parent at the fork). An analysis build reads the value
     tables from the first of `sources` holding them (else builds them into `store` too)."""
-    from .builder import build_analysis, build_strategy
+    from .strategies import build_analysis, build_strategy
 
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -542,8 +542,8 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "v
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m service.advisor serve-builds``: the build process (started by workers)."""
-    from ..config import Settings
-    from ..logs import configure_logging as configure
+    from ...config import Settings
+    from ...logs import configure_logging as configure
 
     ap = argparse.ArgumentParser(prog="python -m service.advisor serve-builds")
     ap.add_argument("--dir", required=True)

@@ -2,7 +2,7 @@
 
 `Advisor` owns a table store and a strategy cache configured by the caller (the application
 factory passes the service's settings; nothing is read from the environment here), and, for
-background builds, the pod's build queue (`background.py`).
+background builds, the pod's build queue (`tables/build_process.py`).
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import os
 import time
 from pathlib import Path
 
-from ..domain.rules import RuleSet, effective_rules
-from ..domain.scoring import Sheet, empty_sheet
-from ..domain.variants import VARIANT_IDS
-from . import kernel, solver
-from .advice import Suggestion, check_position, suggest
-from .background import BuildQueue, await_build
-from .cache import StrategyCache, is_builtin
-from .store import TableStore
-from .strategy import Strategy
+from ...domain.rules import RuleSet, effective_rules
+from ...domain.scoring import Sheet, empty_sheet
+from ...domain.variants import VARIANT_IDS
+from ..kernels.values import solve_level
+from ..solving import solver
+from ..solving.strategy import Strategy
+from ..tables.build_process import BuildQueue, await_build
+from ..tables.cache import StrategyCache, is_builtin
+from ..tables.store import TableStore
+from .moves import Suggestion, check_position, suggest
 
 #: Seconds to build each built-in variant's table with one thread (2-core machine of the
 #: README's benchmarks, rounded up), and to compile the solver's kernels when numba's cache
@@ -33,7 +34,7 @@ COMPILE_SECONDS = 15.0
 def kernels_cached() -> bool:
     """Whether numba's cache holds the solver's compiled kernels (else they compile first)."""
     try:
-        return Path(kernel.solve_level._cache._cache_file._index_path).exists()
+        return Path(solve_level._cache._cache_file._index_path).exists()
     except AttributeError:  # numba's internals moved: assume the slow case
         return False
 
@@ -76,7 +77,7 @@ class Advisor:
 
     def suggest(self, rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
                 em_baixo: bool = False, client: str = "") -> Suggestion:
-        """The best action for a position and every alternative (see `advice.suggest`).
+        """The best action for a position and every alternative (see `moves.suggest`).
 
         The position is checked first: a request with no move to suggest is refused before
         its table is fetched, or queued to be built."""
