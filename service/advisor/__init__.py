@@ -15,8 +15,9 @@ How it is organised, in sub-packages by job; each imports only those before it
 - `solving/`: one sheet solved by backward induction (`solver.py`), the parts a RuleSet is
   solved as and how (`strategy.py`, `methods/`: exact, columns, sections), a sheet read as
   part states (`positions.py`);
-- `tables/`: tables on disk (`store.py`), strategies loaded or built (`strategies.py`),
-  in memory (`cache.py`), and the pod's build process (`build_process.py`);
+- `tables/`: tables on disk and the chain of stores (`store.py`), what a strategy's and a
+  part's moment tables are as files (`strategies.py`), one cache for every kind of table
+  (`cache.py`), and the pod's build process (`build_process.py`);
 - `advice/`: the moves of a position ranked (`moves.py`) and the `Advisor` (`advisor.py`);
 - `analysis/`: the `Analyst` (position values, distributions, coaching, win probability:
   `analyst.py`), recorded games analysed (`games.py`), a turn in two moments

@@ -137,9 +137,9 @@ def test_a_mapped_table_removed_from_disk_is_dropped(queue, settings, monkeypatc
     queue.submit(house(35), "a")
     Builder(settings).build(queue.jobs()[0])
     advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.1)
-    assert advisor.strategy(house(35)) is advisor.cache.lookup(house(35))
+    assert advisor.strategy(house(35)) is advisor.cache.lookup(house(35).fingerprint)
     queue.store.path(house(35), "all").unlink()
-    assert advisor.cache.lookup(house(35)) is None
+    assert advisor.cache.lookup(house(35).fingerprint) is None
 
 
 def test_builder_leaves_when_its_owner_is_gone_and_only_one_runs(settings):
@@ -267,9 +267,8 @@ def test_analysis_saved_in_process_skips_a_read_only_directory(tmp_path):
 
     advisor = Advisor(tmp_path / "tables")
     advisor.warm(["general_11"])
-    advisor.store = ReadOnly(tmp_path / "tables")
+    advisor.stores.store = ReadOnly(tmp_path / "tables")
     analyst = Analyst(advisor)
-    analyst.moment_cache.store = advisor.store
     pv = analyst.position_value(effective_rules("general_11"), None, None, None)
     assert pv.exact and pv.distribution.exact
     assert not list((tmp_path / "tables").glob("*-m1-*"))

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ...domain.rules import RuleSet, effective_rules
-from .store import TableStore
+from .store import StoreChain, TableStore
 
 log = logging.getLogger(__name__)
 
@@ -371,9 +371,8 @@ class Builder:
         if rs is not None:
             builtin = bool(job.get("builtin"))
             store = self.builtin if builtin and _writable(self.builtin) else self.house
-            sources = [self.builtin, self.house] if builtin else [self.house]
             error, peak_mib = _build_in_child(rs, store, self.settings.threads, kind,
-                                              sources)
+                                              StoreChain(self.builtin, self.house))
         seconds = time.monotonic() - started
         if error is None:
             self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
@@ -494,12 +493,11 @@ def _status_kib(field: str) -> int:
 
 
 def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "values",
-                    sources: list[TableStore] | tuple[TableStore, ...] = ()
-                    ) -> tuple[str | None, float]:
+                    sources: StoreChain | None = None) -> tuple[str | None, float]:
     """Build and save the tables (`kind`) into `store` in a forked child: (None when it
     worked, else the error; the memory the build added to the child, MiB: its peak resident
     size less what it had from the parent at the fork). An analysis build reads the value
-    tables from the first of `sources` holding them (else builds them into `store` too)."""
+    tables from `sources` when it holds them (else builds them into `store` too)."""
     from .strategies import build_analysis, build_strategy
 
     read_fd, write_fd = os.pipe()
