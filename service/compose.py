@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .advisor import Advisor
-from .advisor.analyst import Analyst
-from .advisor.background import BuildQueue, BuildSettings, default_build_dir
+from .advisor.analysis.analyst import Analyst
+from .advisor.tables.build_process import BuildQueue, BuildSettings, default_build_dir
 from .config import Settings
 
 

@@ -5,7 +5,7 @@ the moment tables beside them (which the service's build process otherwise makes
 use).
 
 ``python -m service.advisor serve-builds ...`` is the pod's table build process; the
-service's workers start it when they need it (`background.py`)."""
+service's workers start it when they need it (`tables/build_process.py`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-builds"]:
-        from .background import main as serve_builds
+        from .tables.build_process import main as serve_builds
 
         return serve_builds(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m service.advisor")

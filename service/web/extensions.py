@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import Flask
 
 from ..advisor import Advisor
-from ..advisor.analyst import Analyst
+from ..advisor.analysis.analyst import Analyst
 
 
 def advisor_of(app: Flask) -> Advisor:

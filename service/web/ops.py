@@ -36,7 +36,7 @@ from prometheus_client import (
 from werkzeug.routing import Rule
 
 from .. import __version__
-from ..advisor.background import BUILD_CLIENT
+from ..advisor.tables.build_process import BUILD_CLIENT
 from ..config import Settings
 from ..logs import REQUEST_ID, configure_logging
 from .extensions import advisor_of
@@ -183,7 +183,7 @@ class RuleRecordingRequest(Request):
 class OpsMiddleware:
     """The per-request ops work, as WSGI middleware around the Flask app: request id (also
     for log lines, `service.logs.REQUEST_ID`), the client's address for the advisor's build
-    queue (`background.BUILD_CLIENT`), CORS headers and preflight answers, metrics.
+    queue (`build_process.BUILD_CLIENT`), CORS headers and preflight answers, metrics.
 
     Flask's before/after/teardown hooks did the same at about three times the cost (each
     hook goes through Flask's dispatch, its context-local proxies and ensure_sync).

@@ -7,8 +7,8 @@ from typing import Any
 from flask import Response, current_app
 from flask.views import MethodView
 
-from ...advisor.analysis import PlayerGame, Throw, Turn, analyze
-from ...advisor.analyst import win_probability
+from ...advisor.analysis.analyst import win_probability
+from ...advisor.analysis.games import PlayerGame, Throw, Turn, analyze
 from ...domain.errors import InvalidInput
 from ...domain.rules import get_variant
 from ..analysis_schemas import GameAnalyzeRequestSchema, WinProbabilityRequestSchema
