@@ -229,3 +229,29 @@ def test_api_keeps_its_contract(operation):
             check()
         except Unsatisfiable:  # no invalid input exists (an operation without parameters)
             assert mode is GenerationMode.NEGATIVE
+
+
+def test_the_private_flask_smorest_methods_we_override_are_pinned(client):
+    """`ProblemApi` overrides three private methods of flask-smorest's Api: each still exists
+    with the signature we override, and each override shows (a release that renames one
+    fails here, not silently in production)."""
+    import inspect
+
+    from flask_smorest import Api
+
+    from service.web.api import ProblemApi
+
+    for name in ("_register_error_handlers", "_openapi_json", "_register_responses"):
+        theirs = getattr(Api, name, None)
+        assert theirs is not None, f"flask-smorest no longer has Api.{name}"
+        assert (list(inspect.signature(theirs).parameters)
+                == list(inspect.signature(getattr(ProblemApi, name)).parameters)), name
+    # _openapi_json: the served document is the specialised one (per-variant paths)
+    served = client.get("/openapi.json").get_json()
+    assert "/v1/variants/yahtzee/hands/score" in served["paths"]
+    # _register_error_handlers: errors are problem documents, not smorest's JSON
+    resp = client.get("/v1/no-such-thing")
+    assert resp.status_code == 404 and resp.mimetype == "application/problem+json"
+    # _register_responses: the default error response is problem+json
+    default = served["components"]["responses"]["DEFAULT_ERROR"]["content"]
+    assert list(default) == ["application/problem+json"]
