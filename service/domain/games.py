@@ -120,8 +120,6 @@ class TurnOutcome:
     turn: int = 0
     turns_left: int = 0
     game_over: bool = False
-    legal: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def points(self) -> int:
@@ -260,7 +258,7 @@ def apply_turn(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None, th
     saved = sheet.saved_throws + (v.throws - throw if v.saved_throws else 0)
     outcome = TurnOutcome(sheet=Sheet(columns, max(saved, 0), won), box=None, column=None,
                           dice=list(hs.dice), scored_dice=list(hs.scored_dice), throw=throw,
-                          wins_game=first and hs.wins_game, legal=legal)
+                          wins_game=first and hs.wins_game)
     if p is not None:
         col = columns[(p.column or 1) - 1]
         col.boxes[p.box] = p.score
@@ -462,8 +460,7 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     return TurnOutcome(sheet=new, box=box, column=column, dice=[], scored_dice=[],
                        throw=throw, score=value,
                        upper_bonus=after["upper_bonus"] - before["upper_bonus"],
-                       turn=filled, turns_left=v.turns - filled, game_over=filled == v.turns,
-                       legal=False)
+                       turn=filled, turns_left=v.turns - filled, game_over=filled == v.turns)
 
 
 def _kept_problems(rs: RuleSet, throws: list[Any], kept: list[Any], readable: list[bool],

@@ -34,8 +34,6 @@ MAX_RECORDED_DICE = 12  # dice in one recorded throw: more than 6 is reported, n
 MAX_TOTAL = 1_000_000
 MAX_BATCH_GAMES = Settings.max_batch_games
 
-BOX_ID = fields.String(validate=validate.OneOf(ALL_BOX_IDS))
-
 
 # --------------------------------------------------------------------------- scorecards
 
