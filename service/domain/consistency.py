@@ -12,7 +12,8 @@ with a JSON pointer, a code (`SHEET_CODES`, documented in docs/problems.md) and 
   top to bottom, bottom to top);
 - five-of-a-kind bonuses only while the five-of-a-kind box is filled (and made, where the
   rules require it), and no more of them than boxes that could have taken a further five of
-  a kind (Kniffel: number boxes holding five of their face), following the forced Joker;
+  a kind (Kniffel: number boxes holding five of their face; YAHTZEE: a box holding 0 too,
+  written as a chosen 0 that keeps the bonus), following the forced Joker;
 - saved throws (Maxi Yatzy) no more than the turns played could have saved;
 - `won` only on a table where a box wins the game at once.
 
@@ -198,7 +199,8 @@ def bonus_boxes(rs: RuleSet, sheet: Sheet, c: int, stop_at: int | None = None) -
 
     A box counts when, with it open again and the rest of the column as it is, some five of
     a kind may legally be written there (`score_hand`: Joker, order and first-throw rules)
-    for the value it holds with a bonus. The rest of the sheet as it is now is the most a
+    for the value it holds with a bonus: its score there, or 0 as a chosen 0 where that
+    keeps the bonus (`scratch_keeps_bonus`). The rest of the sheet as it is now is the most a
     forced Joker could have seen filled, so a sheet that passes is possible box by box.
     """
     column = sheet.columns[c]
@@ -271,9 +273,12 @@ def _five_faces(rs: RuleSet) -> tuple[dict[int, tuple[int, ...]], ...]:
 
 def _bonus_placement(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
                      box: str, col_no: int | None, value: int) -> bool:
+    """Whether the five of a kind may be written in the box for `value` with its bonus: its
+    score there, or a chosen 0 where a chosen 0 keeps the bonus (`scratch_keeps_bonus`)."""
     for p in placements_of(score_hand(rs, dice, throw, sheet)):
         if p.box == box and p.column == col_no:
-            return p.legal and bonus_points(p) > 0 and p.score == value
+            return p.legal and bonus_points(p) > 0 and (
+                p.score == value or (value == 0 and scratch_keeps_bonus(rs)))
     return False
 
 
@@ -285,6 +290,19 @@ def placements_of(hs: HandScore) -> list[Placement]:
 def bonus_points(p: Placement) -> int:
     """The five-of-a-kind bonus points a placement earns."""
     return p.five_of_a_kind_bonus
+
+
+def scratch_keeps_bonus(rs: RuleSet) -> bool:
+    """Whether a five of a kind written as a chosen 0 (decision 3, `scratch`) keeps the
+    five-of-a-kind bonus it would earn in that box (docs/rules.md, decision 23).
+
+    Yes where the bonus is earned wherever the roll is placed (`placement: any`, the YAHTZEE
+    bonus: "wherever that Yahtzee is then placed, a forced zero included"); no where it is
+    earned by scoring the roll in the number box of its face (`matching_upper`, Kniffel's
+    extra +50: a 0 there does not score the roll).
+    """
+    fb = rs.variant.five_of_a_kind_bonus
+    return fb is not None and fb.placement == "any"
 
 
 #: Codes that say a box's value is impossible (the audit's per-box `achievable: false`).

@@ -1,11 +1,13 @@
 """Whole games: play one turn on a sheet, and replay a game to check every move in it.
 
 `play_turn` takes a sheet, the dice a turn ended on, the throw they stand on and the box the
-player chose; it answers the new sheet (boxes, five-of-a-kind bonuses, saved throws, won) and
-what the turn earned, or raises `IllegalMove` with a code saying which rule forbids it.
+player chose (optionally as a chosen 0, `scratch`: decision 3); it answers the new sheet
+(boxes, five-of-a-kind bonuses, saved throws, won) and what the turn earned, or raises
+`IllegalMove` with a code saying which rule forbids it.
 
 `validate_game` replays a game as a score-keeping app records it (players in order, each a
-list of turns: the throws, optionally the dice kept between them, the box, claimed points)
+list of turns: the throws, optionally the dice kept between them, the box, whether it took a
+chosen 0, claimed points)
 and lists every problem it finds, each with a JSON pointer into the game, a code and a
 detail, with each turn's points, running totals, final totals and standings.
 
@@ -20,7 +22,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .consistency import SHEET_CODES, bonus_points, check_sheet, placements_of, plural
+from .consistency import (
+    SHEET_CODES,
+    bonus_points,
+    check_sheet,
+    placements_of,
+    plural,
+    scratch_keeps_bonus,
+)
 from .errors import IllegalMove, InvalidInput, Problem
 from .rules import RuleSet
 from .scoring import (
@@ -42,7 +51,8 @@ from .scoring import (
 MOVE_CODES: dict[str, str] = {
     "game_won": "The game was won at once (Generala servida, General de boca): no more turns.",
     "game_over": "Every box of the sheet is filled: no more turns.",
-    "box_required": "The turn names no box; only an instant win may end a turn without one.",
+    "box_required": "The turn names no box; only an instant win may end a turn without one "
+                    "(and a chosen 0, `scratch`, names the box it goes in).",
     "box_filled": "The box is already filled.",
     "out_of_order": "The sheet or column is filled in a fixed order and this box is not the "
                     "next one (Generala obligada; column sheets' columns 1 and 2).",
@@ -70,8 +80,8 @@ GAME_CODES: dict[str, str] = {
     "kept_not_in_throw": "Kept dice that the throw they were kept from does not show.",
     "kept_not_in_next_throw": "Kept dice missing from the next throw.",
     "kept_all_dice": "All dice kept and thrown again: keeping every die ends the throwing.",
-    "points_mismatch": "The claimed points of a turn differ from what its dice score in its "
-                       "box.",
+    "points_mismatch": "The claimed points of a turn differ from what it wrote in its box "
+                       "(what its dice score there; 0 for a chosen 0, `scratch`).",
     "first_throw_bonus_on_later_throw": "The claimed points include a first-throw score "
                                         "(servida, de boca, secos) the turn made on a later "
                                         "throw.",
@@ -103,7 +113,8 @@ class Pointers:
 
 @dataclass
 class TurnOutcome:
-    """A turn played: the sheet after it and what it earned."""
+    """A turn played: the sheet after it and what it earned (`scratch`: the box took a chosen
+    0 where the dice score more)."""
 
     sheet: Sheet
     box: str | None
@@ -120,8 +131,7 @@ class TurnOutcome:
     turn: int = 0
     turns_left: int = 0
     game_over: bool = False
-    legal: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
+    scratch: bool = False
 
     @property
     def points(self) -> int:
@@ -129,7 +139,8 @@ class TurnOutcome:
         return self.score + self.five_of_a_kind_bonus + self.upper_bonus
 
     def earned(self) -> dict[str, Any]:
-        """What the turn earned, as the API shows it."""
+        """What the turn earned, as the API shows it (a chosen 0 shows as `score` 0, no
+        Joker, no upper or first-throw bonus, and the five-of-a-kind bonus it keeps)."""
         return {"box": self.box, "column": self.column, "score": self.score,
                 "joker": self.joker, "five_of_a_kind_bonus": self.five_of_a_kind_bonus,
                 "upper_bonus": self.upper_bonus, "first_throw_bonus": self.first_throw_bonus,
@@ -200,11 +211,14 @@ def find_placement(hs: HandScore, box: str, column: int | None) -> Placement | N
 
 
 def move_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, box: str | None,
-                 column: int | None, throw: int, ptrs: Pointers) -> Problem | None:
+                 column: int | None, throw: int, ptrs: Pointers,
+                 scratch: bool = False) -> Problem | None:
     """Why writing the hand in `box` (of `column`) is not a legal end of the turn, or None.
 
     The code is one of MOVE_CODES or INPUT_CODES. The reasons are read from `score_hand`'s
-    placements (open, legal), so the rules are those of hands/score.
+    placements (open, legal), so the rules are those of hands/score. A chosen 0 (`scratch`)
+    may go wherever the hand may be written (decisions 3, 14, 15): the same rules, except
+    that it needs a box.
     """
     if sheet.won:
         return Problem(ptrs.turn, "the game was won at once: no more turns are played",
@@ -212,6 +226,9 @@ def move_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, box: str | None,
     if is_complete(sheet):
         return Problem(ptrs.turn, "every box is filled: the game is over", "game_over")
     if box is None:
+        if scratch:
+            return Problem(ptrs.box, "a chosen 0 (scratch) needs the box to write it in",
+                           "box_required")
         if throw == 1 and hs.wins_game:
             return None
         return Problem(ptrs.box, "name the box to write the dice in (only an instant win may "
@@ -249,10 +266,16 @@ def move_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, box: str | None,
 
 
 def apply_turn(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None, throw: int,
-               legal: bool = True) -> TurnOutcome:
+               legal: bool = True, scratch: bool = False) -> TurnOutcome:
     """The sheet after writing the hand in placement `p` (None: a winning turn that writes no
     box), and what the turn earned. An illegal placement (`legal` false, used when replaying
-    a game) is written as the player wrote it; its bonuses follow from the totals."""
+    a game) is written as the player wrote it; its bonuses follow from the totals.
+
+    `scratch`: the box takes 0 whatever the dice score there (decision 3). The five of a
+    kind keeps its bonus where `scratch_keeps_bonus` says so (YAHTZEE: "a forced zero
+    included"), a 0 reaches no upper bonus and adds no first-throw score, and the game is
+    won at once all the same when the throw wins it (decision 4). A hand that scores 0 there
+    anyway is simply a 0."""
     v = rs.variant
     first = throw == 1
     won = sheet.won or (first and hs.wins_game)
@@ -260,18 +283,22 @@ def apply_turn(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None, th
     saved = sheet.saved_throws + (v.throws - throw if v.saved_throws else 0)
     outcome = TurnOutcome(sheet=Sheet(columns, max(saved, 0), won), box=None, column=None,
                           dice=list(hs.dice), scored_dice=list(hs.scored_dice), throw=throw,
-                          wins_game=first and hs.wins_game, legal=legal)
+                          wins_game=first and hs.wins_game)
     if p is not None:
+        zero = scratch and p.score != 0  # a chosen 0 where the dice score more
         col = columns[(p.column or 1) - 1]
-        col.boxes[p.box] = p.score
-        outcome.box, outcome.column, outcome.score, outcome.joker = (p.box, p.column, p.score,
-                                                                     p.joker)
+        col.boxes[p.box] = 0 if zero else p.score
+        outcome.box, outcome.column, outcome.scratch = p.box, p.column, zero
+        if not zero:
+            outcome.score, outcome.joker = p.score, p.joker
         if legal:
-            bonus = bonus_points(p)
+            bonus = bonus_points(p) if not zero or scratch_keeps_bonus(rs) else 0
             if bonus:
                 col.five_of_a_kind_bonuses += 1
-            outcome.five_of_a_kind_bonus, outcome.upper_bonus = bonus, p.upper_bonus
-            outcome.first_throw_bonus = _first_throw_bonus(rs, hs, p, first)
+            outcome.five_of_a_kind_bonus = bonus
+            if not zero:
+                outcome.upper_bonus = p.upper_bonus
+                outcome.first_throw_bonus = _first_throw_bonus(rs, hs, p, first)
         else:
             before, after = sheet_totals(rs, sheet), sheet_totals(rs, outcome.sheet)
             outcome.upper_bonus = after["upper_bonus"] - before["upper_bonus"]
@@ -295,8 +322,9 @@ def _first_throw_bonus(rs: RuleSet, hs: HandScore, p: Placement, first: bool) ->
 
 def play_turn(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int, box: str | None,
               column: int | None = None, em_baixo: bool = False,
-              ptrs: Pointers = Pointers()) -> TurnOutcome:
-    """Play one turn: check the sheet, the dice, the throw and the placement, and write it.
+              ptrs: Pointers = Pointers(), scratch: bool = False) -> TurnOutcome:
+    """Play one turn: check the sheet, the dice, the throw and the placement, and write it
+    (`scratch`: write 0 in the box whatever the dice score there; see `apply_turn`).
 
     Raises InvalidInput (a sheet that cannot occur, dice or throw not possible, a box or
     column the sheet lacks; with codes) or IllegalMove (the rules forbid this placement).
@@ -307,13 +335,13 @@ def play_turn(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int, box: str |
     if problems:
         raise InvalidInput(problems)
     hs = score_hand(rs, dice, throw, sheet, em_baixo)
-    problem = move_problem(rs, sheet, hs, box, column, throw, ptrs)
+    problem = move_problem(rs, sheet, hs, box, column, throw, ptrs, scratch)
     if problem is not None:
         if problem.code in INPUT_CODES:
             raise InvalidInput([problem])
         raise IllegalMove(problem.code or "illegal_move", problem.pointer, problem.detail)
     p = None if box is None else find_placement(hs, box, column)
-    return apply_turn(rs, sheet, hs, p, throw)
+    return apply_turn(rs, sheet, hs, p, throw, scratch=scratch)
 
 
 # --------------------------------------------------------------------------- whole games
@@ -335,7 +363,8 @@ def validate_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> dict[str
     """Replay a game and check every move; `base` is the game's pointer in the request.
 
     `game`: {"players": [{"name"?, "turns": [{"throws": [[dice], ...], "kept"?: [[dice],
-    ...], "box"?, "column"?, "em_baixo"?, "points"?}], "total"?}], "winners"?: [index]}.
+    ...], "box"?, "column"?, "em_baixo"?, "scratch"?, "points"?}], "total"?}],
+    "winners"?: [index]}.
     Answers valid, every problem (pointer, code, detail), each player's turns with their
     points and running totals, the final sheets and totals, and the standings. A partial game
     is valid so far.
@@ -419,10 +448,11 @@ def _replay_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], tptr: str,
     ptrs = Pointers(scorecard=tptr, dice=f"{tptr}/throws/{len(throws) - 1}",
                     throw=f"{tptr}/throws", box=f"{tptr}/box", column=f"{tptr}/column",
                     em_baixo=f"{tptr}/em_baixo", turn=tptr)
+    scratch = bool(turn.get("scratch"))
     if not dice_ok or not throws:
         return _unreadable_turn(rs, sheet, turn, throw, ptrs), "not_scored"
     hs = score_hand(rs, throws[-1], throw, sheet, em_baixo)
-    problem = move_problem(rs, sheet, hs, box, column, throw, ptrs)
+    problem = move_problem(rs, sheet, hs, box, column, throw, ptrs, scratch)
     p = None
     writable = problem is None or problem.code in ("out_of_order", "first_throw_only",
                                                    "joker_forces_box")
@@ -432,18 +462,19 @@ def _replay_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], tptr: str,
         problems.append(problem)
         if p is None and problem.code != "box_required":
             return None, "illegal"  # nothing to write (box filled, unknown box...)
-    outcome = apply_turn(rs, sheet, hs, p, throw, legal=problem is None)
+    outcome = apply_turn(rs, sheet, hs, p, throw, legal=problem is None, scratch=scratch)
     claimed = turn.get("points")
     if claimed is not None and claimed != outcome.score:
         problems.append(_points_problem(rs, sheet, hs, p, claimed, outcome.score, throw,
-                                        em_baixo, f"{tptr}/points"))
+                                        em_baixo, f"{tptr}/points", outcome.scratch))
     return outcome, "ok" if problem is None and not found else "illegal"
 
 
 def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int,
                      ptrs: Pointers) -> TurnOutcome | None:
-    """A turn whose dice are not a hand: its box takes the claimed points (0 when none), so
-    the rest of the game is checked against the sheet as the players kept it."""
+    """A turn whose dice are not a hand: its box takes the claimed points (0 when none or
+    for a chosen 0), so the rest of the game is checked against the sheet as the players
+    kept it."""
     box, column = turn.get("box"), turn.get("column")
     v = rs.variant
     if (box is None or box not in v.box_ids or _column_problem(rs, column, ptrs) is not None
@@ -452,7 +483,7 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     col = sheet.columns[(column or 1) - 1]
     if col.filled(box):
         return None
-    value = turn.get("points") or 0
+    value = 0 if turn.get("scratch") else turn.get("points") or 0
     columns = [Column(dict(c.boxes), c.five_of_a_kind_bonuses) for c in sheet.columns]
     columns[(column or 1) - 1].boxes[box] = value
     saved = sheet.saved_throws + (v.throws - throw if v.saved_throws else 0)
@@ -462,8 +493,7 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     return TurnOutcome(sheet=new, box=box, column=column, dice=[], scored_dice=[],
                        throw=throw, score=value,
                        upper_bonus=after["upper_bonus"] - before["upper_bonus"],
-                       turn=filled, turns_left=v.turns - filled, game_over=filled == v.turns,
-                       legal=False)
+                       turn=filled, turns_left=v.turns - filled, game_over=filled == v.turns)
 
 
 def _kept_problems(rs: RuleSet, throws: list[Any], kept: list[Any], readable: list[bool],
@@ -506,7 +536,11 @@ def _holds(dice: list[int], part: list[int]) -> bool:
 
 
 def _points_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None,
-                    claimed: int, real: int, throw: int, em_baixo: bool, ptr: str) -> Problem:
+                    claimed: int, real: int, throw: int, em_baixo: bool, ptr: str,
+                    scratch: bool = False) -> Problem:
+    if p is not None and scratch:
+        return Problem(ptr, f"claimed {claimed}, but the turn wrote a chosen 0 (scratch) in "
+                            f"box {p.box!r}", "points_mismatch")
     if p is not None and throw > 1:
         first = find_placement(score_hand(rs, list(hs.dice), 1, sheet, em_baixo), p.box,
                                p.column)

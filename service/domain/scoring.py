@@ -220,11 +220,6 @@ def _order_allowed(order: str, open_ids: list[str], first_throw: bool) -> list[s
     return open_ids
 
 
-def _wins(rs: RuleSet, i: int, h: int, first: bool) -> bool:
-    """Whether hand h, made on the first throw, wins the game at once through box i."""
-    return first and rs.wins_first[h][i]
-
-
 def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int | None,
                        column: Column, order: str, col_no: int | None) -> list[Placement]:
     v = rs.variant

@@ -33,8 +33,6 @@ MAX_TURN_THROWS = 48  # a Maxi Yatzy turn may reach 41 throws; more are reported
 MAX_RECORDED_DICE = 12  # dice in one recorded throw: more than 6 is reported, not refused
 MAX_TOTAL = 1_000_000
 
-BOX_ID = fields.String(validate=validate.OneOf(ALL_BOX_IDS))
-
 
 # --------------------------------------------------------------------------- scorecards
 
@@ -80,6 +78,13 @@ class TurnRequestSchema(RulesRequestFields):
     column = _int(1, 4, allow_none=True, metadata={
         "description": "Column sheets: the column of the box (1-4)"})
     em_baixo = _bool(metadata={"description": "Bozó: score the faces turned to the table"})
+    scratch = _bool(metadata={
+        "description": "Write 0 in the box whatever the dice score there (a chosen 0, "
+                       "docs/rules.md decisions 3 and 25): allowed in any box the dice may "
+                       "be written in (order rules, first-throw column, forced Joker); a "
+                       "five-of-a-kind bonus the dice earn there is kept where the bonus "
+                       "does not need the roll scored (the YAHTZEE bonus, not Kniffel's "
+                       "extra +50)"})
 
 
 class EarnedSchema(ma.Schema):
@@ -163,8 +168,11 @@ class RecordedTurnSchema(StrictSchema):
         "description": "The box written; absent or null only for an instant win"})
     column = _int(1, 4, allow_none=True, metadata={"description": "Column sheets: 1-4"})
     em_baixo = _bool(metadata={"description": "Bozó: the bottom faces were scored"})
+    scratch = _bool(metadata={
+        "description": "The box took a chosen 0 whatever the dice score there (as in "
+                       "games/turn)"})
     points = _int(0, MAX_VALUE, allow_none=True, metadata={
-        "description": "Optional claim: the points written in the box"})
+        "description": "Optional claim: the points written in the box (0 for a scratch)"})
 
 
 class PlayerSchema(StrictSchema):
@@ -206,7 +214,7 @@ def _fast_turn(turn: object) -> bool:
             ok = value is None or (type(value) is str and value in _BOX_IDS)
         elif key == "column":
             ok = value is None or (type(value) is int and 1 <= value <= 4)
-        elif key == "em_baixo":
+        elif key in ("em_baixo", "scratch"):
             ok = type(value) is bool
         elif key == "points":
             ok = value is None or (type(value) is int and 0 <= value <= MAX_VALUE)

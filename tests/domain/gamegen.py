@@ -3,8 +3,9 @@ bench/bench_games.py).
 
 A game is played with `play_turn` on random dice: after each throw the player keeps a random
 part of the dice (never all of them, decision 18) or stops, then writes the hand in a random
-legal box. The answer is a games/validate request body and, beside it, facts the tests use
-to mutate it (each turn's throw limit, who won at once).
+legal box, or (with `scratches`) a chosen 0 in one (decision 3). The answer is a
+games/validate request body and, beside it, facts the tests use to mutate it (each turn's
+throw limit, who won at once).
 """
 
 from __future__ import annotations
@@ -35,8 +36,12 @@ def _legal(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet, em_baixo: boo
 
 
 def _play_one(rs: RuleSet, rng: random.Random, sheet: Sheet, force_win: bool,
-              no_win: bool) -> tuple[dict[str, Any], Any, int]:
-    """One turn: throws, kept dice, the box; returns (turn, outcome, throw limit)."""
+              no_win: bool, scratches: float = 0.0) -> tuple[dict[str, Any], Any, int]:
+    """One turn: throws, kept dice, the box; returns (turn, outcome, throw limit).
+
+    `scratches`: how often the box takes a chosen 0 (three times as often, up to always, for
+    a five of a kind that earns a bonus). With 0 the random draws are those of a game without
+    scratches, so the games of a seed stay the same."""
     v = rs.variant
     limit = max_throw(rs, sheet)
     em_baixo = v.em_baixo and rng.random() < 0.2
@@ -68,10 +73,16 @@ def _play_one(rs: RuleSet, rng: random.Random, sheet: Sheet, force_win: bool,
     hs = score_hand(rs, dice, throw, sheet, em_baixo)
     choices = _legal(rs, dice, throw, sheet, em_baixo)
     win = throw == 1 and hs.wins_game
-    if rng.random() < 0.6:  # often the box worth most now, else any legal box
+    scratch = False
+    if scratches and choices:
+        chance = scratches * (3 if any(bonus_points(c) for c in choices) else 1)
+        scratch = rng.random() < chance
+    # often the box worth most now, else any legal box (a chosen 0: any box it may go in)
+    if not scratch and rng.random() < 0.6:
         best = max(bonus_points(c) + c.score + c.upper_bonus for c in choices)
         choices = [c for c in choices if bonus_points(c) + c.score + c.upper_bonus == best]
-    p = None if (win and (not choices or rng.random() < 0.5)) else rng.choice(choices)
+    p = None if (win and not scratch and (not choices or rng.random() < 0.5)) \
+        else rng.choice(choices)
     turn: dict[str, Any] = {"throws": throws, "kept": kept}
     if p is not None:
         turn["box"] = p.box
@@ -79,16 +90,20 @@ def _play_one(rs: RuleSet, rng: random.Random, sheet: Sheet, force_win: bool,
             turn["column"] = p.column
     if em_baixo:
         turn["em_baixo"] = True
-    outcome = play_turn(rs, sheet, dice, throw, turn.get("box"), turn.get("column"), em_baixo)
+    if scratch:
+        turn["scratch"] = True
+    outcome = play_turn(rs, sheet, dice, throw, turn.get("box"), turn.get("column"), em_baixo,
+                        scratch=scratch)
     turn["points"] = outcome.score
     return turn, outcome, limit
 
 
 def random_game(variant: str, seed: int, players: int = 2, options: dict | None = None,
                 rules: dict | None = None, force_win_at: tuple[int, int] | None = None,
-                no_wins: bool = False) -> Generated:
+                no_wins: bool = False, scratches: float = 0.0) -> Generated:
     """A random legal game of the variant (`force_win_at`: (player, turn) throws a five of a
-    kind on its first throw; `no_wins`: instant wins are passed by, throwing again)."""
+    kind on its first throw; `no_wins`: instant wins are passed by, throwing again;
+    `scratches`: how often a turn writes a chosen 0, see `_play_one`)."""
     rng = random.Random(seed)
     rs = effective_rules(variant, options, rules)
     sheets = [empty_sheet(rs) for _ in range(players)]
@@ -98,7 +113,7 @@ def random_game(variant: str, seed: int, players: int = 2, options: dict | None 
     for r in range(rs.variant.turns):
         for i in range(players):
             turn, outcome, limit = _play_one(rs, rng, sheets[i], force_win_at == (i, r),
-                                             no_wins)
+                                             no_wins, scratches)
             gen.limits[(i, r)] = limit
             turns[i].append(turn)
             sheets[i] = outcome.sheet

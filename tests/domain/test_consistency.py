@@ -43,6 +43,15 @@ BAD = [
     ("yahtzee", None, {"boxes": {"five_of_a_kind": 50, "chance": 30},
                        "five_of_a_kind_bonuses": 1},
      "/scorecard/five_of_a_kind_bonuses", "too_many_bonuses"),
+    # a chosen 0 with the bonus (decision 23) needs a box the five of a kind may go in:
+    # with every number box open the forced Joker sends it to its number box
+    ("yahtzee", None, {"boxes": {"five_of_a_kind": 50, "chance": 0},
+                       "five_of_a_kind_bonuses": 1},
+     "/scorecard/five_of_a_kind_bonuses", "too_many_bonuses"),
+    # Kniffel's +50 is the roll scored in its number box: a 0 there took none
+    ("kniffel", None, {"boxes": {"five_of_a_kind": 50, "fours": 0},
+                       "five_of_a_kind_bonuses": 1},
+     "/scorecard/five_of_a_kind_bonuses", "too_many_bonuses"),
     # Joker values only where there is a Joker: 25 in Full House needs 3+2 on the basic sheet
     ("yahtzee_basic", None, {"boxes": {"full_house": 30}}, "/scorecard/boxes/full_house",
      "value_not_achievable"),
@@ -102,6 +111,20 @@ GOOD = [
                                  "small_straight": 30, "large_straight": 40,
                                  "five_of_a_kind": 50, "chance": 30},
                        "five_of_a_kind_bonuses": 12}),
+    # the sheet: five 6s written as a chosen 0 in Small Straight keep the +100
+    ("yahtzee", None, {"boxes": {"five_of_a_kind": 50, "sixes": 18, "small_straight": 0},
+                       "five_of_a_kind_bonuses": 1}),
+    # five 1s as a chosen 0 in Ones (the forced Joker's box), +100
+    ("yahtzee", None, {"boxes": {"five_of_a_kind": 50, "ones": 0},
+                       "five_of_a_kind_bonuses": 1}),
+    # a YAHTZEE on every turn, each further one a chosen 0
+    ("yahtzee", None, {"boxes": {b: 0 for b in box_ids("yahtzee")} | {"five_of_a_kind": 50},
+                       "five_of_a_kind_bonuses": 12}),
+    # column sheets: five 6s in Sixes, then five 6s as a chosen 0 in Chance, both +100
+    ("yahtzee", {"columns": True},
+     {"columns": [{"boxes": {}}, {"boxes": {}},
+                  {"boxes": {"five_of_a_kind": 50, "sixes": 30, "chance": 0},
+                   "five_of_a_kind_bonuses": 2}, {"boxes": {}}]}),
     # the Joker example: YAHTZEE box 0, fours filled, 4-4-4-4-4 in Large Straight (no bonus)
     ("yahtzee", None, {"boxes": {"five_of_a_kind": 0, "fours": 8, "large_straight": 40}}),
     # Kniffel: six extra Kniffels, each five of its face in its number box
@@ -160,12 +183,16 @@ def test_pointer_base_is_the_scorecard_in_the_request():
 def test_bonus_boxes_counts_where_a_further_five_of_a_kind_could_go():
     rs = effective_rules("yahtzee")
     full = {b: 0 for b in box_ids("yahtzee")} | {"five_of_a_kind": 50}
-    # every box scratched: a YAHTZEE can be a 0 only in an upper box of another face, once
-    # its own number box and every lower box are filled: each of the six qualifies
+    # every box scratched: each of the twelve could have taken a YAHTZEE as a chosen 0 that
+    # keeps its +100 (decision 23), wherever the forced Joker let it go
     sheet = parse_scorecard(rs, {"boxes": full})
-    assert bonus_boxes(rs, sheet, 0) == 6
+    assert bonus_boxes(rs, sheet, 0) == 12
+    # Ones open: five 1s must go there, but five 2s-6s may take any other box as a chosen 0
     almost = filled_except("yahtzee", ["ones"]) | {"five_of_a_kind": 50}
-    assert bonus_boxes(rs, parse_scorecard(rs, {"boxes": almost}), 0) == 5
+    assert bonus_boxes(rs, parse_scorecard(rs, {"boxes": almost}), 0) == 11
+    # Kniffel's extra +50 is the roll scored in its number box: a 0 there never took one
+    kn = effective_rules("kniffel")
+    assert bonus_boxes(kn, parse_scorecard(kn, {"boxes": full}), 0) == 0
 
 
 def test_every_code_is_documented():

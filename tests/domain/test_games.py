@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from service.domain.consistency import sheet_problems
 from service.domain.errors import IllegalMove, InvalidInput
 from service.domain.games import (
     play_turn,
@@ -22,9 +23,10 @@ from .rulebook import UPPER, filled_except
 
 def turn(variant: str, card: dict | None, dice: list[int], throw: int, box: str | None,
          column: int | None = None, options: dict | None = None, rules: dict | None = None,
-         em_baixo: bool = False):
+         em_baixo: bool = False, scratch: bool = False):
     rs = effective_rules(variant, options, rules)
-    return play_turn(rs, parse_scorecard(rs, card), dice, throw, box, column, em_baixo)
+    return play_turn(rs, parse_scorecard(rs, card), dice, throw, box, column, em_baixo,
+                     scratch=scratch)
 
 
 def illegal(*args: Any, **kw: Any) -> tuple[str, str]:
@@ -166,6 +168,104 @@ def test_the_joker_follows_the_column_being_written():
     assert in_three.five_of_a_kind_bonus == 100
     in_one = turn("yahtzee", card, [4, 4, 4, 4, 4], 2, "ones", 1, options=opts)
     assert in_one.score == 0 and in_one.five_of_a_kind_bonus == 0
+
+
+# --------------------------------------------------------------------------- chosen zeros
+
+
+def test_a_chosen_zero_keeps_the_yahtzee_bonus():
+    """The client's case: five 6s with the YAHTZEE box at 50 and Sixes filled, written as a
+    chosen 0 in Small Straight (decision 3; the bonus "wherever that Yahtzee is then
+    placed"): 0 in the box, +100, and the sheet it leaves passes the sheet check."""
+    card = {"boxes": {"five_of_a_kind": 50, "sixes": 18}}
+    out = turn("yahtzee", card, [6, 6, 6, 6, 6], 2, "small_straight", scratch=True)
+    assert out.earned() == {"box": "small_straight", "column": None, "score": 0,
+                            "joker": False, "five_of_a_kind_bonus": 100, "upper_bonus": 0,
+                            "first_throw_bonus": 0, "wins_game": False, "points": 100}
+    assert out.sheet.columns[0].boxes["small_straight"] == 0
+    assert out.sheet.columns[0].five_of_a_kind_bonuses == 1
+    rs = effective_rules("yahtzee")
+    assert sheet_problems(rs, out.sheet) == []
+    # the Joker's 30 when written as the dice score
+    assert turn("yahtzee", card, [6, 6, 6, 6, 6], 2, "small_straight").points == 130
+
+
+def test_a_chosen_zero_reaches_no_upper_bonus_and_no_first_throw_score():
+    card = {"boxes": {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15}}
+    out = turn("yahtzee", card, [6, 6, 6, 1, 2], 2, "sixes", scratch=True)
+    assert (out.score, out.upper_bonus, out.points) == (0, 0, 0)
+    servida = turn("generala", None, [4, 4, 2, 2, 2], 1, "full_house", scratch=True)
+    assert (servida.score, servida.first_throw_bonus) == (0, 0)
+
+
+def test_a_chosen_zero_where_the_hand_scores_nothing_is_simply_a_zero():
+    plain = turn("yahtzee", None, [1, 2, 3, 5, 5], 3, "full_house")
+    chosen = turn("yahtzee", None, [1, 2, 3, 5, 5], 3, "full_house", scratch=True)
+    assert chosen.earned() == plain.earned() and chosen.sheet == plain.sheet
+    assert not chosen.scratch
+
+
+def test_a_chosen_zero_in_kniffels_number_box_scores_no_extra_kniffel():
+    """Kniffel's +50 is the roll scored in its number box (decision 23): a 0 there is not."""
+    card = {"boxes": {"five_of_a_kind": 50}}
+    out = turn("kniffel", card, [4, 4, 4, 4, 4], 2, "fours", scratch=True)
+    assert (out.score, out.five_of_a_kind_bonus) == (0, 0)
+    assert out.sheet.columns[0].five_of_a_kind_bonuses == 0
+    assert turn("kniffel", card, [4, 4, 4, 4, 4], 2, "fours").five_of_a_kind_bonus == 50
+
+
+def test_an_instant_win_with_a_chosen_zero_still_wins():
+    """Decisions 4 and 12: the winning turn may write a legal box; a chosen 0 is one."""
+    out = turn("generala", None, [6, 6, 6, 6, 6], 1, "ones", options={"obligada": True},
+               scratch=True)
+    assert out.wins_game and out.sheet.won and out.game_over
+    assert out.sheet.columns[0].boxes["ones"] == 0 and out.score == 0
+    assert illegal("generala", None, [6, 6, 6, 6, 6], 1, "twos",
+                   options={"obligada": True}, scratch=True) == ("out_of_order", "/box")
+
+
+SCRATCH_ILLEGAL = [
+    # decision 14: the forced Joker names Threes; a chosen 0 elsewhere is not allowed
+    ("joker_forces_box", "/box", ("yahtzee", {"boxes": {"five_of_a_kind": 50}},
+                                  [3, 3, 3, 3, 3], 2, "chance")),
+    ("out_of_order", "/box", ("generala", {"boxes": {"ones": 1}}, [3, 3, 1, 2, 4], 2,
+                              "threes", None, {"obligada": True})),
+    ("out_of_order", "/box", ("yahtzee", None, [2, 2, 1, 1, 3], 2, "ones", 2,
+                              {"columns": True})),
+    ("first_throw_only", "/column", ("yahtzee", None, [2, 2, 1, 1, 3], 2, "full_house", 4,
+                                     {"columns": True})),
+    ("box_filled", "/box", ("yahtzee", {"boxes": {"ones": 3}}, [1, 1, 1, 2, 3], 2, "ones")),
+    # a chosen 0 names its box, even on a throw that wins at once
+    ("box_required", "/box", ("generala", None, [6, 6, 6, 6, 6], 1, None)),
+]
+
+
+@pytest.mark.parametrize(("code", "pointer", "args"), SCRATCH_ILLEGAL,
+                         ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(SCRATCH_ILLEGAL)])
+def test_a_chosen_zero_keeps_the_order_and_joker_rules(code, pointer, args):
+    assert illegal(*args, scratch=True) == (code, pointer)
+
+
+def test_a_recorded_game_holds_chosen_zeros():
+    players = [[T([5, 5, 5, 5, 5], box="five_of_a_kind", points=50),
+                T([5, 5, 5, 5, 1], box="fives", points=20),
+                T([5, 5, 5, 5, 5], box="chance", scratch=True, points=0),
+                T([6, 6, 6, 6, 6], box="sixes", scratch=True, points=30)]]
+    r = check("yahtzee", players)
+    assert codes(r) == [("/players/0/turns/3/points", "points_mismatch")]
+    turns = r["players"][0]["turns"]
+    assert [(t["score"], t["five_of_a_kind_bonus"], t["points"]) for t in turns] == [
+        (50, 0, 50), (20, 0, 20), (0, 100, 100), (0, 100, 100)]
+    card = r["players"][0]["scorecard"]
+    assert (card["boxes"]["chance"], card["boxes"]["sixes"]) == (0, 0)
+    assert card["five_of_a_kind_bonuses"] == 2 and r["players"][0]["total"] == 270
+    players[0][3]["points"] = 0
+    assert check("yahtzee", players)["valid"]
+    # a chosen 0 the forced Joker does not allow is illegal, and written as played
+    bad = check("yahtzee", [[T([5, 5, 5, 5, 5], box="five_of_a_kind"),
+                             T([5, 5, 5, 5, 5], box="chance", scratch=True)]])
+    assert codes(bad) == [("/players/0/turns/1/box", "joker_forces_box")]
+    assert bad["players"][0]["scorecard"]["boxes"]["chance"] == 0
 
 
 # --------------------------------------------------------------------------- whole games

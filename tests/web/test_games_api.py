@@ -106,6 +106,81 @@ def test_column_sheets_and_saved_throws_over_http(client):
     assert maxi["scorecard"]["saved_throws"] == 2 and maxi["earned"]["score"] == 12
 
 
+# --------------------------------------------------------------------------- chosen zeros
+
+#: The issue's sheet: five 6s written as a chosen 0 in Small Straight, with the YAHTZEE box
+#: at 50 and Sixes filled (rules decisions 3 and 23).
+CHOSEN_ZERO_SHEET = {"boxes": {"five_of_a_kind": 50, "sixes": 18, "small_straight": 0},
+                     "five_of_a_kind_bonuses": 1}
+
+
+def test_the_sheet_a_chosen_zero_leaves_is_accepted_everywhere(client):
+    audit = client.post("/v1/variants/yahtzee/scorecards/score", json=CHOSEN_ZERO_SHEET)
+    assert audit.status_code == 200
+    assert audit.get_json()["valid"] and audit.get_json()["problems"] == []
+    assert audit.get_json()["total"] == 50 + 18 + 100
+    hand = {"dice": [1, 2, 3, 4, 5], "throw": 1, "scorecard": CHOSEN_ZERO_SHEET}
+    scored = client.post("/v1/variants/yahtzee/hands/score", json=hand)
+    assert scored.status_code == 200, scored.get_json()
+    advice = client.post("/v1/variants/yahtzee/moves/suggest", json=hand)
+    assert advice.status_code in (200, 202), advice.get_json()
+
+
+def test_a_turn_writes_a_chosen_zero_and_keeps_the_yahtzee_bonus(client):
+    card = {"boxes": {"five_of_a_kind": 50, "sixes": 18}}
+    resp = client.post(turn_url("yahtzee"), json={
+        "scorecard": card, "dice": [6, 6, 6, 6, 6], "throw": 2, "box": "small_straight",
+        "scratch": True})
+    assert resp.status_code == 200, resp.get_json()
+    body = resp.get_json()
+    assert body["earned"] == {"box": "small_straight", "column": None, "score": 0,
+                              "joker": False, "five_of_a_kind_bonus": 100, "upper_bonus": 0,
+                              "first_throw_bonus": 0, "wins_game": False, "points": 100}
+    assert body["scorecard"]["boxes"]["small_straight"] == 0
+    assert body["scorecard"]["five_of_a_kind_bonuses"] == 1
+    assert body["totals"]["total"] == 168
+    # the sheet it answers goes back as the next turn's
+    nxt = client.post(turn_url("yahtzee"), json={
+        "scorecard": body["scorecard"], "dice": [1, 2, 3, 4, 5], "throw": 3,
+        "box": "large_straight"})
+    assert nxt.status_code == 200 and nxt.get_json()["earned"]["score"] == 40
+
+
+@pytest.mark.parametrize(("variant", "request_body", "code"), [
+    # decision 14: the forced Joker names Sixes; a chosen 0 in Chance is not allowed
+    ("yahtzee", {"scorecard": {"boxes": {"five_of_a_kind": 50}}, "dice": [6, 6, 6, 6, 6],
+                 "throw": 2, "box": "chance"}, "joker_forces_box"),
+    # Generala obligada: Ones first, 0 included
+    ("generala", {"options": {"obligada": True}, "dice": [1, 1, 2, 3, 4], "throw": 3,
+                  "box": "twos"}, "out_of_order"),
+    # a chosen 0 names its box
+    ("yahtzee", {"dice": [1, 1, 2, 3, 4], "throw": 3}, "box_required"),
+])
+def test_a_chosen_zero_keeps_the_rules(client, variant, request_body, code):
+    resp = client.post(turn_url(variant), json={**request_body, "scratch": True})
+    assert resp.status_code == 409
+    body = resp.get_json()
+    assert body["type"] == "/problems/illegal-move" and body["code"] == code
+    assert body["errors"][0]["pointer"] == "/box"
+
+
+def test_a_recorded_game_with_a_chosen_zero_validates(client):
+    turns = [{"throws": [[5, 5, 5, 5, 5]], "box": "five_of_a_kind", "points": 50},
+             {"throws": [[6, 6, 2, 3, 1], [6, 6, 6, 6, 6]], "kept": [[6, 6]], "box": "sixes",
+              "scratch": True, "points": 0}]
+    result = client.post(validate_url("yahtzee"),
+                         json={"players": [{"turns": turns, "total": 150}]}).get_json()
+    assert result["valid"], result["problems"]
+    record = result["players"][0]["turns"][1]
+    assert (record["score"], record["five_of_a_kind_bonus"], record["points"]) == (0, 100, 100)
+    assert result["players"][0]["scorecard"]["boxes"]["sixes"] == 0
+    turns[1]["points"] = 30  # what the dice score there, not what the turn wrote
+    wrong = client.post(validate_url("yahtzee"),
+                        json={"players": [{"turns": turns}]}).get_json()
+    assert [(p["pointer"], p["code"]) for p in wrong["problems"]] == [
+        ("/players/0/turns/1/points", "points_mismatch")]
+
+
 # --------------------------------------------------------------------------- games/validate
 
 
@@ -227,6 +302,7 @@ def _game_data(noisy: bool) -> st.SearchStrategy:
         "box": _maybe(st.one_of(st.none(), st.sampled_from(ALL_BOX_IDS)), noisy),
         "column": _maybe(st.one_of(st.none(), st.integers(-1, 5)), noisy),
         "em_baixo": _maybe(st.booleans(), noisy),
+        "scratch": _maybe(st.booleans(), noisy),
         "points": _maybe(st.one_of(st.none(), st.integers(-1, 10_001)), noisy),
         **({"extra": _odd} if noisy else {})})
     player = st.fixed_dictionaries({"turns": _maybe(st.lists(turn, max_size=3), noisy)},

@@ -31,7 +31,8 @@ def _turn_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     outcome = play_turn(rs, sheet, item["dice"], item["throw"], item.get("box"),
-                        item.get("column"), item.get("em_baixo", False))
+                        item.get("column"), item.get("em_baixo", False),
+                        scratch=item.get("scratch", False))
     return {"variant": variant, "rules": rs.describe(), "dice": outcome.dice,
             "scored_dice": outcome.scored_dice, "throw": outcome.throw,
             "scorecard": scorecard_data(rs, outcome.sheet), "earned": outcome.earned(),
@@ -59,7 +60,8 @@ class GameTurn(MethodView):
         """Play one turn: write the dice in the chosen box and get the new sheet back.
 
         Send the sheet (absent: empty), the dice the turn ended on, the throw they stand on
-        (1 = first) and the box (with its column on a column sheet). The answer's
+        (1 = first) and the box (with its column on a column sheet); `scratch: true` writes
+        0 in that box instead of what the dice score (a chosen 0). The answer's
         `scorecard` is the sheet to send with the next turn: boxes, five-of-a-kind bonuses,
         saved throws (Maxi Yatzy) and `won` filled in by the service. `earned` says what the
         turn added; `totals`, `turn`, `turns_left`, `game_over` and `won` where the game
@@ -96,8 +98,9 @@ class GameValidation(MethodView):
         """Replay a game and check every move in it.
 
         Players are listed in playing order, each with the turns they played: the dice of
-        each throw, optionally the dice kept between throws, the box written, and optionally
-        the points claimed; optionally each player's claimed total and the claimed winners.
+        each throw, optionally the dice kept between throws, the box written (`scratch: true`
+        when it took a chosen 0), and optionally the points claimed; optionally each
+        player's claimed total and the claimed winners.
         The answer lists every problem found (pointer, code, detail), not only the first;
         a game that breaks no rule is `valid: true`, a game not yet over is valid so far.
         Each turn comes back with its points and running total, each player with the final
