@@ -12,7 +12,7 @@ from ...domain.scoring import score_hand, validate_hand
 from ..batch import add_batch_operation, answer_one
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import HandScoreRequestSchema, HandValidateRequestSchema
+from ..schemas.hands import HandScoreRequestSchema, HandValidateRequestSchema
 
 blp = new_blueprint("hands", "Validate and score dice hands")
 

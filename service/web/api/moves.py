@@ -12,7 +12,7 @@ from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import advisor_of, analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import MoveSuggestRequestSchema
+from ..schemas.moves import MoveSuggestRequestSchema
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 

@@ -12,7 +12,7 @@ from ...domain.scoring import score_sheet, scorecard_data
 from ..batch import add_batch_operation, answer_one
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import ScorecardScoreRequestSchema
+from ..schemas.scorecards import ScorecardScoreRequestSchema
 
 blp = new_blueprint("scorecards", "Score whole scorecards")
 

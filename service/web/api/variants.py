@@ -12,7 +12,7 @@ from ...domain.rules import definition_document, effective_rules, get_variant
 from ...domain.variants import VARIANT_IDS
 from ..body import json_response, load_items, rules_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import EffectiveRulesRequestSchema
+from ..schemas.variants import EffectiveRulesRequestSchema
 
 blp = new_blueprint("variants", "Rule definitions of every variant")
 
