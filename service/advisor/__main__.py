@@ -16,14 +16,14 @@ from pathlib import Path
 from ..config import Settings
 from ..domain.variants import VARIANT_IDS
 from .advice.advisor import Advisor
+from .analysis.analyst import Analyst
+from .tables.build_process import main as serve_builds
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-builds"]:
-        from .tables.build_process import main as serve_builds
-
         return serve_builds(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m service.advisor")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -44,8 +44,6 @@ def main(argv: list[str] | None = None) -> int:
     times = advisor.warm(ids)
     for vid, seconds in times.items():
         print(f"{vid:18s} {seconds:7.2f} s")
-    from .analysis.analyst import Analyst
-
     # numba's cache then holds the analysis kernels too (the image ships that cache)
     analyst = Analyst(advisor, threads=settings.advisor_threads)
     seconds = analyst.compile_kernels(ids)
