@@ -32,7 +32,7 @@ from ...domain.dice import normalise
 from ...domain.errors import InvalidInput, Problem
 from ...domain.rules import RuleSet
 from ...domain.scoring import Placement, Sheet, max_throw, score_hand, score_sheet
-from ..advice.moves import TIE
+from ..advice.moves import TIE, sub_multisets
 from ..solving.positions import Position
 from .turn_view import TurnView
 
@@ -142,11 +142,6 @@ class PlayerAnalysis:
         }
 
 
-def _five_bonus(p: Placement) -> int:
-    """The placement's five-of-a-kind bonus points (named `bonus` before the rename)."""
-    return int(p.five_of_a_kind_bonus)
-
-
 def _scored(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet, base: str) -> Any:
     """score_hand, with its error pointers moved under the throw's pointer."""
     try:
@@ -184,7 +179,7 @@ def _placed(rs: RuleSet, sheet: Sheet, p: Placement, throws_used: int) -> Sheet:
     new = deepcopy(sheet)
     col = new.columns[(p.column or 1) - 1]
     col.boxes[p.box] = p.score
-    if _five_bonus(p):
+    if p.five_of_a_kind_bonus:
         col.five_of_a_kind_bonuses += 1
     if p.wins_game:
         new.won = True
@@ -297,7 +292,7 @@ class GameAnalyzer:
 
     def _box_dict(self, p: Placement) -> dict[str, Any]:
         return {"action": "score", "box": p.box, "column": p.column, "score": p.score,
-                "five_of_a_kind_bonus": _five_bonus(p), "upper_bonus": p.upper_bonus}
+                "five_of_a_kind_bonus": p.five_of_a_kind_bonus, "upper_bonus": p.upper_bonus}
 
     # ------------------------------------------------------------------ a player
 
@@ -343,7 +338,7 @@ class GameAnalyzer:
                     turn_luck += value - after_throw
                     break
                 fut1, fut2 = self._future_after(turn.after)
-                gain = p.score + _five_bonus(p) + p.upper_bonus
+                gain = p.score + p.five_of_a_kind_bonus + p.upper_bonus
                 c1 = gain + fut1 + view.pos.throw_value * (pos.last - t)
                 c2 = c1 * c1 + fut2
                 choice = self._box_dict(p)
@@ -406,9 +401,7 @@ class GameAnalyzer:
         n = 0
         if t < pos.last:
             hand = self.keep_dice[int(self.keeps.hand_keep[h])]
-            from ..advice.moves import _sub_multisets
-
-            for keep in _sub_multisets(tuple(hand)):
+            for keep in sub_multisets(tuple(hand)):
                 if b1 - view.E1[t, self.keeps.index[keep]] <= TIE:
                     n += 1
         s1, _, _ = view.terms[t == 1]
