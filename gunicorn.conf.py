@@ -139,7 +139,7 @@ def on_starting(server):
                            "variants": list(variants)})
     # The analysis kernels (position values, sampled games, win probabilities, coaching)
     # compile here too: a compile inside a request would hold its gevent worker for a minute.
-    from service.advisor.analyst import ANALYSIS_COMPILE_SECONDS, analysis_kernels_cached
+    from service.advisor.analysis.analyst import ANALYSIS_COMPILE_SECONDS, analysis_kernels_cached
     from service.web.api.positions import analyst_of
 
     if not analysis_kernels_cached():
@@ -147,7 +147,7 @@ def on_starting(server):
                         f"s on a first start (numba keeps them in its cache)")
     seconds = analyst_of(server.app.wsgi()).compile_kernels(variants)
     # no thread of the kernels' pool is alive when gunicorn forks (each worker makes its own)
-    from service.advisor.threads import release_pool
+    from service.advisor.kernels.threads import release_pool
 
     release_pool()
     server.log.info("analysis kernels ready", extra={"seconds": round(seconds, 2)})
@@ -160,11 +160,11 @@ def when_ready(server):
     # the workers scan only what requests allocate, and forked pages stay shared.
     gc.freeze()
     # The pod's table build process, forked from here so that it shares this memory (workers
-    # start another if it is ever gone; service/advisor/background.py).
+    # start another if it is ever gone; service/advisor/tables/build_process.py).
     advisor = server.app.wsgi().extensions.get("advisor")  # absent from bench's bare app
     builds = advisor.builds if advisor is not None else None
     if builds is not None:
-        from service.advisor.background import fork_builder
+        from service.advisor.tables.build_process import fork_builder
 
         pid = fork_builder(builds.settings, close=server.LISTENERS)
         server.log.info("table build process started", extra={"pid": pid})

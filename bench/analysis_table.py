@@ -23,9 +23,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from service.advisor import Advisor
-from service.advisor.analyst import Analyst
-from service.advisor.simulate import simulate_games
-from service.advisor.turn import Position
+from service.advisor.analysis.analyst import Analyst
+from service.advisor.analysis.simulate import simulate_games
+from service.advisor.solving.positions import Position
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet
 from service.domain.variants import VARIANT_IDS, VARIANTS

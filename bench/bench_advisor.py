@@ -15,10 +15,10 @@ import argparse
 import statistics
 import time
 
-from service.advisor import solver
-from service.advisor.advice import suggest
-from service.advisor.builder import build_strategy
-from service.advisor.methods import method_for
+from service.advisor.advice.moves import suggest
+from service.advisor.solving import solver
+from service.advisor.solving.methods import method_for
+from service.advisor.tables.strategies import build_strategy
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet
 from service.domain.variants import VARIANT_IDS

@@ -20,11 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.advisor import Advisor, advice
-from service.advisor.analysis import PlayerGame, Throw, Turn, analyze
-from service.advisor.analyst import Analyst, win_probability
-from service.advisor.builder import build_strategy
-from service.advisor.winprob import MAX_WIN_OPEN
+from service.advisor import Advisor
+from service.advisor.advice import moves as advice
+from service.advisor.analysis.analyst import Analyst, win_probability
+from service.advisor.analysis.games import PlayerGame, Throw, Turn, analyze
+from service.advisor.kernels.winprob import MAX_WIN_OPEN
+from service.advisor.tables.strategies import build_strategy
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet, score_sheet
 

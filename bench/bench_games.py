@@ -57,7 +57,7 @@ def main() -> None:
         for m, gens in per_variant.items():
             variant = MIX[m][0]
             for k in range(0, len(gens), args.batch):
-                resp = client.post(f"/v1/variants/{variant}/games/validate",
+                resp = client.post(f"/v1/variants/{variant}/games/validate/batch",
                                    json=[g.body for g in gens[k:k + args.batch]])
                 assert resp.status_code == 200 and all(r["valid"] for r in resp.get_json())
 
@@ -72,7 +72,7 @@ def main() -> None:
             for k in range(0, len(cards), per_batch):
                 body = [{**c, **({"options": opts} if opts else {}), "final": True}
                         for c in cards[k:k + per_batch]]
-                resp = client.post(f"/v1/variants/{variant}/scorecards/score", json=body)
+                resp = client.post(f"/v1/variants/{variant}/scorecards/score/batch", json=body)
                 assert resp.status_code == 200
 
     def domain_all() -> None:

@@ -216,7 +216,7 @@ def main() -> None:
                   f"(target >= 0.8), p99 ratio {b_p99 / s_p99:.2f}, CPU ratio "
                   f"{b_cpu / s_cpu:.2f}")
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
-            url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/{name}"
+            url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/{name}/batch"
             rps, _ = load(url, [body] * BATCH, args.seconds, 2)
             print(f"batch {name:17s} {BATCH} items a request: {rps * BATCH:9.0f} items/s")
         url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/moves/suggest"

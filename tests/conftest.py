@@ -9,7 +9,8 @@ import os
 import pytest
 
 from service.config import Settings
-from service.web.app import advisor_of, create_app
+from service.web.app import create_app
+from service.web.extensions import advisor_of
 
 
 @pytest.fixture(scope="session")

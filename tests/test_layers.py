@@ -1,5 +1,7 @@
 """The package's layers, checked from the source: no import cycles, and each layer imports
-only what it may (the domain neither Flask nor numpy; the advisor no web code)."""
+only what it may (the domain neither Flask nor numpy; the advisor no web code; within the
+advisor, each sub-package only those below it: kernels <- solving <- tables <- advice <-
+analysis)."""
 
 from __future__ import annotations
 
@@ -23,12 +25,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path) -> set[str]:
-    """Absolute names of every module a file imports (relative imports resolved)."""
+def imports_of(path: Path, type_only: bool = False) -> set[str]:
+    """Absolute names of every module a file imports (relative imports resolved); with
+    `type_only`, also those imported under `if TYPE_CHECKING:` for type hints."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out = set()
-    for node in _runtime_nodes(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    for node in (ast.walk(tree) if type_only else _runtime_nodes(tree)):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -61,6 +65,13 @@ def _runtime_nodes(tree: ast.AST):
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 GRAPH = {name: {m for m in imports_of(path) if m in MODULES and m != name}
          for name, path in MODULES.items()}
+#: the same with the imports for type hints only (`if TYPE_CHECKING:`)
+TYPED_GRAPH = {name: {m for m in imports_of(path, True) if m in MODULES and m != name}
+               for name, path in MODULES.items()}
+
+#: The advisor's sub-packages, lowest first: each imports only those before it (and itself).
+ADVISOR = "service.advisor"
+ADVISOR_ORDER = ("kernels", "solving", "tables", "advice", "analysis")
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
@@ -75,10 +86,10 @@ def test_layer_imports(layer):
     assert not bad
 
 
-def test_no_import_cycles():
-    """No module reaches itself through the runtime imports of others (a module's own
-    enclosing packages excepted: importing `a.b` runs `a/__init__` first, not a cycle)."""
-    graph = {n: {m for m in deps if not n.startswith(m + ".")} for n, deps in GRAPH.items()}
+def _cycles(full: dict[str, set[str]], within: str = "") -> list[list[str]]:
+    """The import cycles of a graph (restricted to modules under `within`)."""
+    graph = {n: {m for m in deps if not n.startswith(m + ".") and m.startswith(within)}
+             for n, deps in full.items() if n.startswith(within)}
     state: dict[str, int] = {}
     stack: list[str] = []
     cycles = []
@@ -97,9 +108,58 @@ def test_no_import_cycles():
     for node in sorted(graph):
         if node not in state:
             visit(node)
-    assert not cycles, cycles
+    return cycles
+
+
+def test_no_import_cycles():
+    """No module reaches itself through the runtime imports of others (a module's own
+    enclosing packages excepted: importing `a.b` runs `a/__init__` first, not a cycle)."""
+    assert not _cycles(GRAPH)
+
+
+def test_no_advisor_cycles_with_type_imports():
+    """Nor in the advisor when imports for type hints only count too: a type-only import
+    is a dependency the layout must allow."""
+    assert not _cycles(TYPED_GRAPH, ADVISOR + ".")
+
+
+def _advisor_rank(name: str) -> int | None:
+    """The rank of an advisor module's sub-package in `ADVISOR_ORDER` (None: the package's
+    own `__init__` and `__main__`, which may import any of them)."""
+    parts = name.split(".")
+    if parts[:2] != ["service", "advisor"] or len(parts) < 3 or parts[2] == "__main__":
+        return None
+    return ADVISOR_ORDER.index(parts[2])
+
+
+def test_advisor_modules_live_in_the_sub_packages():
+    """Every advisor module is in one of the sub-packages (a new one picks its layer)."""
+    loose = [n for n in MODULES if n.startswith(ADVISOR + ".")
+             and n.split(".")[2] not in (*ADVISOR_ORDER, "__main__")]
+    assert not loose
+
+
+def test_advisor_imports_run_one_way():
+    """Each advisor sub-package imports only the ones below it (type-only and
+    function-local imports included): kernels <- solving <- tables <- advice <- analysis."""
+    bad = []
+    for name, deps in TYPED_GRAPH.items():
+        rank = _advisor_rank(name)
+        if rank is None:
+            continue
+        for dep in deps:
+            other = _advisor_rank(dep)
+            if other is not None and other > rank:
+                bad.append(f"{name} ({ADVISOR_ORDER[rank]}) imports {dep}")
+    assert not bad
 
 
 def test_the_check_sees_the_layers():
     assert "service.domain.scoring" in MODULES and "service.web.app" in MODULES
     assert "service.domain.rules" in GRAPH["service.domain.scoring"]
+    assert "service.advisor.kernels.values" in GRAPH["service.advisor.solving.solver"]
+    assert _advisor_rank("service.advisor.kernels.values") == 0
+    assert _advisor_rank("service.advisor.analysis.analyst") == len(ADVISOR_ORDER) - 1
+    # the cycle check finds a cycle where there is one
+    assert _cycles({"service.advisor.a": {"service.advisor.b"},
+                    "service.advisor.b": {"service.advisor.a"}}, ADVISOR + ".")

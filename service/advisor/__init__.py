@@ -1,16 +1,27 @@
 """Optimal move advisor: expected-score-maximising solitaire strategy for every variant.
 
-- `Advisor(table_dir, cache_size, threads)` (`engine.py`): `suggest(rs, dice, throw, sheet)`
-  gives the best keep or box of a position and every alternative with its expected final
-  score and regret; `status()` says which built-in tables are ready; `warm(variants)` builds
-  or loads them at start-up;
+- `Advisor(table_dir, cache_size, threads)` (`advice/advisor.py`): `suggest(rs, dice,
+  throw, sheet)` gives the best keep or box of a position and every alternative with its
+  expected final score and regret; `status()` says which built-in tables are ready;
+  `warm(variants)` builds or loads them at start-up;
 - ``python -m service.advisor build [variant ...]`` writes the built-in tables.
 
-How it is organised: `model.py` compiles a RuleSet to arrays, `kernel.py` holds the numba
-kernels, `solver.py` solves one sheet by backward induction, `methods/` decides which sheets
-a RuleSet is solved as (one module per method: exact, columns, sections), `builder.py`
-builds a strategy, `store.py` keeps tables on disk, `cache.py` in memory, `positions.py`
-reads a sheet as table states, `advice.py` ranks the moves of a position.
+How it is organised, in sub-packages by job; each imports only those before it
+(tests/test_layers.py checks it):
+
+- `kernels/`: a RuleSet compiled to arrays (`model.py`) and the numba kernels over them:
+  the solver's values (`values.py`), float64 moments, the policy, a turn, the exact
+  distribution, win tables, games of the advisor's play, and their thread pool;
+- `solving/`: one sheet solved by backward induction (`solver.py`), the parts a RuleSet is
+  solved as and how (`strategy.py`, `methods/`: exact, columns, sections), a sheet read as
+  part states (`positions.py`);
+- `tables/`: tables on disk and the chain of stores (`store.py`), what a strategy's and a
+  part's moment tables are as files (`strategies.py`), one cache for every kind of table
+  (`cache.py`), and the pod's build process (`build_process.py`);
+- `advice/`: the moves of a position ranked (`moves.py`) and the `Advisor` (`advisor.py`);
+- `analysis/`: the `Analyst` (position values, distributions, coaching, win probability:
+  `analyst.py`), recorded games analysed (`games.py`), a turn in two moments
+  (`turn_view.py`), games of the advisor's play from a position (`simulate.py`).
 
 Exact for every 5-dice, one-column variant; column sheets and Maxi Yatzy use documented
 approximations and say ``exact: false``. A game won at once (Generala servida, General de
@@ -18,7 +29,7 @@ boca) is valued at its box score like any other placement: the solver maximises 
 score, and the suggestion reports ``wins_game: true``.
 """
 
-from .advice import Action, Suggestion
-from .engine import Advisor
+from .advice.advisor import Advisor
+from .advice.moves import Action, Suggestion
 
 __all__ = ["Action", "Advisor", "Suggestion"]

@@ -5,7 +5,7 @@ the moment tables beside them (which the service's build process otherwise makes
 use).
 
 ``python -m service.advisor serve-builds ...`` is the pod's table build process; the
-service's workers start it when they need it (`background.py`)."""
+service's workers start it when they need it (`tables/build_process.py`)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..compose import make_advisor, make_analyst
 from ..config import Settings
 from ..domain.variants import VARIANT_IDS
-from .engine import Advisor
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-builds"]:
-        from .background import main as serve_builds
+        from .tables.build_process import main as serve_builds
 
         return serve_builds(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m service.advisor")
@@ -38,16 +38,13 @@ def main(argv: list[str] | None = None) -> int:
                             "build process makes them on first use): half a minute more")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
-    advisor = Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
-                      settings.advisor_threads)
+    advisor = make_advisor(settings, background=False)  # this process is the builder
     ids = args.variants or list(VARIANT_IDS)
     times = advisor.warm(ids)
     for vid, seconds in times.items():
         print(f"{vid:18s} {seconds:7.2f} s")
-    from .analyst import Analyst
-
     # numba's cache then holds the analysis kernels too (the image ships that cache)
-    analyst = Analyst(advisor, threads=settings.advisor_threads)
+    analyst = make_analyst(settings, advisor)
     seconds = analyst.compile_kernels(ids)
     print(f"{'analysis kernels':18s} {seconds:7.2f} s")
     if args.analysis:

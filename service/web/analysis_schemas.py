@@ -10,7 +10,6 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ..domain.variants import ALL_BOX_IDS
 from .schemas import (
     MAX_THROW,
     MAX_VALUE,
@@ -20,6 +19,7 @@ from .schemas import (
     StrictSchema,
     _bool,
     _int,
+    box_id,
     dice_field,
 )
 
@@ -35,7 +35,7 @@ MAX_THROWS_PER_TURN = MAX_THROW
 class BoxChanceSchema(ma.Schema):
     """The chance that the turn ends with points in one box."""
 
-    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata={
+    box = box_id(required=True, metadata={
         "description": 'The box id'})
     column = fields.Integer(allow_none=True, required=True, metadata={
         "description": "Column number (1-4) on a column sheet, else null"})
@@ -161,7 +161,7 @@ class TurnSchema(StrictSchema):
     throws = fields.List(fields.Nested(ThrowSchema), required=True,
                          validate=validate.Length(1, MAX_THROWS_PER_TURN), metadata={
         "description": 'The throws of the turn, in order'})
-    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), allow_none=True, metadata={
+    box = box_id(allow_none=True, metadata={
         "description": "The box written; null or absent only when the turn wins the game at "
                        "once (Generala servida)"})
     column = _int(1, 4, metadata={"description": "Column written (column sheets)"})
@@ -193,7 +193,7 @@ class ChoiceSchema(ma.Schema):
     action = fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
         "description": 'keep or score'})
     dice = fields.List(fields.Integer(), metadata={"description": "keep: the dice kept"})
-    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), metadata={
+    box = box_id(metadata={
         "description": 'score: the box written'})
     column = fields.Integer(allow_none=True, metadata={
         "description": 'score: column number on a column sheet, else null'})
@@ -367,7 +367,7 @@ class MoveChanceSchema(ma.Schema):
                        "it (ties shared)"})
     dice = fields.List(fields.Integer(), metadata={"description": 'keep: the dice to keep'})
     em_baixo = fields.Boolean(metadata={"description": 'keep (Bozó): announce em baixo'})
-    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), metadata={
+    box = box_id(metadata={
         "description": 'score: the box to fill'})
     score = fields.Integer(metadata={"description": 'score: points the box receives'})
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from types import MethodType
 from typing import Any
 
 from flask import Flask
 
-from ..advisor import Advisor
-from ..advisor.background import BuildQueue, BuildSettings, default_build_dir
+from ..compose import make_advisor, make_analyst
 from ..config import Settings
 from .api import register_api
 from .busy import register_busy_handlers
@@ -39,7 +37,8 @@ class ServiceFlask(Flask):
 
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the Flask app from settings (the environment's unless given): the API, errors,
-    the advisor (`app.extensions["advisor"]`), and the ops layer (/healthz, /readyz,
+    the advisor and the analyst (`app.extensions["advisor"]`, `["analyst"]`: the one place
+    they are made, `service.compose`), and the ops layer (/healthz, /readyz,
     /metrics, request ids, JSON logs, CORS), and the pages for people (/, /docs, /playground)."""
     settings = settings or Settings.from_env()
     app = ServiceFlask(__name__)
@@ -48,7 +47,9 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_BATCH_RULE_SETS"] = settings.max_batch_rule_sets
     app.config["MAX_BATCH_GAMES"] = settings.max_batch_games
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["advisor"] = make_advisor(settings)
+    advisor = make_advisor(settings)
+    app.extensions["advisor"] = advisor
+    app.extensions["analyst"] = make_analyst(settings, advisor)
     register_api(app)
     app.register_blueprint(pages)
     register_busy_handlers(app)
@@ -56,25 +57,3 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.wsgi_app = ScoringFastPath(app, app.wsgi_app)  # type: ignore[method-assign]
     init_ops(app, settings)
     return app
-
-
-def make_advisor(settings: Settings) -> Advisor:
-    """The advisor the settings describe: its tables, cache and (background) builds."""
-    builds = None
-    if settings.advisor_builds == "background":
-        build_dir = (Path(settings.advisor_build_dir) if settings.advisor_build_dir
-                     else default_build_dir(settings.advisor_table_dir))
-        builds = BuildQueue(BuildSettings(
-            directory=build_dir, table_dir=Path(settings.advisor_table_dir),
-            max_queue=settings.advisor_build_queue,
-            per_client=settings.advisor_build_queue_per_client,
-            keep=settings.advisor_cache_size, keep_mib=settings.advisor_cache_mib,
-            nice=settings.advisor_build_nice,
-            threads=settings.advisor_threads))
-    return Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
-                   settings.advisor_threads, builds, settings.advisor_build_wait)
-
-
-def advisor_of(app: Flask) -> Advisor:
-    """The advisor an app was built with."""
-    return app.extensions["advisor"]

@@ -1,8 +1,9 @@
 """Reading a request body and writing a JSON answer, the same way for every resource.
 
-Request bodies are read here rather than by `@blp.arguments` because the scoring endpoints
-take either one item or a list of items (the batch form, `batch.py`), and a malformed body of
-either form must come back as one 422 whose pointers say which item and which field.
+Request bodies are read here rather than by `@blp.arguments` because a malformed body must come
+back as one RFC 9457 problem whose pointers say which field (and, for a batch operation,
+`batch.py`, which item), and the scoring endpoints' common case is checked by a schema's
+`fast_load` before marshmallow.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..domain.errors import Problem
 from ..domain.rules import RuleSet, effective_rules
 from ..domain.scoring import Sheet, parse_scorecard
 from .problems import TYPE_UNSUPPORTED, RequestProblem, flatten_messages
+from .schemas import REQUEST_VARIANT
 
 JSON = "application/json"
 #: Bytes of a chunked body past the limit read and dropped before its 413 is sent.
@@ -135,20 +137,23 @@ def integral_numbers(data: Any) -> Any:
     return data
 
 
-def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS"
-               ) -> tuple[list[dict[str, Any]], bool]:
-    """Validate the body against the schema: one object, or (when `batch`) a list of at most
-    `app.config[limit_key]` of them.
+def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS",
+               variant: str | None = None) -> tuple[list[dict[str, Any]], bool]:
+    """Validate the body against the schema: one object, or (when `batch`, a batch
+    operation) a list of 1 to `app.config[limit_key]` of them. `variant`, when the path names
+    one, is what an unknown box id's message lists the ids of (`schemas.box_ids_for`).
 
     Returns the loaded items and whether the body was a list.
     """
     data = read_json()
     is_list = isinstance(data, list)
-    if is_list and not batch:
-        raise RequestProblem(422, "Invalid request", "The request body must be a JSON object",
-                             [Problem("", "must be an object")])
-    if is_list:
+    if batch:
         limit = current_app.config[limit_key]
+        if not is_list:
+            raise RequestProblem(422, "Invalid request",
+                                 "The request body of a batch operation must be a JSON list "
+                                 "of objects (send one object to the operation without "
+                                 "/batch)", [Problem("", "must be a list")])
         if not data:
             raise RequestProblem(422, "Invalid request", "A batch needs at least one item",
                                  [Problem("", "empty list")])
@@ -157,14 +162,16 @@ def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS
                                  f"A batch holds at most {limit} items; got {len(data)}",
                                  [Problem("", f"more than {limit} items")])
     elif not isinstance(data, dict):
-        raise RequestProblem(422, "Invalid request", "The request body must be a JSON object"
-                             + (" or a list of objects" if batch else ""),
+        more = " (send a list to the operation's /batch form)" if is_list else ""
+        raise RequestProblem(422, "Invalid request",
+                             f"The request body must be a JSON object{more}",
                              [Problem("", "must be an object")])
     fast_load = getattr(schema, "fast_load", None)
     if fast_load is not None:
         fast = [fast_load(d) for d in data] if is_list else [fast_load(data)]
         if all(item is not None for item in fast):
             return fast, is_list
+    token = REQUEST_VARIANT.set(variant)
     try:
         items = schema.load(data, many=is_list)
     except ma.ValidationError as err:
@@ -173,6 +180,8 @@ def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS
         raise RequestProblem(422, "Invalid request",
                              f"{first.pointer or 'the request body'}: {first.detail}",
                              problems) from None
+    finally:
+        REQUEST_VARIANT.reset(token)
     return (items if is_list else [items]), is_list
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import marshmallow as ma
 from flask import Flask, Response
 
-from ..advisor.background import BuildFailed, BuildQueueFull, TableBuilding
+from ..advisor.tables.build_process import BuildFailed, BuildQueueFull, TableBuilding
 from .body import json_response
 from .openapi import problem_doc
 from .problems import TYPE_BUILD_QUEUE_FULL, TYPE_TABLE_BUILD_FAILED, problem_response

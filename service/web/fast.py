@@ -17,12 +17,14 @@ The answer is made by the same functions from the same data, so it is the same a
 for byte and header for header, as Flask's (a test holds the two side by side). Anything
 else (a batch, an error of any kind, another media type, a chunked body) goes on to Flask
 with the body put back as it was read, and gets Flask's answer: errors are answered in one
-place only.
+place only. An error the fast path does not expect (`EXPECTED`) goes on to Flask too, and is
+counted in /metrics and logged.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
@@ -30,9 +32,18 @@ from typing import Any
 import orjson
 from flask import Flask
 
+from ..domain.errors import DomainError
 from ..domain.variants import VARIANTS
 from .api import hands, scorecards
 from .body import JSON, MAY_HOLD_FLOAT, integral_numbers, is_json_media
+from .ops import FAST_PATH_UNEXPECTED
+
+log = logging.getLogger(__name__)
+
+#: What the fast path expects to meet: a body that is not JSON, and the domain's refusals
+#: (a rule broken, an unknown variant). Flask answers them as problem documents; anything
+#: else is a bug, counted in /metrics (`fast_path_unexpected_errors_total`) and logged.
+EXPECTED = (orjson.JSONDecodeError, DomainError)
 
 _PATH = re.compile(r"/v1/variants/([A-Za-z0-9_]+)/(hands/score|scorecards/score)")
 
@@ -96,7 +107,11 @@ class ScoringFastPath:
             if item is not None:
                 result = answer(variant, item, "") if with_base else answer(variant, item)
                 return orjson.dumps(result)
-        except Exception:  # Flask answers it, errors and all
+        except EXPECTED:  # an error Flask answers as a problem document
             pass
+        except Exception as exc:  # not expected: Flask answers it, and it is counted
+            FAST_PATH_UNEXPECTED.labels(endpoint, type(exc).__name__).inc()
+            log.warning("fast path: unexpected error, passed on to Flask",
+                        extra={"endpoint": endpoint, "error": repr(exc)[:200]})
         environ["wsgi.input"] = io.BytesIO(raw)
         return None

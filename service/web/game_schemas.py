@@ -11,7 +11,6 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ..config import Settings
 from ..domain.games import ALL_CODES
 from ..domain.variants import ALL_BOX_IDS
 from .schemas import (
@@ -24,6 +23,7 @@ from .schemas import (
     StrictSchema,
     _bool,
     _int,
+    box_id,
     dice_field,
 )
 
@@ -32,7 +32,6 @@ MAX_GAME_TURNS = 64  # per player: 52 on a column sheet, with room for turns pla
 MAX_TURN_THROWS = 48  # a Maxi Yatzy turn may reach 41 throws; more are reported, not refused
 MAX_RECORDED_DICE = 12  # dice in one recorded throw: more than 6 is reported, not refused
 MAX_TOTAL = 1_000_000
-MAX_BATCH_GAMES = Settings.max_batch_games
 
 BOX_ID = fields.String(validate=validate.OneOf(ALL_BOX_IDS))
 
@@ -75,7 +74,7 @@ class TurnRequestSchema(RulesRequestFields):
     throw = _int(1, MAX_THROW, required=True, metadata={
         "description": "The throw of the turn the dice stand on (1 = first); the player "
                        "stopped there"})
-    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), allow_none=True, metadata={
+    box = box_id(allow_none=True, metadata={
         "description": "The box to write the dice in; absent or null only for an instant "
                        "win (Generala servida, General de boca) that writes no box"})
     column = _int(1, 4, allow_none=True, metadata={
@@ -86,7 +85,7 @@ class TurnRequestSchema(RulesRequestFields):
 class EarnedSchema(ma.Schema):
     """What a turn added to the sheet."""
 
-    box = fields.String(allow_none=True, required=True, metadata={
+    box = box_id(allow_none=True, required=True, metadata={
         "description": "The box written (null: an instant win that wrote none)"})
     column = fields.Integer(allow_none=True, required=True, metadata={
         "description": 'Column number (1-4) on a column sheet, else null'})
@@ -160,7 +159,7 @@ class RecordedTurnSchema(StrictSchema):
                        validate=validate.Length(max=MAX_TURN_THROWS), metadata={
                            "description": "Optional: the dice kept after each throw but the "
                                           "last (one entry fewer than throws)"})
-    box = fields.String(validate=validate.OneOf(ALL_BOX_IDS), allow_none=True, metadata={
+    box = box_id(allow_none=True, metadata={
         "description": "The box written; absent or null only for an instant win"})
     column = _int(1, 4, allow_none=True, metadata={"description": "Column sheets: 1-4"})
     em_baixo = _bool(metadata={"description": "Bozó: the bottom faces were scored"})
@@ -287,7 +286,7 @@ class TurnRecordSchema(ma.Schema):
         "description": "ok; illegal (problems name why; written as played where possible); "
                        "not_scored (dice unreadable: the box takes the claimed points); "
                        "after_end (after the game ended: not applied)"})
-    box = fields.String(allow_none=True, required=True, metadata={
+    box = box_id(allow_none=True, required=True, metadata={
         "description": 'The box written (null: none)'})
     column = fields.Integer(allow_none=True, required=True, metadata={
         "description": 'Column number on a column sheet, else null'})

@@ -1,14 +1,15 @@
 """What the OpenAPI document says about every resource: the {variant} path parameter, request
-bodies (one object, or a batch), responses and problem documents, and the blueprint factory."""
+bodies (one object, or a list for a batch operation), responses and problem documents, and
+the blueprint factory."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flask_smorest import Blueprint
 from werkzeug.routing import BaseConverter
 
-from ..config import Settings
 from ..domain.variants import VARIANT_IDS
 from .body import JSON
 from .problems import PROBLEM_MEDIA_TYPE
@@ -25,26 +26,42 @@ def variant_converter_doc(_converter: BaseConverter) -> dict[str, Any]:
     return {"type": "string", "enum": list(VARIANT_IDS)}
 
 
-def body_doc(schema_name: str, batch: bool, description: str,
-             max_items: int = Settings.max_batch_items) -> dict[str, Any]:
-    """OpenAPI requestBody for one object (or, when `batch`, one object or a list of at most
-    `max_items`)."""
-    ref = {"$ref": f"#/components/schemas/{schema_name}"}
-    schema: dict[str, Any] = ref
-    if batch:
-        schema = {"oneOf": [ref, {"type": "array", "items": ref, "minItems": 1,
-                                  "maxItems": max_items}]}
+#: The request-body extension that names the app setting bounding a batch's length;
+#: `ProblemApi.document` turns it into the `maxItems` the server enforces.
+BATCH_LIMIT = "x-batch-limit"
+
+
+def body_doc(schema_name: str, description: str) -> dict[str, Any]:
+    """OpenAPI requestBody: one object of the named schema."""
     return {"required": True, "description": description,
-            "content": {JSON: {"schema": schema}}}
+            "content": {JSON: {"schema": {"$ref": f"#/components/schemas/{schema_name}"}}}}
 
 
-def response_doc(schema_name: str, batch: bool, description: str) -> dict[str, Any]:
-    """OpenAPI 200 response (a list of results for a batch request)."""
+def batch_body_doc(schema_name: str, description: str, limit_key: str) -> dict[str, Any]:
+    """OpenAPI requestBody of a batch operation: a list of objects of the named schema, at
+    most `app.config[limit_key]` of them (filled in by `ProblemApi.document`)."""
+    return {"required": True, "description": description, "content": {JSON: {"schema": {
+        "type": "array", "items": {"$ref": f"#/components/schemas/{schema_name}"},
+        "minItems": 1, BATCH_LIMIT: limit_key}}}}
+
+
+def response_doc(schema_name: str, description: str, batch: bool = False) -> dict[str, Any]:
+    """OpenAPI 200 response: one object of the named schema (a list of them, in the order of
+    the request's items, for a batch operation)."""
     ref = {"$ref": f"#/components/schemas/{schema_name}"}
-    schema: dict[str, Any] = ref
-    if batch:
-        schema = {"oneOf": [ref, {"type": "array", "items": ref}]}
+    schema: dict[str, Any] = {"type": "array", "items": ref} if batch else ref
     return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+def fill_batch_limits(spec: dict[str, Any], config: Mapping[str, Any]) -> None:
+    """Give every batch request body the `maxItems` the server enforces (`config`, the app's
+    settings), in place of the `BATCH_LIMIT` extension that names the setting."""
+    for item in spec.get("paths", {}).values():
+        for op in item.values():
+            body = op.get("requestBody") if isinstance(op, dict) else None
+            schema = body and body.get("content", {}).get(JSON, {}).get("schema", {})
+            if schema and BATCH_LIMIT in schema:
+                schema["maxItems"] = config[schema.pop(BATCH_LIMIT)]
 
 
 def problem_doc(description: str) -> dict[str, Any]:

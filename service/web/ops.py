@@ -36,13 +36,17 @@ from prometheus_client import (
 from werkzeug.routing import Rule
 
 from .. import __version__
-from ..advisor.background import BUILD_CLIENT
+from ..advisor.tables.build_process import BUILD_CLIENT
 from ..config import Settings
 from ..logs import REQUEST_ID, configure_logging
+from .extensions import advisor_of
 
 log = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
+#: Response headers browser code may read (CORS): the request id, and when to ask again
+#: after a 202 (table being built), a 429 or a 503.
+EXPOSED_HEADERS = f"{REQUEST_ID_HEADER}, Retry-After"
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 #: Methods a browser may use cross-origin (the API's; preflight answers with this list).
@@ -61,6 +65,12 @@ LATENCY = Histogram(
     "Time to answer an HTTP request, by method, endpoint template and status.",
     ["method", "endpoint", "status"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+FAST_PATH_UNEXPECTED = Counter(
+    "fast_path_unexpected_errors_total",
+    "Requests the scoring fast path (web/fast.py) passed on to Flask after an error it does "
+    "not expect (a bug to look at), by endpoint and exception type.",
+    ["endpoint", "error"],
 )
 IN_PROGRESS = Gauge(
     "http_requests_in_progress",
@@ -93,7 +103,7 @@ def valid_request_id(value: str | None) -> bool:
 def _advisor_status() -> tuple[bool, Any]:
     """(ready, detail): the advisor's per-variant table status."""
     try:
-        tables = current_app.extensions["advisor"].status()
+        tables = advisor_of(current_app).status()
     except Exception as exc:  # readiness must answer, whatever the advisor does
         log.exception("advisor status failed")
         return False, f"error: {type(exc).__name__}"
@@ -173,7 +183,7 @@ class RuleRecordingRequest(Request):
 class OpsMiddleware:
     """The per-request ops work, as WSGI middleware around the Flask app: request id (also
     for log lines, `service.logs.REQUEST_ID`), the client's address for the advisor's build
-    queue (`background.BUILD_CLIENT`), CORS headers and preflight answers, metrics.
+    queue (`build_process.BUILD_CLIENT`), CORS headers and preflight answers, metrics.
 
     Flask's before/after/teardown hooks did the same at about three times the cost (each
     hook goes through Flask's dispatch, its context-local proxies and ensure_sync).
@@ -243,7 +253,7 @@ class OpsMiddleware:
             return
         # Echo the origin rather than "*", so credentialed requests work with a list too.
         headers.append(("Access-Control-Allow-Origin", "*" if self.any_origin else origin))
-        headers.append(("Access-Control-Expose-Headers", REQUEST_ID_HEADER))
+        headers.append(("Access-Control-Expose-Headers", EXPOSED_HEADERS))
 
     def _preflight(self, environ: dict[str, Any], origin: str, start_response: Any) -> Any:
         """A CORS preflight, answered before routing (the route may not allow OPTIONS)."""

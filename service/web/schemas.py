@@ -6,6 +6,11 @@ apply) are checked again by the core, which answers 422 with a pointer when they
 
 from __future__ import annotations
 
+import difflib
+import unicodedata
+from contextvars import ContextVar
+from functools import cache
+
 import marshmallow as ma
 from marshmallow import fields, validate
 
@@ -21,6 +26,7 @@ from ..domain.variants import (
     VARIANTS,
     labels_for,
 )
+from .variant_spec import variant_facts
 
 MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
@@ -86,10 +92,68 @@ def dice_field(**kw: object) -> fields.Field:
     return DiceField(**kw)
 
 
-#: What an unknown box id is told (the variant's own list comes from the core's check, or
-#: GET /v1/variants/{variant})
-_UNKNOWN_BOX = ("Unknown box {!r}; box ids are " + ", ".join(ALL_BOX_IDS)
-                + " (each variant's own: GET /v1/variants/{{variant}})")
+#: The variant the request being read names (set by `body.load_items`): what an unknown box
+#: id's message lists the ids of.
+REQUEST_VARIANT: ContextVar[str | None] = ContextVar("request_variant", default=None)
+
+
+def _folded(text: str) -> str:
+    """A box label or id as compared for "did you mean": no accents, case or punctuation."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(c for c in plain.casefold() if c.isalnum())
+
+
+@cache
+def _box_names(variant: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The box ids of a variant (any option's included; every id without a variant), and
+    each id's and label's folded form (in every language) -> its id."""
+    ids = tuple(variant_facts(variant)["boxes"]) if variant in VARIANTS else ALL_BOX_IDS
+    own = {b.id: b.labels for b in VARIANTS[variant].boxes} if variant in VARIANTS else {}
+    names: dict[str, str] = {}
+    for bid in ids:
+        for label in (*own.get(bid, {}).values(), *labels_for(bid).values(), bid):
+            names.setdefault(_folded(label), bid)
+    return ids, names
+
+
+def unknown_box(value: object, variant: str | None = None) -> str:
+    """What an unknown box id is told: the variant's own ids, and the id it likely means
+    when it is a box's label in one of the six languages (or close to an id or label)."""
+    variant = variant or REQUEST_VARIANT.get()
+    ids, names = _box_names(variant)
+    whose = f"the box ids of {variant!r}" if variant in VARIANTS else "box ids"
+    text = f"Unknown box {value!r}; {whose} are {', '.join(ids)}"
+    if isinstance(value, str) and value:
+        key = _folded(value)
+        match = names.get(key) or next(iter(difflib.get_close_matches(key, names, 1, 0.8)),
+                                        None)
+        if match is not None:
+            guess = names[match] if match in names and match != key else match
+            text += f". Did you mean {guess!r}?"
+    return text
+
+
+class BoxIdField(fields.String):
+    """A box id: one of the variant's (the spec's per-variant paths list them; the generic
+    schema lists every variant's, and a box the variant lacks is a 409 from the core)."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(validate=validate.OneOf(ALL_BOX_IDS), **kw)  # the spec's enum
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> str:
+        out = super()._deserialize(value, attr, data, **kwargs)
+        if out not in _BOX_IDS:
+            raise ma.ValidationError(unknown_box(out))
+        return out
+
+
+_BOX_IDS = frozenset(ALL_BOX_IDS)
+
+
+def box_id(**kw: object) -> fields.Field:
+    """A field that names a box (`BoxIdField`)."""
+    return BoxIdField(**kw)
 
 
 class BoxValuesField(fields.Field):
@@ -108,7 +172,7 @@ class BoxValuesField(fields.Field):
                                                      f"{labels_for(b)['en']}; 0 = "
                                                      f"scratched); null or absent = open"}
                                   for b in ALL_BOX_IDS}}
-    _ids = frozenset(ALL_BOX_IDS)
+    _ids = _BOX_IDS
 
     def _deserialize(self, value: object, attr: str | None, data: object,
                      **kwargs: object) -> dict[str, int | None]:
@@ -117,7 +181,7 @@ class BoxValuesField(fields.Field):
         errors: dict[str, list[str]] = {}
         for k, v in value.items():
             if k not in self._ids:
-                errors[k] = [_UNKNOWN_BOX.format(k)]
+                errors[k] = [unknown_box(k)]
             elif v is not None and type(v) is not int:
                 errors[k] = ["Not a valid integer."]
             elif v is not None and not 0 <= v <= MAX_VALUE:
@@ -171,7 +235,20 @@ class BoxOverrideSchema(StrictSchema):
 
 assert set(BoxOverrideSchema._declared_fields) == set(BOX_OVERRIDE_FIELDS)
 
-BoxOverridesSchema = ma.Schema.from_dict(
+class _BoxKeyedSchema(ma.Schema):
+    """A schema with one field per box id: an unknown key is an unknown box (`unknown_box`),
+    not marshmallow's bare "Unknown field."."""
+
+    @ma.pre_load
+    def _known_boxes(self, data: object, **kwargs: object) -> object:
+        if isinstance(data, dict):
+            unknown = {k: [unknown_box(k)] for k in data if k not in _BOX_IDS}
+            if unknown:
+                raise ma.ValidationError(unknown)
+        return data
+
+
+BoxOverridesSchema = _BoxKeyedSchema.from_dict(
     {b: fields.Nested(BoxOverrideSchema) for b in ALL_BOX_IDS}, name="BoxOverridesSchema")
 
 
@@ -194,7 +271,7 @@ class RulesSchema(StrictSchema):
 
     boxes = fields.Nested(BoxOverridesSchema, metadata={
         "description": "Per box id, the fields to change"})
-    remove_boxes = fields.List(fields.String(validate=validate.OneOf(ALL_BOX_IDS)),
+    remove_boxes = fields.List(box_id(),
                                validate=validate.Length(max=len(ALL_BOX_IDS)), metadata={
                                    "description": "Boxes the table plays without"})
     upper_bonus = fields.Nested(UpperBonusSchema, allow_none=True, metadata={
@@ -378,7 +455,7 @@ class EchoRulesSchema(ma.Schema):
 class PlacementSchema(ma.Schema):
     """What filling one box with the hand gives."""
 
-    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata={
+    box = box_id(required=True, metadata={
         "description": "The box id"})
     column = fields.Integer(allow_none=True, required=True, metadata={
         "description": "Column number (1-4) on a column sheet, else null"})
@@ -458,7 +535,7 @@ class HandValidationSchema(ma.Schema):
 class BoxCheckSchema(ma.Schema):
     """A box of a scored scorecard."""
 
-    box = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata={
+    box = box_id(required=True, metadata={
         "description": "The box id"})
     score = fields.Integer(allow_none=True, required=True, metadata={
         "description": "Points written in the box (null: open; 0 for an open box of a final "

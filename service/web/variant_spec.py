@@ -3,11 +3,14 @@ variant data, so that a request valid for the schema names only that variant's o
 boxes, its number of dice, its throws, and its own scorecard fields.
 
 flask-smorest documents `/v1/variants/{variant}/...` once, with request schemas that accept
-every variant's options and box ids. `specialise` turns each such path into one path per
-variant (`/v1/variants/yahtzee/hands/score`, operationId `scoreHand_yahtzee`) whose request
-schemas are copies of the generic ones narrowed to that variant (`HandScoreRequest_yahtzee`,
-`Options_yahtzee`, `Scorecard_yahtzee`, ...). What a schema cannot say (a value no hand can
-put in a box, a house rule that makes no sense, a sheet no game reaches) is still a 422.
+every variant's options and box ids. `specialise` keeps that templated path (operationId
+`scoreHand`: one typed function can serve every variant through it) and adds one path per
+variant (`/v1/variants/yahtzee/hands/score`, operationId `scoreHand_yahtzee`) whose schemas
+are copies of the generic ones narrowed to that variant (`HandScoreRequest_yahtzee`,
+`Options_yahtzee`, `Scorecard_yahtzee`, ...). A body that fits the generic schema but not
+the variant it is sent to (another variant's box or option, six dice for five) is a 409; what
+no schema can say (a value no hand can put in a box, a house rule that makes no sense, a
+sheet no game reaches) is a 409 too.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from ..domain.boxes import SCORINGS
 from ..domain.errors import InvalidInput
 from ..domain.rules import effective_rules, upper_max
-from ..domain.variants import VARIANT_IDS, VARIANTS
+from ..domain.variants import ALL_BOX_IDS, VARIANT_IDS, VARIANTS
 
 REF = "#/components/schemas/"
 SCORING_NAMES = frozenset(SCORINGS)
@@ -33,6 +36,9 @@ VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column",
 #: reports a throw too many; a position's value takes any throw the sheet allows)
 THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest",
                  "WinProbabilityRequest", "PositionValueRequest")
+#: Components of a recorded game: what was played is reported (games/validate's problems),
+#: not refused, so only their box ids are narrowed
+RECORDED = ("RecordedTurn",)
 #: Request components whose top level holds a scorecard's fields (not under `scorecard`)
 SHEET_AT_TOP = ("ScorecardScoreRequest",)
 
@@ -48,9 +54,35 @@ def _refs(node: Any) -> set[str]:
     return set()
 
 
+_ALL_BOXES = frozenset(ALL_BOX_IDS)
+
+
+def _is_box_enum(node: dict[str, Any]) -> bool:
+    """Whether a schema node is a box id (its enum is every box id, null perhaps too)."""
+    enum = node.get("enum")
+    return isinstance(enum, list) and {e for e in enum if e is not None} == _ALL_BOXES
+
+
+def _box_enums(node: Any) -> list[dict[str, Any]]:
+    """Every schema node under `node` that names a box (`_is_box_enum`)."""
+    out: list[dict[str, Any]] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, dict):
+            if _is_box_enum(n):
+                out.append(n)
+            todo.extend(n.values())
+        elif isinstance(n, list):
+            todo.extend(n)
+    return out
+
+
 def narrowed_names(schemas: dict[str, Any]) -> set[str]:
-    """The variant's own components and every component that refers to one of them."""
+    """The variant's own components (those in VARIANT_COMPONENTS, and every component with a
+    field that names a box) and every component that refers to one of them."""
     names = {n for n in VARIANT_COMPONENTS if n in schemas}
+    names |= {n for n, schema in schemas.items() if _box_enums(schema)}
     refs = {name: _refs(schema) for name, schema in schemas.items()}
     while True:
         more = {n for n, r in refs.items() if n not in names and r & names}
@@ -241,6 +273,8 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
             schemas: dict[str, Any]) -> dict[str, Any]:
     facts = variant_facts(vid)
     schema = _rename_refs(copy.deepcopy(schema), vid, narrowed)
+    for node in _box_enums(schema):  # a field that names a box names one of the variant's
+        node["enum"] = [*facts["boxes"], *([None] if None in node["enum"] else [])]
     props = schema.get("properties", {})
     if name == "Options":
         schema["properties"] = _keep(props, facts["options"])
@@ -284,7 +318,7 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
         if ("throw" in props and "maximum" in props["throw"] and not facts["saved_throws"]
                 and name in THROW_CHECKED):
             props["throw"]["maximum"] = facts["throws"]
-        if not facts["em_baixo"] and "em_baixo" in props:
+        if not facts["em_baixo"] and "em_baixo" in props and name not in RECORDED:
             props["em_baixo"] = _only(props["em_baixo"], False, "Bozó only")
         if name in SHEET_AT_TOP:
             _narrow_sheet(props, facts, column=False)
@@ -307,8 +341,8 @@ def specialise(spec: dict[str, Any]) -> dict[str, Any]:
     narrowed = narrowed_names(schemas)
     paths: dict[str, Any] = {}
     for path, item in spec["paths"].items():
+        paths[path] = item  # the templated path, for clients that serve every variant
         if "{variant}" not in path:
-            paths[path] = item
             continue
         for vid in VARIANT_IDS:
             new = _rename_refs(copy.deepcopy(item), vid, narrowed)
@@ -325,7 +359,7 @@ def specialise(spec: dict[str, Any]) -> dict[str, Any]:
             paths[path.replace("{variant}", vid)] = new
     spec["paths"] = paths
     for name in sorted(narrowed):
-        generic = schemas.pop(name)
+        generic = schemas[name]
         for vid in VARIANT_IDS:
             schemas[f"{name}_{vid}"] = _narrow(name, generic, vid, narrowed, schemas)
     # a variant without columns or options refers to no Column_<id> or Options_<id>

@@ -10,11 +10,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from service.advisor import Advisor, advice, kernel
-from service.advisor import cache as strategy_cache
-from service.advisor.advice import Action
-from service.advisor.builder import build_strategy
-from service.advisor.positions import part_state, part_value, terminals, turn_tables
+from service.advisor import Advisor
+from service.advisor.advice import advisor as advisor_module
+from service.advisor.advice import moves as advice
+from service.advisor.advice.moves import Action
+from service.advisor.kernels import values as kernel
+from service.advisor.solving.positions import part_state, part_value, terminals, turn_tables
+from service.advisor.tables.strategies import build_strategy
 from service.domain.dice import all_hands, hand_probability
 from service.domain.errors import InvalidInput
 from service.domain.rules import effective_rules
@@ -388,9 +390,9 @@ def test_maxi_yatzy_saved_throw_share_plays_better_than_the_whole_gain():
     """The share of a fourth throw's gain given to a saved throw was learned by simulation
     (docs in methods/sections.py): seeded games of the advisor's own play score more with
     it than with the whole gain, far beyond the sampling error (about 2 points)."""
-    from service.advisor.methods.sections import SAVED_THROW_SHARE
-    from service.advisor.simulate import simulate
-    from service.advisor.turn import Position
+    from service.advisor.analysis.simulate import simulate
+    from service.advisor.solving.methods.sections import SAVED_THROW_SHARE
+    from service.advisor.solving.positions import Position
 
     rs = effective_rules("maxi_yatzy")
     st = ADVISOR.strategy(rs)
@@ -437,13 +439,13 @@ def test_tables_are_written_memory_mapped_and_reported():
 def test_house_rules_build_once_under_concurrency(monkeypatch):
     rs = effective_rules("generala", {}, {"boxes": {"full_house": {"value": 33}}})
     calls = []
-    real = strategy_cache.build_strategy
+    real = advisor_module.build_strategy
 
     def counting(r, store=None, threads=0):
         calls.append(r.fingerprint)
         return real(r, store, threads)
 
-    monkeypatch.setattr(strategy_cache, "build_strategy", counting)
+    monkeypatch.setattr(advisor_module, "build_strategy", counting)
     results = []
     threads = [threading.Thread(target=lambda: results.append(strategy(rs))) for _ in range(4)]
     for t in threads:

@@ -11,15 +11,16 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from service.advisor import Advisor, advice
-from service.advisor.advice import TIE, Action
-from service.advisor.analysis import PlayerGame, Throw, Turn, analyze
-from service.advisor.analyst import Analyst, win_probability
-from service.advisor.distribution import Distribution
-from service.advisor.moments import solve_moments
-from service.advisor.simulate import simulate
-from service.advisor.turn import Position
-from service.advisor.winprob import chances
+from service.advisor import Advisor
+from service.advisor.advice import moves as advice
+from service.advisor.advice.moves import TIE, Action
+from service.advisor.analysis.analyst import Analyst, win_probability
+from service.advisor.analysis.games import PlayerGame, Throw, Turn, analyze
+from service.advisor.analysis.simulate import simulate
+from service.advisor.kernels.distribution import Distribution
+from service.advisor.kernels.winprob import chances
+from service.advisor.solving.positions import Position
+from service.advisor.solving.solver import solve_moments
 from service.domain.dice import all_hands, hand_probability
 from service.domain.rules import effective_rules
 from service.domain.scoring import Column, Sheet, empty_sheet, parse_scorecard, score_hand
@@ -185,7 +186,7 @@ def test_exact_distribution_matches_brute_force(vid, boxes):
 
 def test_exact_distribution_is_the_same_on_one_thread_or_two():
     """The forward pass splits large levels between threads; the result does not move."""
-    from service.advisor.distribution import PARALLEL_STATES, forward
+    from service.advisor.kernels.distribution import PARALLEL_STATES, forward
 
     rs = effective_rules("yahtzee")
     st = ANALYST.strategy(rs)
@@ -394,7 +395,7 @@ def test_symmetric_positions_have_equal_chances_that_sum_to_one():
 def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(monkeypatch):
     """The time of a win-probability request does not grow with its players: equal sheets
     are valued once, and the sampled distributions split one budget."""
-    import service.advisor.analyst as analyst_mod
+    import service.advisor.analysis.analyst as analyst_mod
 
     rs = effective_rules("maxi_yatzy")
     ids = rs.variant.box_ids
@@ -439,7 +440,7 @@ def test_exact_distributions_of_one_request_share_one_budget_of_states(monkeypat
         visited.append((pv.distribution.exact, pv.distribution.states))
         return pv
 
-    import service.advisor.analyst as analyst_mod
+    import service.advisor.analysis.analyst as analyst_mod
 
     monkeypatch.setattr(Analyst, "position_value", spy)
     monkeypatch.setattr(analyst_mod, "WIN_EXACT_STATES", 700)
@@ -496,7 +497,7 @@ def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypat
     (`winprob.reachable_from`) and over the own totals it can have been reached with
     (`winprob.gain_bounds`, which reads the state's upper total and flags); for every state
     with the position's boxes filled, over every total, the shares are the same."""
-    from service.advisor import winprob
+    from service.advisor.kernels import winprob
 
     rs = effective_rules("yahtzee")
     me = parse_scorecard(rs, {"boxes": mine})
@@ -554,10 +555,18 @@ def _compiled_versions() -> dict[str, int]:
     """How many versions numba has compiled (or loaded) of every advisor kernel."""
     import numba
 
-    from service.advisor import distribution, kernel, moments, policy, simulate, turn, winprob
+    from service.advisor.kernels import (
+        distribution,
+        moments,
+        policy,
+        selfplay,
+        turn,
+        values,
+        winprob,
+    )
 
     return {f"{m.__name__}.{name}": len(f.signatures)
-            for m in (distribution, kernel, moments, policy, simulate, turn, winprob)
+            for m in (distribution, moments, policy, selfplay, turn, values, winprob)
             for name, f in vars(m).items() if isinstance(f, numba.core.registry.CPUDispatcher)}
 
 

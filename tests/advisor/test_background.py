@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service.advisor import Advisor, background
-from service.advisor import cache as cache_module
-from service.advisor.background import (
+from service.advisor import Advisor
+from service.advisor.tables import build_process as background
+from service.advisor.tables import cache as cache_module
+from service.advisor.tables.build_process import (
     Builder,
     BuildFailed,
     BuildQueue,
@@ -136,9 +137,9 @@ def test_a_mapped_table_removed_from_disk_is_dropped(queue, settings, monkeypatc
     queue.submit(house(35), "a")
     Builder(settings).build(queue.jobs()[0])
     advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.1)
-    assert advisor.strategy(house(35)) is advisor.cache.lookup(house(35))
+    assert advisor.strategy(house(35)) is advisor.cache.lookup(house(35).fingerprint)
     queue.store.path(house(35), "all").unlink()
-    assert advisor.cache.lookup(house(35)) is None
+    assert advisor.cache.lookup(house(35).fingerprint) is None
 
 
 def test_builder_leaves_when_its_owner_is_gone_and_only_one_runs(settings):
@@ -191,7 +192,7 @@ def test_analysis_tables_are_built_by_the_build_process(queue, settings):
     """A position value whose moment tables are missing queues an analysis job and answers
     TableBuilding; the build process writes them beside the house-rules value tables, and
     the same request then answers from the memory-mapped files."""
-    from service.advisor.analyst import Analyst
+    from service.advisor.analysis.analyst import Analyst
 
     rs = house(35)
     advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.1)
@@ -216,7 +217,7 @@ def test_analysis_tables_are_built_by_the_build_process(queue, settings):
 
 
 def test_a_failed_analysis_build_is_an_error_not_a_new_build(queue, settings):
-    from service.advisor.analyst import Analyst
+    from service.advisor.analysis.analyst import Analyst
 
     rs = house(36)
     queue.submit(rs, "a")
@@ -236,7 +237,7 @@ def test_analysis_of_a_builtin_goes_to_the_build_dir_when_its_tables_are_read_on
         queue, settings, monkeypatch):
     """A container's table directory is read-only: the build process writes a built-in
     variant's moment tables into the build directory, and the workers find them there."""
-    from service.advisor.analyst import Analyst
+    from service.advisor.analysis.analyst import Analyst
 
     monkeypatch.setattr(background, "_writable", lambda store: False)
     rs = effective_rules("generala")
@@ -257,8 +258,8 @@ def test_analysis_of_a_builtin_goes_to_the_build_dir_when_its_tables_are_read_on
 def test_analysis_saved_in_process_skips_a_read_only_directory(tmp_path):
     """Without a build queue (the command line, tests) moments and start distributions are
     computed here; a directory that refuses writes is skipped, not an error."""
-    from service.advisor.analyst import Analyst
-    from service.advisor.store import TableStore
+    from service.advisor.analysis.analyst import Analyst
+    from service.advisor.tables.store import TableStore
 
     class ReadOnly(TableStore):
         def save(self, rs, part, values):
@@ -266,9 +267,8 @@ def test_analysis_saved_in_process_skips_a_read_only_directory(tmp_path):
 
     advisor = Advisor(tmp_path / "tables")
     advisor.warm(["general_11"])
-    advisor.store = ReadOnly(tmp_path / "tables")
+    advisor.stores.store = ReadOnly(tmp_path / "tables")
     analyst = Analyst(advisor)
-    analyst.moment_cache.store = advisor.store
     pv = analyst.position_value(effective_rules("general_11"), None, None, None)
     assert pv.exact and pv.distribution.exact
     assert not list((tmp_path / "tables").glob("*-m1-*"))

@@ -1,4 +1,5 @@
-"""The kernels' thread pool (`service.advisor.threads`): native threads, also under gevent."""
+"""The kernels' thread pool (`service.advisor.kernels.threads`): native threads, also
+under gevent."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.advisor.threads import cpu_workers, greenlet_threads, kernel_pool, release_pool
+from service.advisor.kernels.threads import cpu_workers, greenlet_threads, kernel_pool, release_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,10 +30,10 @@ from gevent import monkey
 monkey.patch_all()
 import os, sys, tempfile
 sys.path.insert(0, sys.argv[1])
-import service.advisor.analyst as analyst_mod
+import service.advisor.analysis.analyst as analyst_mod
 from service.advisor import Advisor
-from service.advisor.analyst import Analyst
-from service.advisor.threads import greenlet_threads, kernel_pool
+from service.advisor.analysis.analyst import Analyst
+from service.advisor.kernels.threads import greenlet_threads, kernel_pool
 from service.domain.rules import effective_rules
 
 played = []

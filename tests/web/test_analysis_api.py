@@ -207,9 +207,10 @@ def test_win_probability_errors(client, body, pointer):
 def test_analysis_tables_building_is_a_202_with_retry_after(tmp_path):
     """With background builds, a position whose moment tables are missing (built-in variant
     included) answers the documented 202 while the build process makes them; then 200."""
-    from service.advisor.background import Builder
+    from service.advisor.tables.build_process import Builder
     from service.config import Settings
-    from service.web.app import advisor_of, create_app
+    from service.web.app import create_app
+    from service.web.extensions import advisor_of
 
     app = create_app(Settings(advisor_table_dir=str(tmp_path / "tables"),
                               advisor_build_dir=str(tmp_path / "build"),

@@ -8,6 +8,7 @@ from service.config import Settings
 from service.domain.variants import UPPER_IDS, VARIANT_IDS, VARIANTS
 from service.web.app import create_app
 from service.web.problems import TYPE_ILLEGAL_MOVE, status_of
+from service.web.variant_spec import variant_facts
 
 from .refusals import refused
 
@@ -206,7 +207,7 @@ def test_malformed_body_is_422(client, data):
 
 
 def test_batch_hand_scoring(client):
-    resp = client.post("/v1/variants/yatzy/hands/score",
+    resp = client.post("/v1/variants/yatzy/hands/score/batch",
                        json=[{"dice": [1, 1, 2, 2, 3]}, {"dice": [6, 6, 6, 6, 6], "throw": 1}])
     assert resp.status_code == 200
     first, second = resp.get_json()
@@ -215,17 +216,32 @@ def test_batch_hand_scoring(client):
 
 
 def test_batch_errors_name_the_item(client):
-    resp = client.post("/v1/variants/yatzy/hands/score",
+    resp = client.post("/v1/variants/yatzy/hands/score/batch",
                        json=[{"dice": [1, 1, 2, 2, 3]}, {"dice": [1, 1, 2, 2, 9]}])
     assert_problem(resp, 422, "/1/dice/4")
-    resp = client.post("/v1/variants/yatzy/hands/score",
+    resp = client.post("/v1/variants/yatzy/hands/score/batch",
                        json=[{"dice": [1, 1, 2, 2, 3]}, {"dice": [1, 1, 2, 2]}])
     assert_problem(resp, 422, "/1/dice")
 
 
+def test_single_and_batch_are_separate_operations(client):
+    """A list sent to the single operation, or an object to the batch one, is a 422 that
+    says which to use; each answers one shape."""
+    resp = client.post("/v1/variants/yatzy/hands/score", json=[{"dice": [1, 1, 2, 2, 3]}])
+    assert_problem(resp, 422, "")
+    assert "/batch" in resp.get_json()["detail"]
+    resp = client.post("/v1/variants/yatzy/hands/score/batch", json={"dice": [1, 1, 2, 2, 3]})
+    assert_problem(resp, 422, "")
+    assert "list" in resp.get_json()["detail"]
+    assert_problem(client.post("/v1/variants/yatzy/hands/score/batch", json=[]), 422, "")
+    one = client.post("/v1/variants/yatzy/hands/score", json={"dice": [1, 1, 2, 2, 3]})
+    many = client.post("/v1/variants/yatzy/hands/score/batch", json=[{"dice": [1, 1, 2, 2, 3]}])
+    assert many.get_json() == [one.get_json()]
+
+
 def test_batch_limit():
     app = create_app(Settings(max_batch_items=3))
-    resp = app.test_client().post("/v1/variants/yatzy/hands/score",
+    resp = app.test_client().post("/v1/variants/yatzy/hands/score/batch",
                                   json=[{"dice": [1, 2, 3, 4, 5]}] * 4)
     assert_problem(resp, 422, "")
 
@@ -278,7 +294,7 @@ def test_scorecard_chips_need_a_bonus_variant(client):
 
 
 def test_scorecard_batch(client):
-    resp = client.post("/v1/variants/general/scorecards/score",
+    resp = client.post("/v1/variants/general/scorecards/score/batch",
                        json=[{"boxes": {"chance": 20}}, {"boxes": {"full_house": 25}}])
     assert [r["total"] for r in resp.get_json()] == [20, 25]
 
@@ -287,9 +303,10 @@ def test_batch_with_too_many_tables_of_rules_is_409():
     client = create_app(Settings(max_batch_rule_sets=3)).test_client()
     items = [{"dice": [1, 2, 3, 4, 5],
               "rules": {"boxes": {"chance": {"scoring": "fixed", "value": n}}}} for n in range(4)]
-    resp = client.post("/v1/variants/yacht/hands/score", json=items)
+    resp = client.post("/v1/variants/yacht/hands/score/batch", json=items)
     assert resp.status_code == 409 and resp.mimetype == PROBLEM
-    assert client.post("/v1/variants/yacht/hands/score", json=items[:3]).status_code == 200
+    assert client.post("/v1/variants/yacht/hands/score/batch",
+                       json=items[:3]).status_code == 200
 
 
 def test_a_number_box_wins_only_with_its_face(client):
@@ -356,7 +373,7 @@ def test_upper_bonus_without_a_threshold_on_a_sheet_without_bonus(client):
 
 @pytest.mark.parametrize(("path", "body", "expected"), [
     ("scorecards/score", {"boxes": {"chance": 0}}, "/boxes/chance"),
-    ("scorecards/score", [{"boxes": {"chance": 0}}], "/0/boxes/chance"),
+    ("scorecards/score/batch", [{"boxes": {"chance": 0}}], "/0/boxes/chance"),
     ("hands/score", {"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"a/b~c": 0}}},
      "/scorecard/boxes/a~1b~0c"),
 ])
@@ -366,3 +383,42 @@ def test_an_unknown_box_is_pointed_at_exactly(client, path, body, expected):
     r = client.post(f"/v1/variants/bozo/{path}", json=body)
     assert r.status_code in (409, 422) and r.status_code == status_of(r.get_json()["type"])
     assert expected in [e["pointer"] for e in r.get_json()["errors"]], r.get_json()
+
+
+@pytest.mark.parametrize(("path", "body", "pointer", "meant"), [
+    ("generala/games/turn", {"dice": [1, 2, 3, 4, 5], "throw": 1, "box": "Sequência"},
+     "/box", "straight"),
+    ("yahtzee/hands/score", {"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"Full House": 25}}},
+     "/scorecard/boxes/Full House", "full_house"),
+    ("kniffel/hands/score", {"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {"Kniffel": 50}}},
+     "/scorecard/boxes/Kniffel", "five_of_a_kind"),
+    ("yams/hands/score", {"dice": [1, 2, 3, 4, 5], "rules": {"remove_boxes": ["Brelan"]}},
+     "/rules/remove_boxes/0", "three_of_a_kind"),
+    ("yahtzee/hands/score", {"dice": [1, 2, 3, 4, 5],
+                             "rules": {"boxes": {"Chance": {"value": 3}}}},
+     "/rules/boxes/Chance", "chance"),
+    ("generala/games/turn", {"dice": [1, 2, 3, 4, 5], "throw": 1, "box": "nonsense"},
+     "/box", None),
+])
+def test_an_unknown_box_names_the_variants_own_ids(client, path, body, pointer, meant):
+    """An unknown box is refused listing the variant's own box ids, and a box's label in any
+    of the six languages (or a near miss) gets "did you mean" with its id."""
+    resp = client.post(f"/v1/variants/{path}", json=body)
+    detail = next(e["detail"] for e in assert_problem(resp, 422)["errors"]
+                  if e["pointer"] == pointer)
+    vid = path.split("/")[0]
+    listed = detail.split(" are ", 1)[1].split(".")[0].split(", ")
+    assert set(listed) == set(variant_facts(vid)["boxes"])
+    assert "chance" not in listed or vid != "generala"
+    if meant:
+        assert detail.endswith(f"Did you mean {meant!r}?")
+    else:
+        assert "Did you mean" not in detail
+
+
+def test_responses_expose_retry_after_and_the_request_id_to_browsers(client):
+    resp = client.post("/v1/variants/yahtzee/hands/score", json={"dice": [1, 2, 3, 4, 5]},
+                       headers={"Origin": "http://example.test"})
+    exposed = {h.strip().lower() for h in
+               resp.headers["Access-Control-Expose-Headers"].split(",")}
+    assert {"retry-after", "x-request-id"} <= exposed

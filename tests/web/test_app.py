@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from service.config import Settings
 from service.domain.variants import VARIANT_IDS
-from service.web.app import advisor_of, create_app
+from service.web.app import create_app
+from service.web.extensions import advisor_of, analyst_of
 
 
 def test_ops_endpoints_through_the_factory(client):
@@ -18,6 +19,14 @@ def test_settings_reach_the_advisor(tmp_path):
     app = create_app(Settings(advisor_table_dir=str(tmp_path), advisor_cache_size=3))
     advisor = advisor_of(app)
     assert advisor.store.directory == tmp_path and advisor.cache.lru_size == 3
+
+
+def test_the_factory_builds_the_analyst_from_the_same_settings(tmp_path):
+    """The app factory is the composition root: the analyst is made with the app, around
+    the app's advisor, with the settings' kernel threads (not on first use, with defaults)."""
+    app = create_app(Settings(advisor_table_dir=str(tmp_path), advisor_threads=3))
+    analyst = analyst_of(app)
+    assert analyst.advisor is advisor_of(app) and analyst.threads == 3
 
 
 def test_ops_endpoints_are_not_in_the_public_spec(client):

@@ -156,7 +156,7 @@ def test_fast_path_answers_the_common_case_without_flask(app):
         assert resp.status_code == 200 and resp.get_json()["total"] == 3
         assert calls == []
         # a batch, a rule broken, a body that is not JSON, a chunked body: Flask answers
-        assert client.post("/v1/variants/yahtzee/hands/score",
+        assert client.post("/v1/variants/yahtzee/hands/score/batch",
                            json=[hand]).status_code == 200
         assert client.post("/v1/variants/yahtzee/hands/score",
                            json={"dice": [1, 2, 3, 4, 5, 6]}).status_code == 409
@@ -177,9 +177,29 @@ def test_fast_path_answers_the_common_case_without_flask(app):
 
 
 def test_fast_path_puts_the_body_back_for_flask(app):
-    """A request Flask answers after the fast path has read its body gets the whole body."""
+    """A request Flask answers after the fast path has read its body gets the whole body: a
+    list sent to the single operation is read by Flask as a list (not an empty body)."""
     client = app.test_client()
     resp = client.post("/v1/variants/yahtzee/scorecards/score",
                        json=[{"boxes": {"ones": 3}}, {"boxes": {"twos": 4}}])
-    assert resp.status_code == 200
-    assert [r["total"] for r in resp.get_json()] == [3, 4]
+    assert resp.status_code == 422 and "/batch" in resp.get_json()["detail"]
+
+
+def test_an_unexpected_error_goes_on_to_flask_and_is_counted(app, monkeypatch):
+    """The fast path catches only what it expects (a body that is not JSON, the domain's
+    refusals); anything else is Flask's to answer, and shows in /metrics."""
+    from service.web import fast
+    from service.web.ops import FAST_PATH_UNEXPECTED
+
+    def broken(variant, item):
+        raise ZeroDivisionError("a bug")
+
+    endpoint = fast._ENDPOINTS["hands/score"]
+    monkeypatch.setitem(fast._ENDPOINTS, "hands/score", (endpoint[0], broken, endpoint[2]))
+    before = FAST_PATH_UNEXPECTED.labels("hands/score", "ZeroDivisionError")._value.get()
+    client = app.test_client()
+    resp = client.post("/v1/variants/yahtzee/hands/score", json={"dice": [1, 2, 3, 4, 5]})
+    assert resp.status_code == 200  # Flask's own view answered it
+    after = FAST_PATH_UNEXPECTED.labels("hands/score", "ZeroDivisionError")._value.get()
+    assert after == before + 1
+    assert "fast_path_unexpected_errors_total" in client.get("/metrics").text

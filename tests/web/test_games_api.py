@@ -78,14 +78,14 @@ def test_a_turn_on_an_impossible_sheet_is_an_inconsistent_request(client):
 
 
 def test_turns_in_a_batch_name_their_item(client):
-    resp = client.post(turn_url("generala"), json=[
+    resp = client.post(turn_url("generala") + "/batch", json=[
         {"dice": [6, 6, 6, 6, 6], "throw": 1},
         {"dice": [6, 6, 6, 6, 6], "throw": 2, "box": "five_of_a_kind"}])
     assert resp.status_code == 200
     won, made = resp.get_json()
     assert won["won"] and won["game_over"] and won["earned"]["wins_game"]
     assert made["earned"]["score"] == 50 and not made["won"]
-    bad = client.post(turn_url("generala"), json=[
+    bad = client.post(turn_url("generala") + "/batch", json=[
         {"dice": [6, 6, 6, 6, 6], "throw": 1},
         {"dice": [6, 6, 6, 6, 5], "throw": 2}]).get_json()
     assert bad["type"] == "/problems/illegal-move" and bad["code"] == "box_required"
@@ -128,7 +128,7 @@ def test_a_batch_of_games_points_into_each_game(client):
     good = random_game("yacht", 1, players=2).body
     bad = json.loads(json.dumps(good))
     bad["players"][1]["turns"][3]["points"] += 1
-    resp = client.post(validate_url("yacht"), json=[good, bad])
+    resp = client.post(validate_url("yacht") + "/batch", json=[good, bad])
     assert resp.status_code == 200
     one, two = resp.get_json()
     assert one["valid"] and not two["valid"]
@@ -138,7 +138,8 @@ def test_a_batch_of_games_points_into_each_game(client):
 
 def test_a_rule_error_in_a_batch_is_a_422_naming_the_game(client):
     good = random_game("yacht", 1, players=1).body
-    resp = client.post(validate_url("yacht"), json=[good, {**good, "options": {"x": 1}}])
+    resp = client.post(validate_url("yacht") + "/batch",
+                       json=[good, {**good, "options": {"x": 1}}])
     assert resp.status_code == 422
     assert resp.get_json()["errors"][0]["pointer"] == "/1/options/x"
 
@@ -147,8 +148,8 @@ def test_the_batch_of_games_has_a_limit(tmp_path):
     app = create_app(Settings(advisor_table_dir=str(tmp_path), max_batch_games=2))
     game = {"players": [{"turns": []}]}
     client = app.test_client()
-    assert client.post(validate_url("yacht"), json=[game, game]).status_code == 200
-    resp = client.post(validate_url("yacht"), json=[game, game, game])
+    assert client.post(validate_url("yacht") + "/batch", json=[game, game]).status_code == 200
+    resp = client.post(validate_url("yacht") + "/batch", json=[game, game, game])
     assert resp.status_code == 422 and "at most 2" in resp.get_json()["detail"]
 
 
@@ -188,7 +189,7 @@ def test_moves_suggest_refuses_bonuses_on_a_scratched_box(client):
 
 
 def test_scorecards_score_audits_and_still_totals(client):
-    resp = client.post("/v1/variants/yahtzee/scorecards/score", json=[
+    resp = client.post("/v1/variants/yahtzee/scorecards/score/batch", json=[
         {"boxes": {"ones": 3}}, {"boxes": {"ones": 7, "twos": 4}}])
     ok, bad = resp.get_json()
     assert ok["valid"] and ok["problems"] == []

@@ -156,7 +156,7 @@ def test_advice_with_no_legal_move_later_leaves_those_keeps_out(client):
 ])
 def test_a_position_that_breaks_a_rule_is_refused_before_its_table_is_asked_for(
         app, client, monkeypatch, path, body, pointer):
-    from service.advisor.background import TableBuilding
+    from service.advisor.tables.build_process import TableBuilding
 
     def building(*args, **kwargs):
         raise TableBuilding(1, 1)

@@ -26,9 +26,10 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from service.config import Settings
-from service.domain.variants import VARIANT_IDS, VARIANTS
+from service.domain.variants import ALL_BOX_IDS, VARIANT_IDS, VARIANTS
 from service.web.app import create_app
 from service.web.spec import render
+from service.web.variant_spec import variant_facts
 
 SPEC = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 
@@ -51,7 +52,8 @@ def test_one_path_per_variant_narrowed_to_its_rules():
     """A request valid for the schema names only the variant's options, boxes and fields."""
     spec = json.loads(SPEC.read_text())
     schemas = spec["components"]["schemas"]
-    assert not any("{variant}" in path for path in spec["paths"])
+    generic = spec["paths"]["/v1/variants/{variant}/hands/score"]["post"]
+    assert generic["operationId"] == "scoreHand"  # the templated path, for every variant
     for vid in VARIANT_IDS:
         op = spec["paths"][f"/v1/variants/{vid}/hands/score"]["post"]
         assert op["operationId"] == f"scoreHand_{vid}"
@@ -68,6 +70,35 @@ def test_one_path_per_variant_narrowed_to_its_rules():
     assert "saved_throws" in schemas["Scorecard_maxi_yatzy"]["properties"]
     assert "columns" not in schemas["Scorecard_generala"]["properties"]
     assert "if" in schemas["HandScoreRequest_yahtzee"]  # columns option: the columns form
+
+
+def test_every_field_that_names_a_box_is_narrowed_per_variant():
+    """Requests and answers: a per-variant path names only that variant's boxes; the
+    templated path's generic schemas name every variant's."""
+    spec = json.loads(SPEC.read_text())
+    schemas = spec["components"]["schemas"]
+    generala = set(variant_facts("generala")["boxes"])
+    for name in ("TurnRequest", "ScoreMove", "Placement", "RecordedTurn"):
+        generic = [n for n in _box_fields(schemas[name])]
+        assert generic and all(set(e) - {None} == set(ALL_BOX_IDS) for e in generic), name
+        narrowed = _box_fields(schemas[f"{name}_generala"])
+        assert narrowed and all(set(e) - {None} == generala for e in narrowed), name
+    assert "chance" not in generala
+
+
+def _box_fields(schema) -> list[list]:
+    """The enums of a schema's fields that name boxes (one of them is every box id)."""
+    out, todo = [], [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            enum = node.get("enum")
+            if isinstance(enum, list) and ({"ones", "straight"} & set(enum)) and len(enum) > 2:
+                out.append(enum)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return out
 
 
 def _request_validator(spec: dict, vid: str, path: str):
@@ -198,3 +229,29 @@ def test_api_keeps_its_contract(operation):
             check()
         except Unsatisfiable:  # no invalid input exists (an operation without parameters)
             assert mode is GenerationMode.NEGATIVE
+
+
+def test_the_private_flask_smorest_methods_we_override_are_pinned(client):
+    """`ProblemApi` overrides three private methods of flask-smorest's Api: each still exists
+    with the signature we override, and each override shows (a release that renames one
+    fails here, not silently in production)."""
+    import inspect
+
+    from flask_smorest import Api
+
+    from service.web.api import ProblemApi
+
+    for name in ("_register_error_handlers", "_openapi_json", "_register_responses"):
+        theirs = getattr(Api, name, None)
+        assert theirs is not None, f"flask-smorest no longer has Api.{name}"
+        assert (list(inspect.signature(theirs).parameters)
+                == list(inspect.signature(getattr(ProblemApi, name)).parameters)), name
+    # _openapi_json: the served document is the specialised one (per-variant paths)
+    served = client.get("/openapi.json").get_json()
+    assert "/v1/variants/yahtzee/hands/score" in served["paths"]
+    # _register_error_handlers: errors are problem documents, not smorest's JSON
+    resp = client.get("/v1/no-such-thing")
+    assert resp.status_code == 404 and resp.mimetype == "application/problem+json"
+    # _register_responses: the default error response is problem+json
+    default = served["components"]["responses"]["DEFAULT_ERROR"]["content"]
+    assert list(default) == ["application/problem+json"]

@@ -11,7 +11,7 @@ import pytest
 from flask import Flask, abort
 from prometheus_client import REGISTRY
 
-from service.advisor.background import BUILD_CLIENT
+from service.advisor.tables.build_process import BUILD_CLIENT
 from service.config import Settings
 from service.logs import JsonFormatter
 from service.web.ops import init_ops, valid_request_id

@@ -10,7 +10,7 @@ from flask_smorest import Api
 from ... import __version__
 from .. import analysis_schemas, game_schemas, schemas
 from ..busy import TableBuildingSchema
-from ..openapi import VariantConverter, variant_converter_doc
+from ..openapi import VariantConverter, fill_batch_limits, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
 from ..variant_spec import specialise
 from . import analysis, games, hands, moves, positions, scorecards, variants
@@ -18,7 +18,7 @@ from . import analysis, games, hands, moves, positions, scorecards, variants
 BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp, positions.blp,
               analysis.blp)
 
-# Schemas referenced by name from hand-written request/response docs (batch = oneOf).
+# Schemas referenced by name from hand-written request/response docs.
 COMPONENTS = {
     "Problem": ProblemSchema,
     "TableBuilding": TableBuildingSchema,
@@ -78,7 +78,9 @@ class ProblemApi(Api):
         """The OpenAPI document as served and committed: one path per variant
         (`variant_spec.specialise`), built once."""
         if self._document is None:
-            self._document = specialise(self.spec.to_dict())
+            spec = self.spec.to_dict()
+            fill_batch_limits(spec, self._app.config)
+            self._document = specialise(spec)
         return self._document
 
     def _openapi_json(self) -> Response:

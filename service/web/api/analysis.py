@@ -7,15 +7,15 @@ from typing import Any
 from flask import Response, current_app
 from flask.views import MethodView
 
-from ...advisor.analysis import PlayerGame, Throw, Turn, analyze
-from ...advisor.analyst import win_probability
+from ...advisor.analysis.analyst import win_probability
+from ...advisor.analysis.games import PlayerGame, Throw, Turn, analyze
 from ...domain.errors import InvalidInput
 from ...domain.rules import get_variant
 from ..analysis_schemas import GameAnalyzeRequestSchema, WinProbabilityRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
+from ..extensions import analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from .positions import analyst_of
 
 blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities")
 
@@ -38,9 +38,9 @@ class GameAnalysis(MethodView):
     """Game analysis."""
 
     @blp.doc(operationId="analyzeGame",
-             requestBody=body_doc("GameAnalyzeRequest", False,
+             requestBody=body_doc("GameAnalyzeRequest",
                                   "Players, each a list of turns: throws (dice, kept) and box"),
-             responses={"200": response_doc("GameAnalysis", False,
+             responses={"200": response_doc("GameAnalysis",
                                             "Every decision judged; per player regret, "
                                             "classes, skill and luck"),
                         **ERRORS_DOC, **BUSY_DOC})
@@ -63,7 +63,7 @@ class GameAnalysis(MethodView):
         analysed.
         """
         get_variant(variant)
-        items, _ = load_items(_analyze_schema, batch=False)
+        items, _ = load_items(_analyze_schema, batch=False, variant=variant)
         item = items[0]
         rs = rules_for(variant, item)
         players = _players(rs, item)
@@ -88,9 +88,9 @@ class WinProbability(MethodView):
     """Win probabilities."""
 
     @blp.doc(operationId="winProbability",
-             requestBody=body_doc("WinProbabilityRequest", False,
+             requestBody=body_doc("WinProbabilityRequest",
                                   "Every player's scorecard; the dice of the player to move"),
-             responses={"200": response_doc("WinProbability", False,
+             responses={"200": response_doc("WinProbability",
                                             "Each player's chance of finishing first"),
                         **ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
@@ -114,7 +114,7 @@ class WinProbability(MethodView):
         expected final score and its share of the win.
         """
         get_variant(variant)
-        items, _ = load_items(_win_schema, batch=False)
+        items, _ = load_items(_win_schema, batch=False, variant=variant)
         item = items[0]
         rs = rules_for(variant, item)
         to_move = item.get("to_move", 0)

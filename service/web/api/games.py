@@ -8,9 +8,9 @@ from flask import Response
 from flask.views import MethodView
 
 from ...domain.games import MOVE_CODES, play_turn, scorecard_data, sheet_totals, validate_game
-from ..batch import answer_one_or_many
+from ..batch import add_batch_operation, answer_one
 from ..body import rules_for, sheet_for
-from ..game_schemas import MAX_BATCH_GAMES, GameSchema, TurnRequestSchema
+from ..game_schemas import GameSchema, TurnRequestSchema
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, problem_doc, response_doc
 
 blp = new_blueprint("games", "Play turns and validate whole games")
@@ -50,11 +50,10 @@ class GameTurn(MethodView):
     """Play a turn."""
 
     @blp.doc(operationId="playTurn",
-             requestBody=body_doc("TurnRequest", True,
-                                  "A turn, or a list of turns (batch form)"),
-             responses={"200": response_doc("TurnResult", True,
-                                            "The sheet after the turn and what it earned (a "
-                                            "list for a batch)"),
+             requestBody=body_doc("TurnRequest", "The sheet, the dice the turn ended on and "
+                                                 "the box to write"),
+             responses={"200": response_doc("TurnResult", "The sheet after the turn and what "
+                                                          "it earned"),
                         **TURN_ERRORS_DOC})
     def post(self, variant: str) -> Response:
         """Play one turn: write the dice in the chosen box and get the new sheet back.
@@ -65,9 +64,22 @@ class GameTurn(MethodView):
         saved throws (Maxi Yatzy) and `won` filled in by the service. `earned` says what the
         turn added; `totals`, `turn`, `turns_left`, `game_over` and `won` where the game
         stands. A placement the rules forbid is a 409 `/problems/illegal-move` whose `code`
-        names the rule. Send a list to play many turns (of different sheets) at once.
+        names the rule. To play many turns (of different sheets) in one request, send them
+        to `games/turn/batch`.
         """
-        return answer_one_or_many(variant, _turn_schema, _turn_one)
+        return answer_one(variant, _turn_schema, _turn_one)
+
+
+add_batch_operation(
+    blp, "/<variant:variant>/games/turn", "playTurnBatch", _turn_schema, _turn_one,
+    ("TurnRequest", "TurnResult"),
+    ("Play many turns, of different sheets: each item as `games/turn` takes it.\n\n"
+     "The answer is the list of `games/turn` answers, in the order of the items. An item "
+     "that breaks a rule refuses the whole batch, naming the item in every pointer; at most "
+     "`MAX_BATCH_ITEMS` items and `MAX_BATCH_RULE_SETS` tables of rules a batch.",
+     "A list of turns, each as `games/turn` takes it",
+     "Each turn's answer, in the order of the items"),
+    TURN_ERRORS_DOC)
 
 
 @blp.route("/<variant:variant>/games/validate")
@@ -75,12 +87,10 @@ class GameValidation(MethodView):
     """Validate a game."""
 
     @blp.doc(operationId="validateGame",
-             requestBody=body_doc("Game", True, f"A game, or a list of at most "
-                                                f"{MAX_BATCH_GAMES} games (batch form)",
-                                  max_items=MAX_BATCH_GAMES),
-             responses={"200": response_doc("GameValidation", True,
-                                            "valid, every problem, each turn's points, final "
-                                            "totals and standings (a list for a batch)"),
+             requestBody=body_doc("Game", "The game as it was played"),
+             responses={"200": response_doc("GameValidation", "valid, every problem, each "
+                                                              "turn's points, final totals "
+                                                              "and standings"),
                         **ERRORS_DOC})
     def post(self, variant: str) -> Response:
         """Replay a game and check every move in it.
@@ -91,8 +101,19 @@ class GameValidation(MethodView):
         The answer lists every problem found (pointer, code, detail), not only the first;
         a game that breaks no rule is `valid: true`, a game not yet over is valid so far.
         Each turn comes back with its points and running total, each player with the final
-        sheet and totals, and the standings. Send a list to validate many games at once
-        (`MAX_BATCH_GAMES`, default 100).
+        sheet and totals, and the standings. To validate many games in one request, send
+        them to `games/validate/batch`.
         """
-        return answer_one_or_many(variant, _game_schema, _validate_one,
-                                  limit_key="MAX_BATCH_GAMES", with_base=True)
+        return answer_one(variant, _game_schema, _validate_one, with_base=True)
+
+
+add_batch_operation(
+    blp, "/<variant:variant>/games/validate", "validateGameBatch", _game_schema,
+    _validate_one, ("Game", "GameValidation"),
+    ("Validate many games: each item as `games/validate` takes it, answered in order.\n\n"
+     "The answer is the list of `games/validate` answers, in the order of the items; each "
+     "game's problems point into the batch (`/3/players/0/...`). At most `MAX_BATCH_GAMES` "
+     "games and `MAX_BATCH_RULE_SETS` tables of rules a batch.",
+     "A list of games, each as `games/validate` takes it",
+     "Each game's validation, in the order of the items"),
+    ERRORS_DOC, limit_key="MAX_BATCH_GAMES", with_base=True)

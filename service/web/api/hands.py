@@ -9,7 +9,7 @@ from flask.views import MethodView
 
 from ...domain.rules import get_variant
 from ...domain.scoring import score_hand, validate_hand
-from ..batch import answer_one_or_many
+from ..batch import add_batch_operation, answer_one
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from ..schemas import HandScoreRequestSchema, HandValidateRequestSchema
@@ -43,8 +43,8 @@ class HandValidation(MethodView):
     """Hand validation."""
 
     @blp.doc(operationId="validateHand",
-             requestBody=body_doc("HandValidateRequest", False, "The hand to check"),
-             responses={"200": response_doc("HandValidation", False,
+             requestBody=body_doc("HandValidateRequest", "The hand to check"),
+             responses={"200": response_doc("HandValidation",
                                             "Whether the hand is legal, and what it forms"),
                         **ERRORS_DOC})
     def post(self, variant: str) -> Response:
@@ -54,7 +54,7 @@ class HandValidation(MethodView):
         `valid: false` and `problems`; only a malformed request is a 422.
         """
         get_variant(variant)
-        items, _ = load_items(_validate_schema, batch=False)
+        items, _ = load_items(_validate_schema, batch=False, variant=variant)
         item = items[0]
         rs = rules_for(variant, item)
         sheet = sheet_for(rs, item)
@@ -67,16 +67,27 @@ class HandScoring(MethodView):
     """Hand scoring."""
 
     @blp.doc(operationId="scoreHand",
-             requestBody=body_doc("HandScoreRequest", True,
-                                  "A hand, or a list of hands (batch form)"),
-             responses={"200": response_doc("HandScore", True,
-                                            "Every box with its score, open and legal flags "
-                                            "(a list for a batch)"),
+             requestBody=body_doc("HandScoreRequest", "The hand, and the sheet it is for"),
+             responses={"200": response_doc("HandScore", "Every box with its score, open "
+                                                         "and legal flags"),
                         **ERRORS_DOC})
     def post(self, variant: str) -> Response:
         """Score a hand in every box: score, open, legal (Joker rules applied), bonuses.
 
-        Without a scorecard every box is open. Send a list of requests to score many hands
-        at once; the answer is the list of results in the same order.
+        Without a scorecard every box is open. To score many hands in one request, send
+        them to `hands/score/batch`.
         """
-        return answer_one_or_many(variant, _score_schema, score_one)
+        return answer_one(variant, _score_schema, score_one)
+
+
+add_batch_operation(
+    blp, "/<variant:variant>/hands/score", "scoreHandBatch", _score_schema, score_one,
+    ("HandScoreRequest", "HandScore"),
+    ("Score many hands: each item as `hands/score` takes it, answered in order.\n\n"
+     "The answer is the list of `hands/score` answers, in the order of the items. An item "
+     "that breaks a rule refuses the whole batch, naming the item in every pointer "
+     "(`/3/dice/0`); at most `MAX_BATCH_ITEMS` items and `MAX_BATCH_RULE_SETS` tables of "
+     "rules a batch.",
+     "A list of hands, each as `hands/score` takes it",
+     "Each hand's answer, in the order of the items"),
+    ERRORS_DOC)

@@ -10,9 +10,9 @@ from flask.views import MethodView
 from ...domain.rules import get_variant
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
+from ..extensions import advisor_of, analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from ..schemas import MoveSuggestRequestSchema
-from .positions import analyst_of
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 
@@ -25,7 +25,7 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
     throw = item["throw"]
     # Built-in tables are loaded at start-up; a house-rules table is built once per pod by
     # the build process while this waits up to a second, else 202 + Retry-After (busy.py).
-    result = current_app.extensions["advisor"].suggest(rs, item["dice"], throw, sheet,
+    result = advisor_of(current_app).suggest(rs, item["dice"], throw, sheet,
                                                        item.get("em_baixo", False),
                                                        client=request.remote_addr or "")
     body = result.as_dict()
@@ -47,9 +47,9 @@ class MoveSuggestion(MethodView):
     """Move advice."""
 
     @blp.doc(operationId="suggestMove",
-             requestBody=body_doc("MoveSuggestRequest", False,
+             requestBody=body_doc("MoveSuggestRequest",
                                   "The dice, the throw they stand on and the scorecard"),
-             responses={"200": response_doc("MoveSuggestion", False,
+             responses={"200": response_doc("MoveSuggestion",
                                             "The best keep or box, and every alternative with "
                                             "its expected final score and regret"),
                         **ERRORS_DOC, **BUSY_DOC})
@@ -71,5 +71,5 @@ class MoveSuggestion(MethodView):
         each box (e.g. P(YAHTZEE this turn | keep 3-3-3)) and the expected points of the turn.
         """
         get_variant(variant)
-        items, _ = load_items(_request_schema, batch=False)
+        items, _ = load_items(_request_schema, batch=False, variant=variant)
         return _advise(variant, items[0])

@@ -4,28 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, current_app
+from flask import Response, current_app
 from flask.views import MethodView
 
-from ...advisor.analyst import Analyst
 from ...domain.rules import get_variant
 from ..analysis_schemas import PositionValueRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
+from ..extensions import analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 
 blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
                                  "distribution of the final score under optimal play")
 
 _schema = PositionValueRequestSchema()
-
-
-def analyst_of(app: Flask) -> Analyst:
-    """The app's `Analyst` (made on first use around the app's advisor)."""
-    found = app.extensions.get("analyst")
-    if found is None:
-        found = app.extensions.setdefault("analyst", Analyst(app.extensions["advisor"]))
-    return found
 
 
 def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -48,10 +40,10 @@ class PositionValue(MethodView):
     """Position values."""
 
     @blp.doc(operationId="valuePosition",
-             requestBody=body_doc("PositionValueRequest", False,
+             requestBody=body_doc("PositionValueRequest",
                                   "A scorecard (start of a turn), optionally with the dice "
                                   "after a throw"),
-             responses={"200": response_doc("PositionValue", False,
+             responses={"200": response_doc("PositionValue",
                                             "Expected final score, its standard deviation, "
                                             "percentiles, P(final >= t), the histogram"),
                         **ERRORS_DOC, **BUSY_DOC})
@@ -68,5 +60,5 @@ class PositionValue(MethodView):
         sheets, Maxi Yatzy) are measured by simulating their own play (`exact: false`).
         """
         get_variant(variant)
-        items, _ = load_items(_schema, batch=False)
+        items, _ = load_items(_schema, batch=False, variant=variant)
         return json_response(_value(variant, items[0]))

@@ -9,7 +9,7 @@ from flask.views import MethodView
 
 from ...domain.consistency import audit
 from ...domain.scoring import score_sheet, scorecard_data
-from ..batch import answer_one_or_many
+from ..batch import add_batch_operation, answer_one
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 from ..schemas import ScorecardScoreRequestSchema
@@ -34,11 +34,9 @@ class ScorecardScoring(MethodView):
     """Scorecard totals."""
 
     @blp.doc(operationId="scoreScorecard",
-             requestBody=body_doc("ScorecardScoreRequest", True,
-                                  "A scorecard, or a list of scorecards (batch form)"),
-             responses={"200": response_doc("ScorecardTotals", True,
-                                            "Totals, completeness and per-box checks "
-                                            "(a list for a batch)"),
+             requestBody=body_doc("ScorecardScoreRequest", "The scorecard to total"),
+             responses={"200": response_doc("ScorecardTotals", "Totals, completeness and "
+                                                               "per-box checks"),
                         **ERRORS_DOC})
     def post(self, variant: str) -> Response:
         """Total a scorecard: upper subtotal and bonus, lower total, bonuses, total.
@@ -47,6 +45,19 @@ class ScorecardScoring(MethodView):
         rules could produce it, and `problems` lists every reason it could not (pointer,
         code, detail; the codes are in docs/problems.md), while the totals are still given.
         Each filled box says whether its value is achievable in that box. With `final: true`
-        empty boxes count as scratches (0).
+        empty boxes count as scratches (0). To total many scorecards in one request, send
+        them to `scorecards/score/batch`.
         """
-        return answer_one_or_many(variant, _schema, score_one, with_base=True)
+        return answer_one(variant, _schema, score_one, with_base=True)
+
+
+add_batch_operation(
+    blp, "/<variant:variant>/scorecards/score", "scoreScorecardBatch", _schema, score_one,
+    ("ScorecardScoreRequest", "ScorecardTotals"),
+    ("Total many scorecards: each item as `scorecards/score` takes it, answered in order.\n\n"
+     "The answer is the list of `scorecards/score` answers, in the order of the items; each "
+     "item's `problems` point into the batch (`/3/boxes/chance`). At most `MAX_BATCH_ITEMS` "
+     "items and `MAX_BATCH_RULE_SETS` tables of rules a batch.",
+     "A list of scorecards, each as `scorecards/score` takes it",
+     "Each scorecard's totals and checks, in the order of the items"),
+    ERRORS_DOC, with_base=True)

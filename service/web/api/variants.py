@@ -48,7 +48,7 @@ class Variants(MethodView):
     """Every variant."""
 
     @blp.doc(operationId="listVariants",
-             responses={"200": response_doc("VariantList", False, "Every variant's rules"),
+             responses={"200": response_doc("VariantList", "Every variant's rules"),
                         **NOT_MODIFIED})
     def get(self) -> Response:
         """List every variant with its full rule definition."""
@@ -60,7 +60,7 @@ class VariantResource(MethodView):
     """One variant."""
 
     @blp.doc(operationId="getVariant",
-             responses={"200": response_doc("VariantDefinition", False, "The variant's rules"),
+             responses={"200": response_doc("VariantDefinition", "The variant's rules"),
                         "404": ERRORS_DOC["404"], **NOT_MODIFIED})
     def get(self, variant: str) -> Response:
         """The rules of one variant: boxes in sheet order, bonuses, options and defaults."""
@@ -73,9 +73,9 @@ class EffectiveRules(MethodView):
     """A table's effective rules."""
 
     @blp.doc(operationId="effectiveRules",
-             requestBody=body_doc("EffectiveRulesRequest", False,
+             requestBody=body_doc("EffectiveRulesRequest",
                                   "Options and house-rule overrides"),
-             responses={"200": response_doc("EffectiveRules", False,
+             responses={"200": response_doc("EffectiveRules",
                                             "The definition after options and overrides"),
                         **ERRORS_DOC})
     def post(self, variant: str) -> Response:
@@ -84,6 +84,6 @@ class EffectiveRules(MethodView):
         Lets a frontend show its table's sheet; `fingerprint` identifies the rules.
         """
         get_variant(variant)
-        items, _ = load_items(EffectiveRulesRequestSchema(), batch=False)
+        items, _ = load_items(EffectiveRulesRequestSchema(), batch=False, variant=variant)
         rs = rules_for(variant, items[0])
         return json_response({"rules": rs.describe(), "definition": definition_document(rs)})

@@ -1,16 +1,16 @@
 """Analysis on top of the advisor: what a position is worth (mean, standard deviation, the
 distribution of the final score), coaching for keeps, and the caches these need.
 
-`Analyst(advisor)` adds to an `Advisor`: a `MomentCache` (the float64 mean and second-moment
-tables of every part, made on first use by the pod's build process, as the value tables
-are, and memory-mapped from disk: `TableBuilding` meanwhile; built here by an advisor without
-a build queue), and an LRU of exact distributions from turn starts (a few hundred numbers
-each). Game analysis (`analysis.py`) and win probabilities
-(`winprob.py`) use it too.
+`Analyst(advisor)` adds to an `Advisor`, in the same kind of cache (`tables.cache.TableCache`)
+and through the same stores: the float64 mean and second-moment tables of every part (made
+on first use by the pod's build process, as the value tables are, and memory-mapped from
+disk: `TableBuilding` meanwhile; built here by an advisor without a build queue), and exact
+distributions from turn starts (a few hundred numbers each). Game analysis (`games.py`)
+and win probabilities (`kernels/winprob.py`) use it too.
 
 Where the distribution is exact and where it is sampled:
 
-- one-part (exact-method) strategies: the exact forward pass (`distribution.py`) when the
+- one-part (exact-method) strategies: the exact forward pass (`kernels/distribution.py`) when the
   states reachable from the position are at most `exact_states` (default 40,000: the pass
   visits a third to a half of them, within the 200 ms budget), or when the distribution is
   cached: every turn start asked before, and the start of a game of every built-in variant,
@@ -29,9 +29,7 @@ when the distribution is sampled.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,21 +37,25 @@ from typing import Any
 
 import numpy as np
 
-from ..domain.errors import InvalidInput
-from ..domain.rules import RuleSet
-from ..domain.scoring import Sheet, empty_sheet, score_hand
-from . import advice
-from .background import await_build
-from .cache import is_builtin
-from .distribution import Distribution, first_turn_records, forward
-from .engine import Advisor
-from .moments import MomentCache, Moments
-from .policy import LANES
-from .positions import part_value
+from ...domain.errors import InvalidInput
+from ...domain.rules import RuleSet
+from ...domain.scoring import Sheet, empty_sheet, score_hand
+from ..advice import moves as advice
+from ..advice.advisor import Advisor
+from ..kernels.distribution import Distribution, first_turn_records, forward
+from ..kernels.model import reachable_states
+from ..kernels.moments import Moments
+from ..kernels.policy import LANES
+from ..kernels.threads import cpu_workers, kernel_pool
+from ..solving.positions import Position, part_value
+from ..solving.solver import solve_moments
+from ..solving.strategy import Part, Strategy
+from ..tables.build_process import await_build
+from ..tables.cache import TableCache
+from ..tables.store import is_builtin
+from ..tables.strategies import moment_arrays, moment_names, moments_of
 from .simulate import simulate
-from .strategy import Strategy
-from .threads import cpu_workers, kernel_pool
-from .turn import Position, Tables, TurnView
+from .turn_view import Tables, TurnView
 
 #: Percentiles every position value reports.
 PERCENTILES = (5, 25, 50, 75, 95)
@@ -66,10 +68,10 @@ ANALYSIS_COMPILE_SECONDS = 90.0
 
 def analysis_kernels_cached() -> bool:
     """Whether numba's cache holds the analysis kernels (else they compile first)."""
-    from . import simulate
+    from ..kernels import selfplay
 
     try:
-        return Path(simulate.play._cache._cache_file._index_path).exists()
+        return Path(selfplay.play._cache._cache_file._index_path).exists()
     except AttributeError:  # numba's internals moved: assume the slow case
         return False
 
@@ -132,26 +134,19 @@ class Analyst:
                  samples_approximate: int = 400,
                  sample_seconds: float = SAMPLE_SECONDS) -> None:
         self.advisor = advisor
-        builds = advisor.builds
-        self.house_store = builds.store if builds is not None else None
-        elsewhere = None
-        if builds is not None:  # the pod's build process makes missing moment tables
-            def elsewhere(rs: RuleSet, load: Callable[[], Moments | None], builtin: bool
-                          ) -> Moments:
-                return await_build(builds, rs, load, kind="moments", builtin=builtin,
-                                   wait=advisor.build_wait)
-        self.moment_cache = MomentCache(advisor.store, lru_size, threads, self.house_store,
-                                        elsewhere)
+        stores = advisor.stores
+        #: (fingerprint, part name) -> the part's moment tables (4 parts to a column sheet)
+        self.moment_cache: TableCache[Moments] = TableCache(stores, lru_size * 4)
+        #: (fingerprint, part state) -> the exact distribution from that turn start
+        self.dists: TableCache[Distribution] = TableCache(stores, 256)
+        #: fingerprint -> a one-part strategy's reachable states, per level and in one array
+        self._reach: TableCache[list[np.ndarray]] = TableCache(stores, 32)
+        self._reach_all: TableCache[np.ndarray] = TableCache(stores, 32)
         self.threads = threads
         self.exact_states = exact_states
         self.samples = samples
         self.samples_approximate = samples_approximate
         self.sample_seconds = sample_seconds
-        self.lock = threading.Lock()
-        self.dists: OrderedDict[tuple[str, tuple[int, int, int]], Distribution] = OrderedDict()
-        self.dist_size = 256
-        self._reach: dict[str, list[np.ndarray]] = {}
-        self._reach_all: dict[str, np.ndarray] = {}
 
     # ----------------------------------------------------------------------- tables
 
@@ -162,9 +157,22 @@ class Analyst:
     def moments(self, st: Strategy, here: bool = False) -> list[Moments]:
         """The moment tables of every part of a strategy: memory, disk, else built by the
         pod's build process (`TableBuilding` while it works) or, with `here` or without a
-        build queue, in this process (`MomentCache`)."""
-        builtin = is_builtin(st.rs)
-        return [self.moment_cache.get(st.rs, p, builtin, here) for p in st.parts]
+        build queue, in this process (and saved, for a built-in variant)."""
+        rs, builds = st.rs, self.advisor.builds
+        elsewhere = None
+        if builds is not None and not here:  # the pod's build process makes them
+            def elsewhere(load: Callable[[], Moments | None]) -> Moments:
+                return await_build(builds, rs, load, kind="moments", builtin=is_builtin(rs),
+                                   wait=self.advisor.build_wait)
+        return [self._part_moments(rs, p, elsewhere) for p in st.parts]
+
+    def _part_moments(self, rs: RuleSet, part: Part,
+                      elsewhere: Callable[[Callable[[], Moments | None]], Moments] | None
+                      ) -> Moments:
+        return self.moment_cache.get(
+            rs, (rs.fingerprint, part.name), lambda: solve_moments(part.solution, self.threads),
+            files=lambda: moment_names(part.name), make=lambda a: moments_of(part, a),
+            arrays=lambda mo: moment_arrays(part, mo), elsewhere=elsewhere)
 
     def tables(self, st: Strategy, kind: str = "moments") -> Callable[[int], Tables]:
         """Per-part tables for a `TurnView`: the moments, or the solver's values."""
@@ -251,31 +259,13 @@ class Analyst:
     def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
         """Every reachable state (mask, upper code, flags) of a one-part strategy, per number
         of filled boxes (`model.reachable_states`, kept: it takes tens of milliseconds)."""
-        key = st.rs.fingerprint
-        with self.lock:
-            found = self._reach.get(key)
-        if found is None:
-            from .model import reachable_states
-
-            found = reachable_states(st.parts[0].solution.model)
-            with self.lock:
-                if len(self._reach) > 32:
-                    self._reach.clear()
-                self._reach[key] = found
-        return found
+        return self._reach.get(st.rs, st.rs.fingerprint,
+                               lambda: reachable_states(st.parts[0].solution.model))
 
     def _reachable(self, st: Strategy) -> np.ndarray:
         """Every reachable state of a one-part strategy, in one array."""
-        key = st.rs.fingerprint
-        with self.lock:
-            found = self._reach_all.get(key)
-        if found is None:
-            found = np.concatenate(self.reachable_levels(st))
-            with self.lock:
-                if len(self._reach_all) > 32:
-                    self._reach_all.clear()
-                self._reach_all[key] = found
-        return found
+        return self._reach_all.get(st.rs, st.rs.fingerprint,
+                                   lambda: np.concatenate(self.reachable_levels(st)))
 
     def states_from(self, st: Strategy, state: tuple[int, int, int]) -> int:
         """How many reachable states have the position's boxes filled (the exact pass's
@@ -301,50 +291,48 @@ class Analyst:
                                       else view.mean_now)
             d.extra["exact_mean"] = mean_exact
             return d
-        dist = self.exact_distribution(st, state, hand, throw)
-        if hand < 0:
-            self._remember(st, state, dist)
-        return _shifted(dist, pos.total)
+        if hand >= 0:
+            return _shifted(self.exact_distribution(st, state, hand, throw), pos.total)
+        visited = []
+
+        def compute() -> Distribution:
+            dist = self.exact_distribution(st, state)
+            visited.append(dist.states)
+            return dist
+
+        found = _shifted(self._distribution(st, state, compute), pos.total)
+        found.states = visited[0] if visited else 0  # states visited for this answer
+        return found
 
     def start_state(self, st: Strategy) -> tuple[int, int, int]:
         """The state (mask, upper code, flags) of a one-part strategy's empty sheet."""
         return tuple(int(x) for x in Position.of(st, empty_sheet(st.rs)).states[0][:3])
 
+    def _start_files(self, st: Strategy, state: tuple[int, int, int]) -> tuple[str, ...]:
+        """The file a turn start's distribution is kept in: only the start of a game of a
+        built-in variant is (beside its value tables, or in the build directory when those
+        are read-only); any other lives in memory."""
+        if is_builtin(st.rs) and state == self.start_state(st):
+            return (f"{st.parts[0].name}-start",)
+        return ()
+
     def _cached(self, st: Strategy, state: tuple[int, int, int]) -> Distribution | None:
         """A turn start's distribution from memory, or (the start of a game of a built-in
         variant) from the table directory."""
-        key = (st.rs.fingerprint, state)
-        with self.lock:
-            found = self.dists.get(key)
-            if found is not None:
-                self.dists.move_to_end(key)
-                return found
-        if is_builtin(st.rs) and state == self.start_state(st):
-            for store in self._start_stores():
-                found = Distribution.from_array(store.load(st.rs, f"{st.parts[0].name}-start"))
-                if found is not None:
-                    self._remember(st, state, found, save=False)
-                    return found
-        return None
+        return self.dists.load(st.rs, (st.rs.fingerprint, state),
+                               lambda: self._start_files(st, state),
+                               lambda a: Distribution.from_array(a[0]))
 
-    def _start_stores(self) -> list[Any]:
-        """Where built-in variants' start distributions are kept: beside the value tables,
-        or in the build directory when those are read-only."""
-        return [s for s in (self.advisor.store, self.house_store) if s is not None]
+    def _distribution(self, st: Strategy, state: tuple[int, int, int],
+                      compute: Callable[[], Distribution]) -> Distribution:
+        """A turn start's distribution: cached, else `compute()`d once and kept (on disk
+        too, for the start of a game of a built-in variant)."""
+        def files() -> tuple[str, ...]:
+            return self._start_files(st, state)
 
-    def _remember(self, st: Strategy, state: tuple[int, int, int], dist: Distribution,
-                  save: bool = True) -> None:
-        with self.lock:
-            self.dists[(st.rs.fingerprint, state)] = dist
-            while len(self.dists) > self.dist_size:
-                self.dists.popitem(last=False)
-        if save and is_builtin(st.rs) and state == self.start_state(st):
-            for store in self._start_stores():
-                try:
-                    store.save(st.rs, f"{st.parts[0].name}-start", dist.to_array())
-                    break
-                except OSError:  # a read-only directory: the next one, else memory only
-                    continue
+        return self.dists.get(st.rs, (st.rs.fingerprint, state), compute, files=files,
+                              make=lambda a: Distribution.from_array(a[0]),
+                              arrays=lambda d: dict.fromkeys(files(), d.to_array()))
 
     def start_distribution(self, st: Strategy) -> Distribution | None:
         """The exact distribution of the final total from the start of a game (one-part
@@ -353,11 +341,7 @@ class Analyst:
         if len(st.parts) != 1:
             return None
         state = self.start_state(st)
-        found = self._cached(st, state)
-        if found is None:
-            found = self.exact_distribution(st, state)
-            self._remember(st, state, found)
-        return found
+        return self._distribution(st, state, lambda: self.exact_distribution(st, state))
 
     def warm(self, variants: list[str] | tuple[str, ...], moments: bool = True
              ) -> dict[str, float]:
@@ -366,7 +350,7 @@ class Analyst:
         seconds each."""
         import time
 
-        from ..domain.rules import effective_rules
+        from ...domain.rules import effective_rules
 
         out = {}
         for vid in variants:
@@ -385,8 +369,8 @@ class Analyst:
         minute, and a request must not wait for it (nor, in a gevent worker, every other
         connection of that worker). Run before the workers fork, the compiled code is
         theirs too. Returns the seconds it took."""
-        from ..domain.rules import effective_rules
-        from ..domain.scoring import parse_scorecard
+        from ...domain.rules import effective_rules
+        from ...domain.scoring import parse_scorecard
         from .simulate import compile_play
 
         began = time.perf_counter()
@@ -464,7 +448,7 @@ class Analyst:
 
 def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int | None,
                    em_baixo: bool = False) -> int:
-    """`advice.check_position` for a position to value: the hand's index (-1 without dice)."""
+    """`moves.check_position` for a position to value: the hand's index (-1 without dice)."""
     hs, _ = advice.check_position(rs, dice, throw, sheet, em_baixo)
     return -1 if hs is None else rs.hand_index[hs.scored_dice]
 
@@ -478,7 +462,7 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
     one budget of states (`WIN_EXACT_STATES`) and the sampled ones one time budget
     (`WIN_SAMPLE_SECONDS`): the request's time does not grow with the number of
     players."""
-    from .winprob import ASSUMPTIONS, chances
+    from ..kernels.winprob import ASSUMPTIONS, chances
 
     def key(i: int) -> Any:
         if i == to_move and dice is not None:
@@ -542,8 +526,8 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     final distributions, beside the move that maximises the expected score, each with both
     figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
     boxes (a backward induction over the player's states and own totals)."""
-    from .advice import _sub_multisets, suggest
-    from .winprob import MAX_WIN_OPEN, gain_bounds, state_win, utility, win_tables
+    from ..advice.moves import _sub_multisets, suggest
+    from ..kernels.winprob import MAX_WIN_OPEN, gain_bounds, state_win, utility, win_tables
 
     st = analyst.strategy(rs)
     pos = Position.of(st, sheet)

@@ -1,8 +1,8 @@
 """The advisor as the web layer and the command line use it: settings in, suggestions out.
 
-`Advisor` owns a table store and a strategy cache configured by the caller (the application
+`Advisor` owns the table stores and the strategies' cache, configured by the caller (the application
 factory passes the service's settings; nothing is read from the environment here), and, for
-background builds, the pod's build queue (`background.py`).
+background builds, the pod's build queue (`tables/build_process.py`).
 """
 
 from __future__ import annotations
@@ -10,17 +10,20 @@ from __future__ import annotations
 import atexit
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from ..domain.rules import RuleSet, effective_rules
-from ..domain.scoring import Sheet, empty_sheet
-from ..domain.variants import VARIANT_IDS
-from . import kernel, solver
-from .advice import Suggestion, check_position, suggest
-from .background import BuildQueue, await_build
-from .cache import StrategyCache, is_builtin
-from .store import TableStore
-from .strategy import Strategy
+from ...domain.rules import RuleSet, effective_rules
+from ...domain.scoring import Sheet, empty_sheet
+from ...domain.variants import VARIANT_IDS
+from ..kernels.values import solve_level
+from ..solving import solver
+from ..solving.strategy import Strategy
+from ..tables.build_process import BuildQueue, await_build
+from ..tables.cache import TableCache
+from ..tables.store import StoreChain, TableStore, is_builtin
+from ..tables.strategies import build_strategy, part_names, strategy_arrays, strategy_of
+from .moves import Suggestion, check_position, suggest
 
 #: Seconds to build each built-in variant's table with one thread (2-core machine of the
 #: README's benchmarks, rounded up), and to compile the solver's kernels when numba's cache
@@ -33,7 +36,7 @@ COMPILE_SECONDS = 15.0
 def kernels_cached() -> bool:
     """Whether numba's cache holds the solver's compiled kernels (else they compile first)."""
     try:
-        return Path(kernel.solve_level._cache._cache_file._index_path).exists()
+        return Path(solve_level._cache._cache_file._index_path).exists()
     except AttributeError:  # numba's internals moved: assume the slow case
         return False
 
@@ -51,11 +54,17 @@ class Advisor:
 
     def __init__(self, table_dir: str | Path, cache_size: int = 8, threads: int = 0,
                  builds: BuildQueue | None = None, build_wait: float = 1.0) -> None:
-        self.store = TableStore(table_dir)
+        self.stores = StoreChain(TableStore(table_dir),
+                                 builds.store if builds is not None else None)
         self.builds = builds
         self.build_wait = build_wait
-        self.cache = StrategyCache(self.store, cache_size, threads,
-                                   builds.store if builds is not None else None)
+        self.threads = threads
+        self.cache: TableCache[Strategy] = TableCache(self.stores, cache_size)
+
+    @property
+    def store(self) -> TableStore:
+        """The built-in variants' table directory."""
+        return self.stores.store
 
     def strategy(self, rs: RuleSet, client: str = "") -> Strategy:
         """The strategy of a table of rules: cached, loaded from disk, or built.
@@ -66,17 +75,24 @@ class Advisor:
         after `build_wait`) when the queue has no room, or `BuildFailed`. Without, it is
         built now, in this process.
         """
-        st = self.cache.load(rs)
-        if st is not None:
-            return st
-        if self.builds is None:
-            return self.cache.get(rs)
-        return await_build(self.builds, rs, lambda: self.cache.load(rs),
-                           builtin=is_builtin(rs), client=client, wait=self.build_wait)
+        builds = self.builds
+        if builds is None:
+            return self._strategy(rs)
+        return self._strategy(rs, lambda load: await_build(
+            builds, rs, load, builtin=is_builtin(rs), client=client, wait=self.build_wait))
+
+    def _strategy(self, rs: RuleSet,
+                  elsewhere: Callable[[Callable[[], Strategy | None]], Strategy] | None = None
+                  ) -> Strategy:
+        """The strategy from the cache, the stores, `elsewhere` (the build process) or built
+        here (`TableCache.get`)."""
+        return self.cache.get(rs, rs.fingerprint, lambda: build_strategy(rs, None, self.threads),
+                              files=lambda: part_names(rs), make=lambda a: strategy_of(rs, a),
+                              arrays=strategy_arrays, elsewhere=elsewhere)
 
     def suggest(self, rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
                 em_baixo: bool = False, client: str = "") -> Suggestion:
-        """The best action for a position and every alternative (see `advice.suggest`).
+        """The best action for a position and every alternative (see `moves.suggest`).
 
         The position is checked first: a request with no move to suggest is refused before
         its table is fetched, or queued to be built."""
@@ -86,12 +102,13 @@ class Advisor:
 
     def status(self) -> dict[str, bool]:
         """Built-in variant id -> whether its table is ready (in memory or on disk)."""
-        return {vid: self.cache.ready(effective_rules(vid)) for vid in VARIANT_IDS}
+        return {vid: self.cache.ready(rs, rs.fingerprint, lambda rs=rs: part_names(rs))
+                for vid, rs in ((v, effective_rules(v)) for v in VARIANT_IDS)}
 
     def build_estimate(self, variants: list[str]) -> float:
         """Rough seconds to build these built-in variants' tables here (a log line's hint)."""
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        threads = max(1, min(self.cache.threads or cpus, cpus))
+        threads = max(1, min(self.threads or cpus, cpus))
         seconds = sum(BUILD_SECONDS.get(v, 0.1) for v in variants) / threads
         return seconds + (0.0 if kernels_cached() else COMPILE_SECONDS)
 
@@ -105,11 +122,11 @@ class Advisor:
         ids = list(variants or VARIANT_IDS)
         for vid in ids:
             started = time.perf_counter()
-            self.cache.get(effective_rules(vid))  # built here, whatever `builds` says
+            self._strategy(effective_rules(vid))  # built here, whatever `builds` says
             out[vid] = time.perf_counter() - started
         if ids:
             rs = effective_rules(ids[0])
-            suggest(self.cache.get(rs), [1] * rs.variant.dice, 1)
+            suggest(self._strategy(rs), [1] * rs.variant.dice, 1)
         return out
 
 

@@ -25,10 +25,10 @@ from math import factorial
 
 import numpy as np
 
-from ..domain.boxes import full_value, pattern_match
-from ..domain.dice import FACES, all_hands, counts_of
-from ..domain.rules import RuleSet
-from ..domain.variants import UPPER_IDS
+from ...domain.boxes import full_value, pattern_match
+from ...domain.dice import FACES, all_hands, counts_of
+from ...domain.rules import RuleSet
+from ...domain.variants import UPPER_IDS
 
 ORDER_CODES = {"free": 0, "down": 1, "up": 2, "first_throw": 3}
 JOKER_CODES = {"none": 0, "forced": 1, "free": 2}

@@ -1,20 +1,19 @@
-"""A strategy: how the advisor values the states of one RuleSet, as solved parts.
+"""A strategy: how the advisor values the states of one RuleSet, as solved parts, and
+what a method is.
 
 A strategy is a list of *parts*, each an exactly solved sheet (`solver.Solution`) that reads
 one column of the player's sheet. Which parts a RuleSet is solved as, and how exact the result
-is, is decided by its method (`service.advisor.methods`); `builder.build_strategy` solves them.
+is, is decided by its `Method` (one module each in `methods/`);
+`tables.strategies.build_strategy` solves them.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from ..domain.rules import RuleSet
+from ...domain.rules import RuleSet
 from .solver import Solution
-
-if TYPE_CHECKING:
-    from .methods.base import Method
 
 
 @dataclass(frozen=True)
@@ -63,3 +62,26 @@ class Strategy:
     def description(self) -> str:
         """How the values are computed, in a sentence (the API's `method`)."""
         return self.method.description
+
+
+class Method(ABC):
+    """A way of valuing the states of a RuleSet from exactly solved parts."""
+
+    #: short machine name (logs, benchmarks)
+    name: str
+    #: whether the values are the exact optimum
+    exact: bool
+    #: how the values are computed, as the API's `method` says it
+    description: str
+
+    @abstractmethod
+    def applies(self, rs: RuleSet) -> bool:
+        """Whether this method values this RuleSet."""
+
+    @abstractmethod
+    def plan(self, rs: RuleSet) -> list[PartPlan]:
+        """The sub-sheets the RuleSet is solved as."""
+
+    def saved_throw_value(self, strategy: Strategy) -> float:
+        """Value of one throw saved for a later turn (0 where throws are not saved)."""
+        return 0.0

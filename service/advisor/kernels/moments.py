@@ -12,26 +12,20 @@ so the variance) where the mean alone does not: scoring now (or keeping every di
 rethrowing, a keep before its sub-multisets (the running maximum over "keep minus one die"
 moves only on a strictly larger mean), the box earlier on the sheet before a later one.
 
-The block kernels here mirror `kernel.score_pass` / `kernel.keep_pass` / `kernel.turn_pass`
+The block kernels here mirror `values.score_pass` / `values.keep_pass` / `values.turn_pass`
 (lanes of states side by side); `score2` also records, per hand, the box chosen (its next
-state's flat index, the points gained, the box and its score), which `turn.TurnView` reads.
-`kernel.py` itself is not changed.
+state's flat index, the points gained, the box and its score), which `turn_view.TurnView` reads.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
 
-from .kernel import canon, five_arrays, five_placements, order_ok
-from .model import KIND_TRACKED, KIND_UPPER, reachable_states
-from .solver import Solution, read_only
+from .model import KIND_TRACKED, KIND_UPPER
+from .values import canon, five_arrays, five_placements, order_ok, read_only
 
 NEG = -1e30
 LANES = 32
@@ -66,7 +60,7 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
     S1[h, l] = best (gain + E[X']) over legal boxes, S2 its second moment, NX the flat index
     of the next state, GN the points gained (box score and bonuses), BX the box (-1: none
     legal) and SC the box's score. Mirrors
-    `kernel.score_pass` (same Joker and bonus rules), in float64. The best box of each hand
+    `values.score_pass` (same Joker and bonus rules), in float64. The best box of each hand
     is found first (a vectorised running maximum), its moments and next state after.
     """
     L = bm.shape[0]
@@ -322,127 +316,3 @@ def moments_level(kd, T1, T2, states):
                     a2 += p * cur2[h, lane]
                 T1[bm[lane], bu[lane], bf[lane]] = a1
                 T2[bm[lane], bu[lane], bf[lane]] = a2
-
-
-def solve_moments(sol: Solution, threads: int = 0) -> Moments:
-    """Float64 mean and second moment of every reachable state of a solved part."""
-    m, kd = sol.model, sol.kd
-    t1 = np.full(m.table_shape, np.nan)
-    t2 = np.full(m.table_shape, np.nan)
-    t1[(1 << m.nb) - 1] = 0.0
-    t2[(1 << m.nb) - 1] = 0.0
-    levels = reachable_states(m)
-    cpus = os.cpu_count() or 1
-    workers = max(1, min(threads or cpus, cpus))
-    with ThreadPoolExecutor(workers) as pool:
-        for level in range(m.nb - 1, -1, -1):
-            states = levels[level]
-            per = -(-len(states) // (workers * LANES)) * LANES
-            chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
-            list(pool.map(lambda c: moments_level(kd, t1, t2, c), chunks))
-    return Moments(t1, t2)
-
-
-# --------------------------------------------------------------------------- the cache
-
-
-def save_moments(store: object, rs: object, part: str, mo: Moments) -> Moments:
-    """Write a part's moment tables (``<part>-m1``, ``<part>-m2``) into a `TableStore`;
-    gives them back memory-mapped from the files. Raises OSError where the store is
-    read-only."""
-    return Moments(store.save(rs, f"{part}-m1", mo.m1), store.save(rs, f"{part}-m2", mo.m2))
-
-
-class MomentCache:
-    """Moment tables per solved part, keyed by (rules fingerprint, part name).
-
-    Found in memory, else on disk: a built-in variant's beside its value tables (`store`),
-    any other's, or a built-in's whose table directory is read-only, in the build
-    directory (`house_store`); memory-mapped, so workers share them. Built-in tables are
-    pinned; house-rules tables stay in an LRU of `lru_size` strategies' parts.
-
-    Missing tables: `elsewhere(rs, load, builtin)` has them built elsewhere and returns what
-    `load` finds once they are on disk (the Analyst passes the pod's build process:
-    `background.await_build`, which raises `TableBuilding`, a 202 with Retry-After, while it
-    works); without it, or with ``here=True`` (the master's warm-up, the command line,
-    tests), they are built in this process and saved where they would be found (built-ins)
-    or kept in memory.
-    """
-
-    def __init__(self, store: object | None = None, lru_size: int = 8, threads: int = 0,
-                 house_store: object | None = None,
-                 elsewhere: Callable[[object, Callable[[], Moments | None], bool], Moments]
-                 | None = None) -> None:
-        from collections import OrderedDict
-
-        self.store = store
-        self.house_store = house_store
-        self.elsewhere = elsewhere
-        self.lru_size = lru_size
-        self.threads = threads
-        self.lock = threading.Lock()
-        self.pinned: dict[tuple[str, str], Moments] = {}
-        self.lru: OrderedDict[tuple[str, str], Moments] = OrderedDict()
-        self.building: dict[tuple[str, str], threading.Lock] = {}
-
-    def get(self, rs: object, part: object, builtin: bool, here: bool = False) -> Moments:
-        """The moments of one part of a strategy for rules `rs`: memory, disk, or built
-        (by the build process, or in this process: see the class)."""
-        key = (rs.fingerprint, part.name)
-        found = self._memory(key)
-        if found is not None:
-            return found
-        found = self._load(rs, part, builtin)
-        if found is None and self.elsewhere is not None and not here:
-            found = self.elsewhere(rs, lambda: self._load(rs, part, builtin), builtin)
-        if found is None:
-            with self.lock:
-                build_lock = self.building.setdefault(key, threading.Lock())
-            with build_lock:
-                found = self._memory(key) or self._build(rs, part, builtin)
-                with self.lock:
-                    self.building.pop(key, None)
-        self._keep(key, found, builtin)
-        return found
-
-    def _memory(self, key: tuple[str, str]) -> Moments | None:
-        with self.lock:
-            found = self.pinned.get(key) or self.lru.get(key)
-            if found is not None and key in self.lru:
-                self.lru.move_to_end(key)
-            return found
-
-    def _keep(self, key: tuple[str, str], mo: Moments, builtin: bool) -> None:
-        with self.lock:
-            if builtin:
-                self.pinned[key] = mo
-            else:
-                self.lru[key] = mo
-                self.lru.move_to_end(key)
-                while len(self.lru) > self.lru_size * 4:
-                    self.lru.popitem(last=False)
-
-    def _stores(self, builtin: bool) -> list:
-        return [s for s in ((self.store if builtin else None), self.house_store)
-                if s is not None]
-
-    def _load(self, rs: object, part: object, builtin: bool) -> Moments | None:
-        shape = part.solution.model.table_shape
-        for store in self._stores(builtin):
-            m1 = store.load(rs, f"{part.name}-m1")
-            m2 = store.load(rs, f"{part.name}-m2")
-            if m1 is not None and m2 is not None and m1.shape == shape == m2.shape:
-                return Moments(m1, m2)
-        return None
-
-    def _build(self, rs: object, part: object, builtin: bool) -> Moments:
-        """Solve the moments here; a built-in's are saved beside its value tables (or in the
-        build directory when those are read-only), where the workers find them."""
-        mo = solve_moments(part.solution, self.threads)
-        if builtin:
-            for store in self._stores(True):
-                try:
-                    return save_moments(store, rs, part.name, mo)
-                except OSError:  # a read-only directory: the next one, else memory only
-                    continue
-        return mo

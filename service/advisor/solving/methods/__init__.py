@@ -3,8 +3,8 @@ order by `method_for` (the first that applies values the RuleSet)."""
 
 from __future__ import annotations
 
-from ...domain.rules import RuleSet
-from .base import Method
+from ....domain.rules import RuleSet
+from ..strategy import Method
 from .columns import Columns
 from .exact import Exact
 from .sections import Sections

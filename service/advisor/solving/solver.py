@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..domain.rules import RuleSet
-from . import kernel
-from .model import Model, build_model, canon, reachable_states
+from ...domain.rules import RuleSet
+from ..kernels.model import Model, build_model, canon, reachable_states
+from ..kernels.moments import LANES, Moments, moments_level
+from ..kernels.values import LANES as VALUE_LANES
+from ..kernels.values import KernelData, kernel_data, read_only, solve_level
 
 
 @dataclass
@@ -23,7 +25,7 @@ class Solution:
     """
 
     model: Model
-    kd: kernel.KernelData
+    kd: KernelData
     values: np.ndarray
 
     def __post_init__(self) -> None:
@@ -37,18 +39,10 @@ class Solution:
         return float(self.values[0, canon(self.model, 0, 0), 0])
 
 
-def read_only(a: np.ndarray) -> np.ndarray:
-    """The array, made read-only (as `np.load(..., mmap_mode="r")` gives it) so that every
-    table has one numba type."""
-    if a.flags.writeable:
-        a.setflags(write=False)
-    return a
-
-
-def prepare(rs: RuleSet, order: str | None = None) -> tuple[Model, kernel.KernelData]:
+def prepare(rs: RuleSet, order: str | None = None) -> tuple[Model, KernelData]:
     """Model and kernel data of a RuleSet (optionally one column's order rule)."""
     m = build_model(rs, order)
-    return m, kernel.kernel_data(m, em_baixo=rs.variant.em_baixo)
+    return m, kernel_data(m, em_baixo=rs.variant.em_baixo)
 
 
 class Cancelled(Exception):
@@ -73,9 +67,9 @@ def solve(rs: RuleSet, order: str | None = None, threads: int = 0) -> Solution:
                 raise Cancelled(rs.variant.id)
             states = levels[level]
             # the kernel releases the GIL: split a level between threads, in whole blocks
-            per = -(-len(states) // (workers * kernel.LANES)) * kernel.LANES
+            per = -(-len(states) // (workers * VALUE_LANES)) * VALUE_LANES
             chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
-            list(pool.map(lambda c: kernel.solve_level(kd, values, c), chunks))
+            list(pool.map(lambda c: solve_level(kd, values, c), chunks))
     return Solution(m, kd, values)
 
 
@@ -85,3 +79,22 @@ def attach(rs: RuleSet, values: np.ndarray, order: str | None = None) -> Solutio
     if values.shape != m.table_shape:
         raise ValueError(f"table shape {values.shape} does not fit {m.table_shape}")
     return Solution(m, kd, values)
+
+
+def solve_moments(sol: Solution, threads: int = 0) -> Moments:
+    """Float64 mean and second moment of every reachable state of a solved part."""
+    m, kd = sol.model, sol.kd
+    t1 = np.full(m.table_shape, np.nan)
+    t2 = np.full(m.table_shape, np.nan)
+    t1[(1 << m.nb) - 1] = 0.0
+    t2[(1 << m.nb) - 1] = 0.0
+    levels = reachable_states(m)
+    cpus = os.cpu_count() or 1
+    workers = max(1, min(threads or cpus, cpus))
+    with ThreadPoolExecutor(workers) as pool:
+        for level in range(m.nb - 1, -1, -1):
+            states = levels[level]
+            per = -(-len(states) // (workers * LANES)) * LANES
+            chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
+            list(pool.map(lambda c: moments_level(kd, t1, t2, c), chunks))
+    return Moments(t1, t2)

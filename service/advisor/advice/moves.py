@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from ..domain.consistency import check_sheet
-from ..domain.errors import InvalidInput, Problem
-from ..domain.rules import RuleSet
-from ..domain.scoring import (
+from ...domain.consistency import check_sheet
+from ...domain.errors import InvalidInput, Problem
+from ...domain.rules import RuleSet
+from ...domain.scoring import (
     HandScore,
     Sheet,
     em_baixo_problems,
@@ -26,13 +26,13 @@ from ..domain.scoring import (
     score_sheet,
     throw_problems,
 )
-from .model import KIND_UPPER, canon
-from .positions import part_state, part_value, terminals64, turn_tables
-from .strategy import Strategy
+from ..kernels.model import KIND_UPPER, canon
+from ..solving.positions import part_state, part_value, terminals64, turn_tables
+from ..solving.strategy import Strategy
 
 #: Two values closer than this are a tie (same rank, `tie: true`). It is set by the precision
 #: of the values, not of float64: the tables hold float32 values, which differ from an exact
-#: float64 re-solve (`moments.solve_moments`) by at most 3.1e-5 over every reachable state of
+#: float64 re-solve (`solver.solve_moments`) by at most 3.1e-5 over every reachable state of
 #: the built-in tables (YAHTZEE 2.8e-5, Yatzy 3.0e-5; see tests/advisor/test_analysis.py), so
 #: two moves of equal true value may be up to twice that apart. Within a position everything
 #: else is float64 (`positions.terminals64`), so a box and a keep of equal value agree to

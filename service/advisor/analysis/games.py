@@ -13,7 +13,7 @@ from the value of what was kept (or of the turn start) to the value of the dice 
 = luck - total regret, exactly (to float rounding). When a turn's kept dice are not given,
 its keeps are not judged and their effect is part of that turn's luck.
 
-Values come from the float64 moment tables (`moments.py`), the same numbers for every
+Values come from the float64 moment tables (`kernels/moments.py`), the same numbers for every
 quantity, so that the split adds up; they equal the advisor's float32 values within 3.1e-5.
 Approximate methods (column sheets, Maxi Yatzy) are analysed with their own values, and say
 ``exact: false``.
@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from ..domain.consistency import check_sheet
-from ..domain.dice import normalise
-from ..domain.errors import InvalidInput, Problem
-from ..domain.rules import RuleSet
-from ..domain.scoring import Placement, Sheet, max_throw, score_hand, score_sheet
-from .advice import TIE
-from .turn import Position, TurnView
+from ...domain.consistency import check_sheet
+from ...domain.dice import normalise
+from ...domain.errors import InvalidInput, Problem
+from ...domain.rules import RuleSet
+from ...domain.scoring import Placement, Sheet, max_throw, score_hand, score_sheet
+from ..advice.moves import TIE
+from ..solving.positions import Position
+from .turn_view import TurnView
 
 #: Regret thresholds of the classes (points of expected final score). A choice within TIE
 #: of the best is "best" when no other option is that close, else "tie".
@@ -405,7 +406,7 @@ class GameAnalyzer:
         n = 0
         if t < pos.last:
             hand = self.keep_dice[int(self.keeps.hand_keep[h])]
-            from .advice import _sub_multisets
+            from ..advice.moves import _sub_multisets
 
             for keep in _sub_multisets(tuple(hand)):
                 if b1 - view.E1[t, self.keeps.index[keep]] <= TIE:

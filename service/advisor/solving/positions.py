@@ -1,14 +1,18 @@
-"""Positions: a sheet read as each part's table state, its value, and the values of the
-hands and keeps of the turn being played (the within-turn recursion of the kernel)."""
+"""Positions: a sheet read as each part's table state (`Position`), its value, and the
+values of the hands and keeps of the turn being played (the within-turn recursion of the
+kernel)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..domain.errors import InvalidInput, Problem
-from ..domain.scoring import Sheet
-from . import kernel
-from .model import KIND_UPPER, canon
+from ...domain.errors import InvalidInput, Problem
+from ...domain.scoring import Sheet, max_throw, score_sheet
+from ..kernels.model import KIND_UPPER, canon
+from ..kernels.moments import score2
+from ..kernels.values import KernelData, score_pass, turn_keeps
 from .strategy import Part, Strategy
 
 
@@ -49,7 +53,7 @@ def terminals(st: Strategy, states: list[tuple[int, int, int, int]],
         for part, (mask, code, flags, _), b in zip(st.parts, states, base, strict=True):
             sol = part.solution
             s = np.empty((sol.kd.nh, 1), np.float32)
-            kernel.score_pass(sol.kd, sol.values, np.array([mask], np.int64),
+            score_pass(sol.kd, sol.values, np.array([mask], np.int64),
                               np.array([code], np.int64), np.array([flags], np.int64),
                               first, s)
             rel = s[:, 0].astype(np.float64) - b
@@ -62,10 +66,8 @@ def terminals64(st: Strategy, states: list[tuple[int, int, int, int]],
                  base: list[float]) -> tuple[np.ndarray, np.ndarray]:
     """`terminals` in float64: each placement's points plus the next state's table value,
     added in float64 (`moments.score2` reading the float32 tables), so that a box and a keep
-    of equal value come out equal (the float32 sums of `kernel.score_pass` round them
+    of equal value come out equal (the float32 sums of `values.score_pass` round them
     apart by up to half a float32 unit, 8e-6 at 250 points)."""
-    from .moments import score2
-
     out = []
     for first in (True, False):
         best = None
@@ -83,8 +85,31 @@ def terminals64(st: Strategy, states: list[tuple[int, int, int, int]],
     return out[0], out[1]
 
 
-def turn_tables(kd: kernel.KernelData, term_first: np.ndarray, term_later: np.ndarray,
+def turn_tables(kd: KernelData, term_first: np.ndarray, term_later: np.ndarray,
                 throw: int, last: int, throw_value: float = 0.0
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Keep values after throw `throw` and hand values at it (see `kernel.turn_keeps`)."""
-    return kernel.turn_keeps(kd, term_first, term_later, throw, last, float(throw_value))
+    """Keep values after throw `throw` and hand values at it (see `values.turn_keeps`)."""
+    return turn_keeps(kd, term_first, term_later, throw, last, float(throw_value))
+
+
+@dataclass
+class Position:
+    """A sheet as the strategy sees it at the start of (or during) a turn."""
+
+    st: Strategy
+    sheet: Sheet
+    states: list[tuple[int, int, int, int]]  # per part: mask, upper code, flags, upper total
+    total: int  # points on the sheet now (bonuses included)
+    last: int  # the highest throw number this turn may reach
+    throw_value: float  # value of one throw left unused (saved for later turns)
+    open_boxes: int
+
+    @classmethod
+    def of(cls, st: Strategy, sheet: Sheet) -> Position:
+        """Read a sheet (validated by the caller) as part states."""
+        rs = st.rs
+        states = [part_state(p, sheet) for p in st.parts]
+        open_boxes = sum(1 for c in sheet.columns for v in c.boxes.values() if v is None)
+        tv = st.saved_throw_value if open_boxes - 1 > 0 else 0.0
+        return cls(st, sheet, states, int(score_sheet(rs, sheet)["total"]),
+                   max_throw(rs, sheet), tv, open_boxes)

@@ -29,6 +29,14 @@ from .model import KIND_TRACKED, KIND_UPPER, Model
 LANES = 32
 NEG = np.float32(-1e30)
 
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """The array, made read-only (as `np.load(..., mmap_mode="r")` gives it) so that every
+    table has one numba type: numba compiles one version of a kernel per array type."""
+    if a.flags.writeable:
+        a.setflags(write=False)
+    return a
+
 KernelData = namedtuple("KernelData", [
     "nb", "nd", "throws", "nh", "nk", "n_small", "prob", "reward", "cls", "kind", "face",
     "trk_bit", "req_bit", "is_lower", "threshold", "amount", "maxrem", "order",

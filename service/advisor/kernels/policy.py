@@ -2,8 +2,8 @@
 box it is scored in (next state, points) and for every throw the keep it is rethrown from.
 
 This is `moments.turn2` without the second moment, on the solver's own float32 tables (the
-values `advice.suggest` ranks moves by), at the float32 kernels' speed: the exact forward
-distribution (`distribution.py`) and the games of the advisor's play (`simulate.py`) follow
+values `moves.suggest` ranks moves by), at the float32 kernels' speed: the exact forward
+distribution (`distribution.py`) and the games of the advisor's play (`selfplay.py`) follow
 it. Ties break as in `moments.py`: scoring before rethrowing, a keep before its
 sub-multisets, the earlier box before a later one.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .kernel import NEG, canon, five_arrays, five_placements, order_ok
 from .model import KIND_TRACKED, KIND_UPPER
+from .values import NEG, canon, five_arrays, five_placements, order_ok
 
 LANES = 32
 
@@ -42,7 +42,7 @@ def scored_arrays(kd, L):
 @nb.njit(cache=True, error_model="numpy")
 def score32(kd, V, bm, bu, bf, first, out):
     """For the block's states: the best value of scoring each hand now (points plus the next
-    state's value) and its box, into `out` (`scored_arrays`). The logic of `kernel.score_pass`,
+    state's value) and its box, into `out` (`scored_arrays`). The logic of `values.score_pass`,
     with the argmax."""
     S, BB, NI, X, rm, ON, OG, OB, OS = out
     L = bm.shape[0]

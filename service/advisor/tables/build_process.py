@@ -10,7 +10,7 @@ is built once per pod, not once per worker. Everything is a file in the build di
     queue/<fingerprint>.json   a table waiting to be built: variant, options, overrides,
                                client, time queued. Created with O_EXCL: one job per table.
     queue/<fingerprint>-moments.json   the same for the analysis tables of those rules
-                               (`moments.py`: the float64 mean and second moment of every
+                               (`kernels/moments.py`: the float64 mean and second moment of every
                                part, which position values and game analysis need)
     failed/<job>.json          its last build failed (the error); tried again after a while
     builder.lock               held (flock) by the live build process: one per directory
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..domain.rules import RuleSet, effective_rules
-from .store import TableStore
+from ...domain.rules import RuleSet, effective_rules
+from .store import StoreChain, TableStore
 
 log = logging.getLogger(__name__)
 
@@ -371,9 +371,8 @@ class Builder:
         if rs is not None:
             builtin = bool(job.get("builtin"))
             store = self.builtin if builtin and _writable(self.builtin) else self.house
-            sources = [self.builtin, self.house] if builtin else [self.house]
             error, peak_mib = _build_in_child(rs, store, self.settings.threads, kind,
-                                              sources)
+                                              StoreChain(self.builtin, self.house))
         seconds = time.monotonic() - started
         if error is None:
             self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
@@ -460,7 +459,7 @@ def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = (
 
 
 def _builtin_fingerprints() -> set[str]:
-    from ..domain.variants import VARIANT_IDS
+    from ...domain.variants import VARIANT_IDS
 
     return {effective_rules(v).fingerprint for v in VARIANT_IDS}
 
@@ -479,7 +478,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 def _load_kernels() -> None:
     """Compile (or load from numba's cache) the solver's kernels once, before forking, so
     each build's child starts with them."""
-    from .builder import build_strategy
+    from .strategies import build_strategy
 
     build_strategy(effective_rules("bozo"), None, 1)
 
@@ -494,13 +493,12 @@ def _status_kib(field: str) -> int:
 
 
 def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "values",
-                    sources: list[TableStore] | tuple[TableStore, ...] = ()
-                    ) -> tuple[str | None, float]:
+                    sources: StoreChain | None = None) -> tuple[str | None, float]:
     """Build and save the tables (`kind`) into `store` in a forked child: (None when it
     worked, else the error; the memory the build added to the child, MiB: its peak resident
     size less what it had from the parent at the fork). An analysis build reads the value
-    tables from the first of `sources` holding them (else builds them into `store` too)."""
-    from .builder import build_analysis, build_strategy
+    tables from `sources` when it holds them (else builds them into `store` too)."""
+    from .strategies import build_analysis, build_strategy
 
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -542,8 +540,8 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "v
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m service.advisor serve-builds``: the build process (started by workers)."""
-    from ..config import Settings
-    from ..logs import configure_logging as configure
+    from ...config import Settings
+    from ...logs import configure_logging as configure
 
     ap = argparse.ArgumentParser(prog="python -m service.advisor serve-builds")
     ap.add_argument("--dir", required=True)

@@ -12,7 +12,7 @@ sampled or truncated: the result is exact up to float64 rounding (the probabilit
 within 1e-12).
 
 Only one-part (exact-method) strategies are handled; the approximate methods are measured by
-simulation (`simulate.py`).
+simulation (`selfplay.py`).
 """
 
 from __future__ import annotations

@@ -6,11 +6,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...domain.rules import RuleSet, build_rule_set
-from ...domain.scoring import empty_sheet
+from ....domain.rules import RuleSet, build_rule_set
+from ....domain.scoring import empty_sheet
 from ..positions import part_state, part_value, terminals, turn_tables
-from ..strategy import PartPlan, Strategy
-from .base import Method
+from ..strategy import Method, PartPlan, Strategy
 
 #: Largest sheet solved whole: the value table has 2^boxes rows.
 MAX_EXACT_BOXES = 16

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ...domain.rules import RuleSet
-from ..strategy import PartPlan
-from .base import Method
+from ....domain.rules import RuleSet
+from ..strategy import Method, PartPlan
 
 
 class Exact(Method):

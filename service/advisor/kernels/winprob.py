@@ -32,10 +32,10 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from . import kernel
 from .distribution import Distribution
 from .model import KIND_TRACKED, KIND_UPPER
 from .policy import first_scored
+from .values import five_arrays, five_placements, next_marks, order_ok
 
 ASSUMPTIONS = (
     "Every player plays the advisor's strategy (maximising their own expected final score), "
@@ -142,8 +142,8 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
 
     Box by box, with what depends on the box alone worked out once: the five-of-a-kind
     hands on a sheet whose five-of-a-kind box is filled (Joker, bonus) are placed by
-    `kernel.five_placements`, once a throw; every other hand is placed as
-    `kernel.placement` places it without those rules (its requirement, the upper bonus, a
+    `values.five_placements`, once a throw; every other hand is placed as
+    `values.placement` places it without those rules (its requirement, the upper bonus, a
     tracked box's flag). Calling `placement` for every hand cost more than the rest: each
     call that takes the kernel data counts a reference to each of its arrays."""
     nh = kd.nh
@@ -154,7 +154,7 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
     if has_five:
         for f in range(1, 7):
             apart[kd.five_hand[f]] = True
-    five = kernel.five_arrays(kd, 1)
+    five = five_arrays(kd, 1)
     one = np.ones(1, np.int64)
     maxrem = kd.maxrem
     threshold = kd.threshold
@@ -167,7 +167,7 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
             break
         out[:, :] = -1.0
         for b in range(nbox):
-            if not kernel.order_ok(kd.order, nbox, mask, b, first):
+            if not order_ok(kd.order, nbox, mask, b, first):
                 continue
             nmask = mask | (1 << b)
             rb = kd.req_bit[b]
@@ -179,12 +179,12 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
                 if apart[h]:
                     continue
                 score = R[h] * met
-                bonus, nu, nfl = kernel.next_marks(threshold, maxrem, amount, kb, bit, u, fl,
+                bonus, nu, nfl = next_marks(threshold, maxrem, amount, kb, bit, u, fl,
                                                    score, nmask)
                 g = int(np.rint(np.float64(score) + bonus))
                 _fold(out[h], W[slot_of[nmask, nu, nfl]], g, width)
         if has_five:
-            kernel.five_placements(kd, one * mask, one * u, one * fl, first, five)
+            five_placements(kd, one * mask, one * u, one * fl, first, five)
             NU5, NF5, G5, _ = five
             for f in range(1, 7):
                 o = out[kd.five_hand[f]]
@@ -300,7 +300,7 @@ def gain_bounds(kd: object, mask0: int, u0: int | None = None
     def bound(mask: int, u: int | None = None, fl: int | None = None) -> int:
         new = mask & ~mask0
         boxes = [b for b in range(kd.nb) if new >> b & 1]
-        # a tracked box whose flag is clear was scratched (`kernel.placement`)
+        # a tracked box whose flag is clear was scratched (`values.placement`)
         total = sum(top[b] for b in boxes if not upper[b] and not (
             fl is not None and tracked[b] >= 0 and not fl >> tracked[b] & 1))
         ups = [b for b in boxes if upper[b]]

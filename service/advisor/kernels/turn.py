@@ -1,0 +1,139 @@
+"""Numba kernels of one turn from a position, in two moments: the values of every hand and
+keep at every throw under the advisor's policy (`turn_tables2`, the float64 mirror of
+`values.turn_keeps` with the second moment), and the probability of scoring each hand at
+each throw when that policy is followed (`push_from`). `analysis.turn_view.TurnView` and the
+games of the advisor's play (`analysis.simulate`) run them."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True, error_model="numpy")
+def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
+    """Values of the rest of a turn from throw `throw`, two moments, with the policy.
+
+    t1*/t2*: moments of the points still to come when hand h is scored now (first throw /
+    later throw). Returns (H1, H2, E1, E2, DEC): H*[t, h] the value of hand h at throw t,
+    E*[t, k] the value of keeping k after throw t and rethrowing (before "em baixo"
+    mirroring), DEC[t, h] the policy at throw t: -1 score now, else the effective keep id.
+    A throw left unused is worth `tv` (saved throws), added to the points.
+    """
+    nh = kd.nh
+    nk = kd.nk
+    H1 = np.zeros((last + 1, nh))
+    H2 = np.zeros((last + 1, nh))
+    E1 = np.zeros((last + 1, nk))
+    E2 = np.zeros((last + 1, nk))
+    DEC = -np.ones((last + 1, nh), np.int64)
+    for h in range(nh):
+        H1[last, h] = t1f[h] if last == 1 else t1l[h]
+        H2[last, h] = t2f[h] if last == 1 else t2l[h]
+    e1 = np.empty(nk)
+    e2 = np.empty(nk)
+    ea = np.empty(nk, np.int64)
+    m1 = np.empty(nk)
+    m2 = np.empty(nk)
+    ma = np.empty(nk, np.int64)
+    for t in range(last - 1, throw - 1, -1):
+        for h in range(nh):
+            k = kd.hand_keep[h]
+            e1[k] = H1[t + 1, h]
+            e2[k] = H2[t + 1, h]
+        for k in range(kd.n_small - 1, -1, -1):
+            a1 = 0.0
+            a2 = 0.0
+            for f in range(1, 7):
+                a1 += e1[kd.add[k, f]]
+                a2 += e2[kd.add[k, f]]
+            e1[k] = a1 / 6.0
+            e2[k] = a2 / 6.0
+        E1[t, :] = e1
+        E2[t, :] = e2
+        for k in range(nk):
+            ea[k] = k
+        if kd.em_baixo:
+            for k in range(kd.n_small):
+                mk = kd.mirror[k]
+                if mk > k:
+                    if e1[mk] > e1[k]:
+                        e1[k] = e1[mk]
+                        e2[k] = e2[mk]
+                        ea[k] = mk
+                    elif e1[k] > e1[mk]:
+                        e1[mk] = e1[k]
+                        e2[mk] = e2[k]
+                        ea[mk] = k
+        for k in range(nk):
+            m1[k] = e1[k]
+            m2[k] = e2[k]
+            ma[k] = ea[k]
+        for p in range(kd.pairs.shape[0]):
+            k = kd.pairs[p, 0]
+            s = kd.pairs[p, 1]
+            if m1[s] > m1[k]:
+                m1[k] = m1[s]
+                m2[k] = m2[s]
+                ma[k] = ma[s]
+        c = tv * (last - t)
+        for h in range(nh):
+            s1 = t1f[h] if t == 1 else t1l[h]
+            s2 = t2f[h] if t == 1 else t2l[h]
+            s2 = s2 + 2.0 * c * s1 + c * c
+            s1 = s1 + c
+            kk = kd.hand_keep[h]
+            if s1 >= m1[kk]:
+                H1[t, h] = s1
+                H2[t, h] = s2
+                DEC[t, h] = -1
+            else:
+                H1[t, h] = m1[kk]
+                H2[t, h] = m2[kk]
+                DEC[t, h] = ma[kk]
+    return H1, H2, E1, E2, DEC
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _roll(kd, kmass, mass):
+    """Rethrow: mass on keeps becomes mass on hands (added to `mass`); kmass is consumed."""
+    for k in range(kd.n_small):  # keep ids are sorted by size
+        m = kmass[k]
+        if m != 0.0:
+            m6 = m / 6.0
+            for f in range(1, 7):
+                kmass[kd.add[k, f]] += m6
+    for h in range(kd.nh):
+        mass[h] += kmass[kd.hand_keep[h]]
+
+
+@nb.njit(cache=True, error_model="numpy")
+def push_from(kd, DEC, start_throw, last, kmass0, hmass0):
+    """Probability of scoring each hand at each throw, following the policy DEC.
+
+    Starts from mass on keeps rethrown into throw `start_throw` (kmass0) and on hands at
+    that throw (hmass0). Returns S[t, h].
+    """
+    nh = kd.nh
+    S = np.zeros((last + 1, nh))
+    mass = hmass0.copy()
+    kmass = kmass0.copy()
+    _roll(kd, kmass, mass)
+    t = start_throw
+    while t < last:
+        kmass[:] = 0.0
+        for h in range(nh):
+            m = mass[h]
+            if m == 0.0:
+                continue
+            d = DEC[t, h]
+            if d < 0:
+                S[t, h] += m
+            else:
+                kmass[d] += m
+        mass[:] = 0.0
+        _roll(kd, kmass, mass)
+        t += 1
+    for h in range(nh):
+        S[last, h] += mass[h]
+    return S

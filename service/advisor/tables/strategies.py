@@ -1,0 +1,105 @@
+"""The advisor's tables as files: a strategy's value tables (one per part: the RuleSet's
+method says which parts), a part's moment tables, what each is named in a store and how it
+is made from the arrays there; and the builds the build process runs: a part is loaded from
+the store when it is there, else solved (and saved when a store is given)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...domain.rules import RuleSet
+from ..kernels.moments import Moments
+from ..solving import solver
+from ..solving.methods import method_for
+from ..solving.solver import solve_moments
+from ..solving.strategy import Part, Strategy
+from .store import StoreChain, TableStore
+
+
+def part_names(rs: RuleSet) -> list[str]:
+    """The names of the parts a RuleSet is solved as (its value tables' files in a store)."""
+    return [plan.name for plan in method_for(rs).plan(rs)]
+
+
+def strategy_of(rs: RuleSet, values: list[np.ndarray]) -> Strategy | None:
+    """The RuleSet's strategy from its parts' value tables (in `part_names` order), or None
+    when one does not fit its part."""
+    method = method_for(rs)
+    parts = []
+    for plan, table in zip(method.plan(rs), values, strict=True):
+        try:
+            sol = solver.attach(plan.rules, table, plan.order)
+        except ValueError:
+            return None
+        parts.append(Part(plan.name, plan.column, sol, plan.rules))
+    return _strategy(rs, parts)
+
+
+def strategy_arrays(st: Strategy) -> dict[str, np.ndarray]:
+    """A strategy's value tables by file name (what `strategy_of` reads back)."""
+    return {p.name: p.solution.values for p in st.parts}
+
+
+def moment_names(part: str) -> tuple[str, str]:
+    """The file names of a part's moment tables: mean and second moment."""
+    return f"{part}-m1", f"{part}-m2"
+
+
+def moments_of(part: Part, arrays: list[np.ndarray]) -> Moments | None:
+    """A part's moment tables from their arrays (`moment_names` order), or None when they
+    do not fit the part."""
+    shape = part.solution.model.table_shape
+    m1, m2 = arrays
+    return Moments(m1, m2) if m1.shape == shape == m2.shape else None
+
+
+def moment_arrays(part: Part, mo: Moments) -> dict[str, np.ndarray]:
+    """A part's moment tables by file name (what `moments_of` reads back)."""
+    return dict(zip(moment_names(part.name), (mo.m1, mo.m2), strict=True))
+
+
+def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 0
+                   ) -> Strategy:
+    """Solve (or load from `store`) every part of the RuleSet's strategy.
+
+    `threads` caps the solver's threads (0: every CPU). With a store, a part found there is
+    memory-mapped instead of solved, and a solved part is written there.
+    """
+    parts = []
+    for plan in method_for(rs).plan(rs):
+        sol = None
+        if store is not None:
+            values = store.load(rs, plan.name)
+            if values is not None:
+                try:
+                    sol = solver.attach(plan.rules, values, plan.order)
+                except ValueError:
+                    sol = None
+        if sol is None:
+            sol = solver.solve(plan.rules, plan.order, threads)
+            if store is not None:
+                sol = solver.attach(plan.rules, store.save(rs, plan.name, sol.values),
+                                    plan.order)
+        parts.append(Part(plan.name, plan.column, sol, plan.rules))
+    return _strategy(rs, parts)
+
+
+def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
+                   sources: StoreChain | None = None) -> Strategy:
+    """Build and save into `store` the moment tables (float64 mean and second moment,
+    `kernels/moments.py`) of every part of a RuleSet's strategy. The value tables come from
+    `sources` when it holds them, else are built into `store` too. What the build process
+    runs for an analysis job."""
+    found = sources.load(rs, part_names(rs), lambda a: strategy_of(rs, a)) if sources else None
+    st = found[0] if found is not None else build_strategy(rs, store, threads)
+    for part in st.parts:
+        for name, table in moment_arrays(part, solve_moments(part.solution, threads)).items():
+            store.save(rs, name, table)
+    return st
+
+
+def _strategy(rs: RuleSet, parts: list[Part]) -> Strategy:
+    method = method_for(rs)
+    strategy = Strategy(rs, parts, method)
+    strategy.saved_throw_value = method.saved_throw_value(strategy)
+    return strategy

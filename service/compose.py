@@ -1,0 +1,39 @@
+"""The advisor and the analyst that a service's settings describe.
+
+The app factory (`service.web.app.create_app`) and the command line (`python -m
+service.advisor`) build them here, from the same `Settings`, so that both serve the same
+tables with the same cache sizes, threads and build process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .advisor import Advisor
+from .advisor.analysis.analyst import Analyst
+from .advisor.tables.build_process import BuildQueue, BuildSettings, default_build_dir
+from .config import Settings
+
+
+def make_advisor(settings: Settings, background: bool = True) -> Advisor:
+    """The advisor the settings describe: its tables, cache and builds (in the pod's build
+    process when `ADVISOR_BUILDS=background` and `background`; else in the caller)."""
+    builds = None
+    if background and settings.advisor_builds == "background":
+        build_dir = (Path(settings.advisor_build_dir) if settings.advisor_build_dir
+                     else default_build_dir(settings.advisor_table_dir))
+        builds = BuildQueue(BuildSettings(
+            directory=build_dir, table_dir=Path(settings.advisor_table_dir),
+            max_queue=settings.advisor_build_queue,
+            per_client=settings.advisor_build_queue_per_client,
+            keep=settings.advisor_cache_size, keep_mib=settings.advisor_cache_mib,
+            nice=settings.advisor_build_nice,
+            threads=settings.advisor_threads))
+    return Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
+                   settings.advisor_threads, builds, settings.advisor_build_wait)
+
+
+def make_analyst(settings: Settings, advisor: Advisor) -> Analyst:
+    """The analyst (position values, game analysis, win probabilities) around `advisor`,
+    with the settings' kernel threads."""
+    return Analyst(advisor, threads=settings.advisor_threads)
