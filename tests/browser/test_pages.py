@@ -143,23 +143,36 @@ def test_typed_dice_show_their_boxes_and_labels_follow_the_language(page: Page, 
     _offline_and_clean(page)
 
 
+# Bounds (not sleeps) for what the page waits on: the first advice builds the advisor's table
+# (inline here; elsewhere the page waits out a 202's Retry-After), and the machine may be busy.
+ADVICE_TIMEOUT = 120_000
+TURN_TIMEOUT = 60_000
+
+
 def _play_whole_game(page: Page, turns: int) -> None:
     """Each turn: roll, then follow the advisor's best move: keep its dice and roll again,
-    or write its box, which ends the turn."""
+    or write its box, which ends the turn. Each step waits for the page to have taken the last
+    one: the advice of this throw (the page clears the old one when it rolls), and after a
+    write the service's answer (the next turn, or the game's end), so that a roll is never
+    clicked while the turn is still being written."""
     best = page.locator("[data-testid=apply-best]")
-    for _ in range(turns):
+    for turn in range(1, turns + 1):
+        page.wait_for_function("turn => state.turn === turn && state.throw === 0 && "
+                               "!state.over", arg=turn, timeout=TURN_TIMEOUT)
         page.click("[data-testid=roll]")
         while True:
-            best.wait_for(timeout=20_000)
+            best.wait_for(timeout=ADVICE_TIMEOUT)
             if best.get_attribute("data-action") == "keep":
                 best.click()
                 page.click("[data-testid=roll]")
                 continue
             best.click()
             break
-        if page.locator("[data-testid=game-over]").is_visible():
-            return
-    page.wait_for_selector("[data-testid=game-over]", timeout=10_000)
+        page.wait_for_function("turn => state.over || state.turn > turn", arg=turn,
+                               timeout=TURN_TIMEOUT)
+        if page.evaluate("state.over"):
+            break
+    page.wait_for_selector("[data-testid=game-over]", timeout=TURN_TIMEOUT)
 
 
 def test_a_whole_game_through_the_playground(page: Page, server: str):
