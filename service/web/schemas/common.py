@@ -378,3 +378,44 @@ class EchoRulesSchema(ma.Schema):
         "description": "The house rules as sent (`rules` of the request)"})
     fingerprint = fields.String(required=True, metadata={
         "description": "Stable hash of the effective rules"})
+
+
+class AnswerFields(ma.Schema):
+    """What every answer about a table of rules says first: the variant and the effective
+    rules (options, house rules) it was computed with."""
+
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
+        "description": "The effective rules the answer was computed with"})
+
+
+class TotalsFields(ma.Schema):
+    """A sheet's (or a column's) totals."""
+
+    upper_subtotal = fields.Integer(required=True, metadata={
+        "description": "Sum of the number boxes"})
+    upper_bonus = fields.Integer(required=True, metadata={"description": "Upper bonus points"})
+    lower_total = fields.Integer(required=True, metadata={
+        "description": "Sum of the other boxes"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Points of the five-of-a-kind bonuses"})
+    total = fields.Integer(required=True, metadata={"description": "The total so far"})
+
+
+class PlacementFields(ma.Schema):
+    """What writing a hand in one box gives: the box, its score and the bonuses it brings."""
+
+    box = box_id(required=True, metadata={"description": "The box id"})
+    column = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "Column number (1-4) on a column sheet, else null"})
+    score = fields.Integer(required=True, metadata={
+        "description": "Points the box receives (0: a scratch)"})
+    joker = fields.Boolean(required=True, metadata={"description": "Scored as a Joker"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Five-of-a-kind bonus points it earns (YAHTZEE 100, Kniffel 50)"})
+    upper_bonus = fields.Integer(required=True, metadata={
+        "description": "Upper bonus points it secures (it reaches the threshold)"})
+    wins_game = fields.Boolean(required=True, metadata={
+        "description": "It wins the game at once (Generala servida, General de boca)"})
+

@@ -9,7 +9,8 @@ from ...domain.dice import HAND_PATTERNS
 from ...domain.variants import VARIANT_IDS
 from .common import (
     MAX_THROW,
-    EchoRulesSchema,
+    AnswerFields,
+    PlacementFields,
     RulesRequestFields,
     ScorecardSchema,
     _bool,
@@ -18,7 +19,6 @@ from .common import (
     _fast_int,
     _fast_scorecard,
     _int,
-    box_id,
     dice_field,
 )
 
@@ -62,37 +62,17 @@ PATTERNS_DOC = (
     "(3-4-5-6-1), full_straight (1-6).")
 
 
-class PlacementSchema(ma.Schema):
+class PlacementSchema(PlacementFields):
     """What filling one box with the hand gives."""
 
-    box = box_id(required=True, metadata={
-        "description": "The box id"})
-    column = fields.Integer(allow_none=True, required=True, metadata={
-        "description": "Column number (1-4) on a column sheet, else null"})
-    score = fields.Integer(required=True, metadata={
-        "description": "Points the box receives (0: a scratch)"})
     open = fields.Boolean(required=True, metadata={"description": "Not yet filled"})
     legal = fields.Boolean(required=True, metadata={
         "description": "May be filled now (Joker, order and first-throw rules applied)"})
-    joker = fields.Boolean(required=True, metadata={"description": "Score comes from a Joker"})
-    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
-        "description": "Five-of-a-kind bonus points this placement earns (YAHTZEE 100, "
-                       "Kniffel 50)"})
-    upper_bonus = fields.Integer(required=True, metadata={
-        "description": "Upper bonus points this placement secures (it reaches the "
-                       "threshold)"})
-    wins_game = fields.Boolean(required=True, metadata={
-        "description": "Filling this box now wins the game at once (Generala servida, "
-                       "General de boca)"})
 
 
-class HandScoreSchema(ma.Schema):
+class HandScoreSchema(AnswerFields):
     """The boxes a hand can fill, with their scores."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
-    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
-        "description": "The effective rules the hand was scored with"})
     dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
         "description": "The hand, sorted"})
     scored_dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,

@@ -5,15 +5,14 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ...domain.variants import VARIANT_IDS
 from .common import (
     MAX_THROW,
-    EchoRulesSchema,
+    AnswerFields,
+    PlacementFields,
     RulesRequestFields,
     ScorecardSchema,
     _bool,
     _int,
-    box_id,
     dice_field,
 )
 
@@ -62,23 +61,10 @@ KeepMoveSchema = ma.Schema.from_dict({
                        "the rest of it"}),
 }, name="KeepMoveSchema")
 
-ScoreMoveSchema = ma.Schema.from_dict({
+ScoreMoveSchema = PlacementFields.from_dict({
     "action": fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
         "description": "score: fill a box now"}),
     **_move_common(),
-    "box": box_id(required=True, metadata={"description": "The box to fill"}),
-    "column": fields.Integer(required=True, allow_none=True, metadata={
-        "description": "Column number (1-4) on a column sheet, else null"}),
-    "score": fields.Integer(required=True, metadata={
-        "description": "Points the box receives"}),
-    "five_of_a_kind_bonus": fields.Integer(required=True, metadata={
-        "description": "Five-of-a-kind bonus points the placement earns (as in hands/score)"}),
-    "upper_bonus": fields.Integer(required=True, metadata={
-        "description": "Upper bonus points the placement secures (as in hands/score)"}),
-    "joker": fields.Boolean(required=True, metadata={
-        "description": "The score comes from a Joker"}),
-    "wins_game": fields.Boolean(required=True, metadata={
-        "description": "The placement wins the game at once (valued at its score)"}),
 }, name="ScoreMoveSchema")
 
 
@@ -94,13 +80,9 @@ class MoveField(fields.Raw):
     }
 
 
-class MoveSuggestionSchema(ma.Schema):
+class MoveSuggestionSchema(AnswerFields):
     """The best move for a position and every alternative, ranked."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
-    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
-        "description": "The effective rules the advice was computed with"})
     dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
         "description": "The faces advised on (the bottom faces with em_baixo), sorted"})
     throw = fields.Integer(required=True, metadata={

@@ -6,13 +6,14 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...domain.consistency import SHEET_CODES
-from ...domain.variants import COLUMN_ORDERS, VARIANT_IDS
+from ...domain.variants import COLUMN_ORDERS
 from .common import (
     _FAST_SCORECARD,
-    EchoRulesSchema,
+    AnswerFields,
     RulesRequestFields,
     ScorecardFields,
     ScorecardSchema,
+    TotalsFields,
     _bool,
     _fast,
     box_id,
@@ -42,22 +43,19 @@ class BoxCheckSchema(ma.Schema):
         "description": "Whether any hand could have put this value in this box"})
 
 
-class ColumnTotalsSchema(ma.Schema):
+class SheetTotalsFields(TotalsFields):
+    """The totals of a sheet or column as scorecards/score gives them."""
+
+    five_of_a_kind_bonuses = fields.Integer(required=True, metadata={
+        "description": "How many five-of-a-kind bonuses were won"})
+
+
+class ColumnTotalsSchema(SheetTotalsFields):
     """Totals of one column."""
 
     column = fields.Integer(required=True, metadata={"description": "Column number (1-4)"})
     order = fields.String(required=True, validate=validate.OneOf(COLUMN_ORDERS), metadata={
         "description": "The order rule of the column"})
-    upper_subtotal = fields.Integer(required=True, metadata={
-        "description": "Sum of the number boxes"})
-    upper_bonus = fields.Integer(required=True, metadata={"description": "Upper bonus points"})
-    lower_total = fields.Integer(required=True, metadata={
-        "description": "Sum of the other boxes"})
-    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
-        "description": "Five-of-a-kind bonus points"})
-    five_of_a_kind_bonuses = fields.Integer(required=True, metadata={
-        "description": "How many five-of-a-kind bonuses were won"})
-    total = fields.Integer(required=True, metadata={"description": "The column's total"})
     complete = fields.Boolean(required=True, metadata={
         "description": "Every box of the column has an entry"})
     boxes = fields.List(fields.Nested(BoxCheckSchema), required=True, metadata={
@@ -74,25 +72,11 @@ class SheetProblemSchema(ma.Schema):
     detail = fields.String(required=True, metadata={"description": 'What is wrong'})
 
 
-class ScorecardTotalsSchema(ma.Schema):
-    """Totals of a scorecard (per column too, on a column sheet)."""
+class ScorecardTotalsSchema(AnswerFields, SheetTotalsFields):
+    """Totals of a scorecard (of every column, and per column on a column sheet)."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
-    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
-        "description": "The effective rules the scorecard was totalled with"})
     scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The scorecard as read, every box listed: valid to send back as is"})
-    upper_subtotal = fields.Integer(required=True, metadata={
-        "description": "Sum of the number boxes (of every column)"})
-    upper_bonus = fields.Integer(required=True, metadata={"description": "Upper bonus points"})
-    lower_total = fields.Integer(required=True, metadata={
-        "description": "Sum of the other boxes"})
-    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
-        "description": "Five-of-a-kind bonus points"})
-    five_of_a_kind_bonuses = fields.Integer(required=True, metadata={
-        "description": "How many five-of-a-kind bonuses were won"})
-    total = fields.Integer(required=True, metadata={"description": "The final score so far"})
     complete = fields.Boolean(required=True, metadata={
         "description": "Every box has an entry, or the game was won at once"})
     won = fields.Boolean(required=True, metadata={
