@@ -9,6 +9,7 @@ why; under CI (CI=true) a missing browser is a failure, since `.ci/run` installs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", ROOT / "test-artifacts"))
 
 try:
     from playwright.sync_api import Browser, Page, sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 except ImportError:  # pragma: no cover - a test dependency
     sync_playwright = None
 
@@ -114,11 +116,14 @@ def test_api_clients_get_a_json_index(server: str):
 
 
 def test_docs_render_every_operation_offline(page: Page, server: str):
-    page.goto(server + "/docs")
-    page.wait_for_selector(".opblock", timeout=20_000)
     spec = json.load(urllib.request.urlopen(server + "/openapi.json"))
     methods = {"get", "post", "put", "patch", "delete"}
     operations = sum(1 for ops in spec["paths"].values() for m in ops if m in methods)
+    page.goto(server + "/docs")
+    # Swagger UI draws the operations a few at a time: wait for all of them, not the first
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function("n => document.querySelectorAll('.opblock').length >= n",
+                               arg=operations, timeout=ADVICE_TIMEOUT)
     assert page.locator(".opblock").count() == operations
     _offline_and_clean(page)
 

@@ -14,24 +14,17 @@ import type { components, paths } from "../generated/openapi.js";
 type Schemas = components["schemas"];
 
 /** Every variant the service serves: the enum of the templated paths' `variant`. */
-export type Variant = paths["/v1/variants/{variant}/games/turn"]["post"]["parameters"]["path"]["variant"];
-
-/**
- * A request as this client sends it: the variant's own rules, no house rules. (openapi-fetch
- * 0.17's `Writable` turns a property whose schema allows only null, such as
- * `rules.five_of_a_kind_bonus` of a variant without that bonus, into `never`, so a body typed
- * with `rules` from the same spec would not type-check; this client never sends `rules`.)
- */
-type WithoutHouseRules<T> = T extends object ? Omit<T, "rules"> : never;
+export type Variant =
+  paths["/v1/variants/{variant}/games/turn"]["post"]["parameters"]["path"]["variant"];
 
 export type ServiceClient = Client<paths>;
 export type VariantDefinition = Schemas["VariantDefinition"];
-export type TurnRequest = WithoutHouseRules<Schemas["TurnRequest"]>;
+export type TurnRequest = Schemas["TurnRequest"];
 export type TurnResult = Schemas["TurnResult"];
 export type Scorecard = TurnResult["scorecard"];
-export type MoveRequest = WithoutHouseRules<Schemas["MoveSuggestRequest"]>;
+export type MoveRequest = Schemas["MoveSuggestRequest"];
 export type MoveSuggestion = Schemas["MoveSuggestion"];
-export type Game = WithoutHouseRules<Schemas["Game"]>;
+export type Game = Schemas["Game"];
 export type GameValidation = Schemas["GameValidation"];
 export type RecordedTurn = Schemas["RecordedTurn"];
 export type Problem = Schemas["Problem"];
