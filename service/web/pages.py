@@ -8,12 +8,14 @@ answers browsers with the landing page and API clients (JSON) with an index of l
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import flask_swagger_ui
 from flask import Blueprint, Response, current_app, request, send_from_directory
 
 from .. import __version__
+from .variant_spec import templated_only
 
 pages = Blueprint("pages", __name__)
 
@@ -71,6 +73,16 @@ def index() -> Response:
 def docs() -> Response:
     """Swagger UI on the service's own OpenAPI document."""
     return Response(DOCS_HTML, mimetype="text/html")
+
+
+@pages.get("/docs/openapi.json")
+def docs_document() -> Response:
+    """The document the docs page shows: the templated operations, one per endpoint with
+    the variant as a parameter (`variant_spec.templated_only`); `/openapi.json` is the
+    whole contract, per-variant paths included."""
+    api = current_app.extensions["flask-smorest"]["apis"][""]["ext_obj"]
+    return current_app.response_class(json.dumps(templated_only(api.document())),
+                                      mimetype="application/json")
 
 
 @pages.get("/docs/static/<path:filename>")

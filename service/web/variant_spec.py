@@ -372,3 +372,25 @@ def specialise(spec: dict[str, Any]) -> dict[str, Any]:
             return spec
         for name in unused:
             del schemas[name]
+
+
+def templated_only(spec: dict[str, Any]) -> dict[str, Any]:
+    """The document with the templated paths only (`/v1/variants/{variant}/...` and the
+    paths that name no variant), and the components they use: what the docs page shows, one
+    operation per endpoint with the variant as a parameter (Swagger UI does not finish
+    drawing the 196 operations of the whole document)."""
+    variant_paths = {path.replace("{variant}", vid) for path in spec["paths"]
+                     if "{variant}" in path for vid in VARIANT_IDS}
+    out = {**spec, "paths": {p: item for p, item in spec["paths"].items()
+                             if p not in variant_paths}}
+    schemas = spec["components"]["schemas"]
+    used, todo = set(), _refs(out["paths"]) | _refs(spec["components"].get("responses", {}))
+    while todo:
+        name = todo.pop()
+        if name in used or name not in schemas:
+            continue
+        used.add(name)
+        todo |= _refs(schemas[name])
+    out["components"] = {**spec["components"],
+                         "schemas": {n: s for n, s in schemas.items() if n in used}}
+    return out

@@ -41,7 +41,7 @@ def test_swagger_ui_comes_from_the_pinned_package(client):
     r = client.get("/docs/static/swagger-ui-bundle.js")
     assert r.status_code == 200 and len(r.data) > 100_000
     js = client.get("/static/docs-init.js").get_data(as_text=True)
-    assert "validatorUrl: null" in js and 'url: "/openapi.json"' in js
+    assert "validatorUrl: null" in js and 'url: "/docs/openapi.json"' in js
 
 
 def test_unknown_path_is_a_problem_of_the_services_own_type(client):
