@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ...domain.errors import InvalidInput
-from ...domain.games import ReplayedTurn, TurnOutcome, replay_game
+from ...domain.games import ReplayedTurn, TurnOutcome, is_complete, replay_game
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, score_sheet
 from ..advice.moves import TIE, _sub_multisets
@@ -215,7 +215,7 @@ class GameAnalyzer:
                     turn_luck += value - (pos.total + c1)
             sheet = o.sheet
             entry["luck"] = round(turn_luck, 6)
-            entry["points"] = int(score_sheet(rs, sheet)["total"]) - pos.total
+            entry["points"] = o.points  # box, five-of-a-kind bonus, upper bonus
             entry["expected_final_score_at_end"] = round(value, 6)
             out.luck += turn_luck
             out.turns.append(entry)
@@ -229,9 +229,8 @@ class GameAnalyzer:
         return out
 
     def _future_after(self, sheet: Sheet, where: str) -> tuple[float, float]:
-        """`_future` after a placement: nothing more once the sheet is complete."""
-        totals = score_sheet(self.rs, sheet)
-        if totals["complete"]:
+        """`_future` after a placement: nothing more once the sheet is full or won."""
+        if sheet.won or is_complete(sheet):
             return 0.0, 0.0
         return self._future(sheet, where)
 
