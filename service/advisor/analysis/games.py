@@ -6,9 +6,9 @@ through the domain's replay (`domain.games.replay_game`, the only code that play
 game): a game that breaks a rule is refused with games/validate's problems before any table
 is asked for, and the analysis judges the turns as the replay played them. For every decision
 (a keep between throws when the kept dice are given, and every placement) the analysis
-reports the
-position, the choice and the best choice, the expected final score of each with its standard
-deviation (under the advisor's play afterwards), the regret (best minus chosen) and a class.
+reports the position, the choice and the best choice, the expected final score of each with
+its standard deviation (under the advisor's play afterwards), the regret (best minus chosen)
+and a class.
 
 Skill and luck: the expected final score of the position moves at every chance event (a
 throw) and every decision. A decision moves it by minus its regret (skill); a throw moves it
