@@ -11,6 +11,7 @@ import gc
 import glob
 import os
 import shutil
+import signal
 import tempfile
 import time
 
@@ -172,11 +173,45 @@ def when_ready(server):
         "worker_connections": worker_connections, "metrics_dir": _metrics_dir})
 
 
+# The stop signals a worker must not lose while it starts. From just before its fork until
+# post_fork has installed a handler that remembers them, the new worker has the master's
+# handlers, which do nothing for it; under load the child can wait long before it runs at all,
+# so a SIGTERM the master passes on then (a stop just after a worker was (re)started) was lost
+# and the worker killed at the graceful timeout. They are blocked (held pending by the kernel,
+# not lost) from pre_fork on: the master unblocks them right after the fork, the worker once
+# post_fork can catch them.
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGQUIT}
+_forking_worker = False
+
+
+def pre_fork(server, worker):
+    """Just before a worker is forked: hold the stop signals (see _STOP_SIGNALS)."""
+    global _forking_worker
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    _forking_worker = True
+
+
+def _after_fork_in_master() -> None:
+    """Right after a fork, in the master: take the stop signals again (held ones arrive now).
+    Forks other than a worker's (the table build process) are left alone."""
+    global _forking_worker
+    if _forking_worker:
+        _forking_worker = False
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
+os.register_at_fork(after_in_parent=_after_fork_in_master)
+
+
 def post_fork(server, worker):
-    """In the new worker: catch a stop signal that comes before its handlers are installed,
-    and pass the settings the worker class reads (service.web.worker.ServiceWorker)."""
+    """In the new worker: catch a stop signal that comes before its handlers are installed
+    (one sent since the fork was held: see _STOP_SIGNALS), and pass the settings the worker
+    class reads (service.web.worker.ServiceWorker)."""
+    global _forking_worker
+    _forking_worker = False
     if hasattr(worker, "catch_early_signals"):
         worker.catch_early_signals()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     worker.drain_seconds = _settings.gunicorn_drain_seconds
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from service.advisor import Advisor
 from service.advisor.analysis.analyst import Analyst
-from service.advisor.analysis.simulate import simulate_games
+from service.advisor.analysis.simulate import simulate
 from service.advisor.solving.positions import Position
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet
@@ -32,6 +32,23 @@ from service.domain.variants import VARIANT_IDS, VARIANTS
 
 SEED = 20241130
 BONUS_GAMES = 20_000
+
+
+def simulate_games(st, pos: Position, n_games: int, seed: int) -> np.ndarray:
+    """`n_games` games of the advisor's play from a position (seeded): rows of final
+    totals, upper bonuses won (one per column or section that has one) and five-of-a-kind
+    bonuses won, told from the points each turn gave beyond its box's score (the
+    simulation's trace)."""
+    extras = np.zeros((n_games, pos.open_boxes), np.int64)
+    totals = simulate(st, pos, n_games, seed, trace=extras)
+    v = st.rs.variant
+    a = v.upper_bonus.amount if v.upper_bonus else 0
+    f = v.five_of_a_kind_bonus.amount if v.five_of_a_kind_bonus else 0
+    # a five-of-a-kind bonus is `f`, or `f + a` when the same placement also crossed the
+    # upper threshold; any other extra is an upper bonus
+    five = (f > 0) & (f != a) & ((extras == f) | (extras == f + a))
+    upper = (extras > 0) & (~five | (extras == f + a))
+    return np.stack([totals, upper.sum(axis=1), five.sum(axis=1)])
 
 
 def row(analyst: Analyst, vid: str, columns: bool) -> str:

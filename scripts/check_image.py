@@ -13,7 +13,10 @@ What it does (docs/deploy.md, "How CI builds and runs the image"):
      image (reused while its recipe is unchanged; --fresh-base makes it again);
   3. builds the Dockerfile unchanged with `buildah bud --isolation chroot --build-arg
      PYTHON_IMAGE=<base>`, the machine's pip configuration and CA bundle mounted read-only
-     (`-v`) so the build's pip reaches the same package index as everything else here;
+     (`-v`) so the build's pip reaches the same package index as everything else here; a
+     build that failed only on a busy resource in buildah or its storage (a transient failure,
+     transient_build_failure) is run once more, and the report's "build" says so ("attempts",
+     "retried": each failed run's exit status and the line that made it transient);
   4. runs the image's own command, as the image's own user, from a fresh container with
      `buildah run --isolation chroot` (which shares the host's network: the service is bound
      to 127.0.0.1 only), waits for /readyz, plays the short game in GAME below, checks
@@ -351,8 +354,58 @@ def image_id(name: str) -> str | None:
     return result.stdout.strip() or None
 
 
+# A build that failed only because buildah or its storage met a busy resource (seen on a fresh
+# clone: "Close_Fd sealing memfd copy: Device or resource busy" at the first RUN of the runtime
+# stage; the same build run again passed) is run once more. Recognised narrowly: the memfd
+# message anywhere, or "device or resource busy" in an error line of buildah's own (not in the
+# output of a command the Dockerfile RUNs, whose failure is the build's).
+BUILD_ATTEMPTS = 2
+_MEMFD_BUSY = re.compile(r"sealing memfd copy: device or resource busy", re.I)
+# buildah's own error lines (cobra's "Error: ", "error building at STEP", logrus's "ERRO[0001]"
+# or level=error), case and all: pip's "ERROR: " inside a RUN is not one of them
+_BUILDAH_ERROR_LINE = re.compile(
+    r'^\s*(?:Error: |error |ERRO\[\d*\]|time="[^"]*" level=(?:error|fatal) )')
+_BUSY = re.compile(r"device or resource busy|\bEBUSY\b", re.I)
+
+
+def transient_build_failure(output: str) -> str | None:
+    """The line of a failed `buildah bud`'s output that shows the failure was transient (a
+    busy resource in buildah or its storage, not the Dockerfile's own steps), or None."""
+    for line in output.splitlines():
+        if _MEMFD_BUSY.search(line) or (_BUILDAH_ERROR_LINE.match(line) and _BUSY.search(line)):
+            return line.strip()[-300:]
+    return None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one run of a command did: its exit status, its output, how long it took."""
+
+    exit_status: int
+    output: str
+    seconds: float
+
+
+def with_one_retry(attempt: Callable[[], Attempt],
+                   transient: Callable[[str], str | None] = transient_build_failure,
+                   attempts: int = BUILD_ATTEMPTS) -> tuple[Attempt, list[dict[str, Any]]]:
+    """Run `attempt` until it succeeds, it fails for a reason `transient` does not recognise,
+    or `attempts` runs were made: the last run, and one record per failed run retried
+    (exit status, seconds, the line that made it transient) for the report."""
+    retried: list[dict[str, Any]] = []
+    while True:
+        result = attempt()
+        reason = None if result.exit_status == 0 else transient(result.output)
+        if reason is None or len(retried) + 1 >= attempts:
+            return result, retried
+        log(f"transient failure (exit {result.exit_status}): {reason}; trying once more")
+        retried.append({"exit_status": result.exit_status, "seconds": result.seconds,
+                        "reason": reason})
+
+
 def build(base: str, work: Path) -> dict[str, Any]:
-    """Build the Dockerfile with buildah, tagged IMAGE; drop the image it replaces."""
+    """Build the Dockerfile with buildah, tagged IMAGE, retrying once after a transient
+    failure (transient_build_failure); drop the image it replaces."""
     mounts, mounted = pip_mounts()
     previous = image_id(IMAGE)
     cmd = ["buildah", "bud", "--isolation", "chroot", "--format", "docker", "--pull=never",
@@ -360,14 +413,38 @@ def build(base: str, work: Path) -> dict[str, Any]:
            "--file", str(ROOT / "Dockerfile")]
     for mount in mounts:
         cmd += ["--volume", mount]
-    log(f"buildah bud (about a minute); log: {work / 'build.log'}")
-    started = time.monotonic()
-    run([*cmd, str(ROOT)], log_to=work / "build.log", timeout=1800)
-    seconds = time.monotonic() - started
+    build_log = work / "build.log"
+
+    def containers() -> set[str]:
+        listed = run(["buildah", "containers", "--quiet"], check=False)
+        return set(listed.stdout.split()) if listed.returncode == 0 else set()
+
+    def attempt() -> Attempt:
+        before, offset = containers(), build_log.stat().st_size if build_log.exists() else 0
+        log(f"buildah bud (about a minute); log: {build_log}")
+        started = time.monotonic()
+        result = run([*cmd, str(ROOT)], log_to=build_log, timeout=1800, check=False)
+        seconds = round(time.monotonic() - started, 1)
+        with open(build_log, errors="replace") as f:
+            f.seek(offset)
+            output = f.read()
+        if result.returncode != 0:
+            # the failed build's intermediate containers (buildah keeps them on failure)
+            for leftover in containers() - before:
+                run(["buildah", "rm", leftover], check=False)
+        return Attempt(result.returncode, output, seconds)
+
+    result, retried = with_one_retry(attempt)
+    if result.exit_status != 0:
+        tail_lines = "\n".join(result.output.splitlines()[-40:])
+        raise CheckFailed(f"buildah bud exited {result.exit_status}"
+                          f"{f' (after {len(retried)} transient failure)' if retried else ''}"
+                          f":\n{tail_lines}")
     new = image_id(IMAGE)
     if previous and previous != new:
         run(["buildah", "rmi", previous], check=False)
-    return {"seconds": round(seconds, 1), "mounted": mounted, "log": str(work / "build.log")}
+    return {"seconds": result.seconds, "mounted": mounted, "log": str(build_log),
+            "attempts": len(retried) + 1, "retried": retried}
 
 
 def inspect(name: str) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def advisor(app):
 #: Tests that start real servers and load them: one xdist worker runs them one after the
 #: other (`--dist=loadgroup`), so they neither slow each other down nor share the CPU with a
 #: load test (the container steps start gunicorn within a time limit).
-LIVE = ("tests/live/", "tests/deploy/test_container_steps.py")
+LIVE = ("tests/live/", "tests/deploy/test_container_steps.py", "tests/client/")
 #: Tests that time probes and throughput against hostile clients: marked `timing`, which
 #: `make test` runs after the rest, alone on the machine (beside the suite's other xdist
 #: worker, a build or a fuzz run has stalled a probe past its timeout).

@@ -16,14 +16,13 @@ from pathlib import Path
 from ..compose import make_advisor, make_analyst
 from ..config import Settings
 from ..domain.variants import VARIANT_IDS
+from .tables.build_process import main as serve_builds
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-builds"]:
-        from .tables.build_process import main as serve_builds
-
         return serve_builds(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m service.advisor")
     sub = parser.add_subparsers(dest="command", required=True)

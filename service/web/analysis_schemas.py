@@ -12,7 +12,7 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .schemas import (
+from .schemas.common import (
     MAX_THROW,
     MAX_VALUE,
     EchoRulesSchema,

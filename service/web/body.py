@@ -21,7 +21,7 @@ from ..domain.errors import Problem
 from ..domain.rules import RuleSet, effective_rules
 from ..domain.scoring import Sheet, parse_scorecard
 from .problems import TYPE_UNSUPPORTED, RequestProblem, flatten_messages
-from .schemas import REQUEST_VARIANT
+from .schemas.common import REQUEST_VARIANT
 
 JSON = "application/json"
 #: Bytes of a chunked body past the limit read and dropped before its 413 is sent.

@@ -14,7 +14,7 @@ from marshmallow import fields, validate
 
 from ..domain.games import ALL_CODES
 from ..domain.variants import ALL_BOX_IDS
-from .schemas import (
+from .schemas.common import (
     MAX_BONUSES,
     MAX_THROW,
     MAX_VALUE,

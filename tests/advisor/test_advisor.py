@@ -87,7 +87,7 @@ def _play_one_game(rs, st, rng: random.Random) -> int:
         while throw < 3:
             h = rs.hand_index[dice]
             now = (tf if throw == 1 else tl)[h]
-            best_keep = max(advice._sub_multisets(dice), key=lambda k: keeps[throw][index[k]])
+            best_keep = max(advice.sub_multisets(dice), key=lambda k: keeps[throw][index[k]])
             if keeps[throw][index[best_keep]] <= now + 1e-9:
                 break
             dice = tuple(sorted(best_keep + tuple(rng.randint(1, 6)

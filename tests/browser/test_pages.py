@@ -9,6 +9,7 @@ why; under CI (CI=true) a missing browser is a failure, since `.ci/run` installs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", ROOT / "test-artifacts"))
 
 try:
     from playwright.sync_api import Browser, Page, sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 except ImportError:  # pragma: no cover - a test dependency
     sync_playwright = None
 
@@ -114,11 +116,14 @@ def test_api_clients_get_a_json_index(server: str):
 
 
 def test_docs_render_every_operation_offline(page: Page, server: str):
-    page.goto(server + "/docs")
-    page.wait_for_selector(".opblock", timeout=20_000)
     spec = json.load(urllib.request.urlopen(server + "/openapi.json"))
     methods = {"get", "post", "put", "patch", "delete"}
     operations = sum(1 for ops in spec["paths"].values() for m in ops if m in methods)
+    page.goto(server + "/docs")
+    # Swagger UI draws the operations a few at a time: wait for all of them, not the first
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function("n => document.querySelectorAll('.opblock').length >= n",
+                               arg=operations, timeout=ADVICE_TIMEOUT)
     assert page.locator(".opblock").count() == operations
     _offline_and_clean(page)
 
@@ -143,23 +148,36 @@ def test_typed_dice_show_their_boxes_and_labels_follow_the_language(page: Page, 
     _offline_and_clean(page)
 
 
+# Bounds (not sleeps) for what the page waits on: the first advice builds the advisor's table
+# (inline here; elsewhere the page waits out a 202's Retry-After), and the machine may be busy.
+ADVICE_TIMEOUT = 120_000
+TURN_TIMEOUT = 60_000
+
+
 def _play_whole_game(page: Page, turns: int) -> None:
     """Each turn: roll, then follow the advisor's best move: keep its dice and roll again,
-    or write its box, which ends the turn."""
+    or write its box, which ends the turn. Each step waits for the page to have taken the last
+    one: the advice of this throw (the page clears the old one when it rolls), and after a
+    write the service's answer (the next turn, or the game's end), so that a roll is never
+    clicked while the turn is still being written."""
     best = page.locator("[data-testid=apply-best]")
-    for _ in range(turns):
+    for turn in range(1, turns + 1):
+        page.wait_for_function("turn => state.turn === turn && state.throw === 0 && "
+                               "!state.over", arg=turn, timeout=TURN_TIMEOUT)
         page.click("[data-testid=roll]")
         while True:
-            best.wait_for(timeout=20_000)
+            best.wait_for(timeout=ADVICE_TIMEOUT)
             if best.get_attribute("data-action") == "keep":
                 best.click()
                 page.click("[data-testid=roll]")
                 continue
             best.click()
             break
-        if page.locator("[data-testid=game-over]").is_visible():
-            return
-    page.wait_for_selector("[data-testid=game-over]", timeout=10_000)
+        page.wait_for_function("turn => state.over || state.turn > turn", arg=turn,
+                               timeout=TURN_TIMEOUT)
+        if page.evaluate("state.over"):
+            break
+    page.wait_for_selector("[data-testid=game-over]", timeout=TURN_TIMEOUT)
 
 
 def test_a_whole_game_through_the_playground(page: Page, server: str):

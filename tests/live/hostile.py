@@ -221,14 +221,15 @@ class Normal(Background):
 class Fresh(Background):
     """`n` clients that each open a new connection per request (`Connection: close`), as
     traffic spread over many clients does; every outcome is recorded with its time:
-    (time, "ok" | "refused" | an error name, status). "refused" means the connection was not
-    accepted (nothing listening); any other error came after the connection was made."""
+    (time it ended, "ok" | "refused" | an error name, status, time it began). "refused" means
+    the connection was not accepted (nothing listening); any other error came after the
+    connection was made."""
 
     def __init__(self, port: int, n: int = 4, url: str = HAND_URL, body: Any = HAND) -> None:
         super().__init__()
         self.port, self.url = port, url
         self.data = json.dumps(body).encode()
-        self.outcomes: list[tuple[float, str, int | None]] = []
+        self.outcomes: list[tuple[float, str, int | None, float]] = []
         self.lock = threading.Lock()
         for _ in range(n):
             self.spawn(self._run)
@@ -258,15 +259,16 @@ class Fresh(Background):
 
     def _run(self) -> None:
         while not self.stopping.is_set():
+            began = time.monotonic()
             outcome, status = self._one()
             with self.lock:
-                self.outcomes.append((time.monotonic(), outcome, status))
+                self.outcomes.append((time.monotonic(), outcome, status, began))
 
     def count(self, outcome: str, since: float = 0.0) -> int:
         """How many requests ended so (after `since`)."""
-        return sum(1 for t, o, _ in self.outcomes if o == outcome and t >= since)
+        return sum(1 for t, o, *_ in self.outcomes if o == outcome and t >= since)
 
-    def failures(self) -> list[tuple[float, str, int | None]]:
+    def failures(self) -> list[tuple[float, str, int | None, float]]:
         """Requests that were accepted and then lost (not ok, not refused), or not 2xx."""
         return [x for x in self.outcomes
                 if x[1] not in ("ok", "refused") or (x[1] == "ok" and not 200 <= x[2] < 300)]

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,8 +54,9 @@ class Server:
         self.args, self.app = args, app
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 120.0, ready: str = "/readyz") -> Server:
-        """Start gunicorn and wait until `ready` answers 200."""
+    def start(self, timeout: float = 300.0, ready: str = "/readyz") -> Server:
+        """Start gunicorn and wait until `ready` answers 200 (a bound, not a sleep: about 2 s
+        with the tables built, more on a busy machine or when numba compiles)."""
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py",
@@ -142,6 +144,20 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def wait_until(condition: Callable[[], object], timeout: float,
+               interval: float = 0.05) -> bool:
+    """Poll `condition` until it is true or `timeout` seconds passed; whether it came true.
+    Tests wait on what they need this way, with a generous bound, instead of sleeping for a
+    time that holds only on an idle machine."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
 
 
 def process_tree(pid: int) -> list[int]:

@@ -1,5 +1,11 @@
 """The live service's life: start-up (no connection accepted before it can be answered),
-a worker killed under load, SIGTERM under load (drain), and what it leaves behind."""
+a worker killed under load, SIGTERM under load (drain), and what it leaves behind.
+
+The machine these run on is shared and often busy: each test waits for the condition it needs
+(load flowing, a worker replaced, a server ready or gone) with a generous bound, never for a
+time that holds only on an idle machine, and checks order and cause rather than speed where it
+can (a stop that loses a signal waits for the graceful timeout: the log says so).
+"""
 
 from __future__ import annotations
 
@@ -9,24 +15,25 @@ import socket
 import threading
 import time
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 from .hostile import Fresh
-from .server import Server
+from .server import Server, wait_until
 
 
 def test_a_worker_killed_under_load_loses_only_its_own_requests(tables):
     with Server(table_dir=tables) as srv, Fresh(srv.port, n=6) as load:
-        time.sleep(1.5)
+        assert wait_until(lambda: load.count("ok") >= 12, 60), "no load flowing"
         victim = srv.workers()[0]
         os.kill(victim, signal.SIGKILL)
         killed = time.monotonic()
-        deadline = killed + 20
-        while (victim in srv.workers() or len(srv.workers()) < 2) and \
-                time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert victim not in srv.workers() and len(srv.workers()) == 2, "not replaced"
-        time.sleep(1.5)
+        assert wait_until(lambda: victim not in srv.workers() and len(srv.workers()) == 2,
+                          60), "not replaced"
+        # served after the kill (half a second after: not just what was in flight then), by
+        # the other worker and then by the new one too
+        after = max(time.monotonic(), killed + 0.5)
+        wait_until(lambda: load.count("ok", since=after) >= 12, 60)
         load.stop()
         lost = load.failures()
         served_after = load.count("ok", since=killed + 0.5)
@@ -34,7 +41,8 @@ def test_a_worker_killed_under_load_loses_only_its_own_requests(tables):
           f"{lost}")
     # at most the requests the killed worker had accepted: one per client in flight
     assert len(lost) <= 6
-    assert all(t <= killed + 1.0 for t, _, _ in lost), lost  # none after the kill
+    # none begun after the kill (when a lost request ends depends on the machine's load)
+    assert all(began <= killed + 1.0 for _, _, _, began in lost), lost
     assert served_after > 0
 
 
@@ -56,13 +64,19 @@ def test_sigterm_drains_without_resetting_accepted_requests(tables):
 
         threading.Thread(target=probe, daemon=True).start()
         with Fresh(srv.port, n=6) as load:
-            time.sleep(1.5)
+            assert wait_until(lambda: load.count("ok") >= 12 and readiness, 60), "no load"
             srv.signal(signal.SIGTERM)
             termed = time.monotonic()
-            time.sleep(2.0)  # traffic keeps arriving after SIGTERM (endpoints lag behind)
-        stopped_traffic = time.monotonic()
-        code = srv.proc.wait(40)
+            # traffic keeps arriving after SIGTERM (endpoints lag behind): 2 s, longer (within
+            # the drain) until some of it was answered a second after the signal
+            time.sleep(2.0)
+            wait_until(lambda: load.count("ok", since=termed + 1.0) > 0, 6)
+        # the probes stop with the traffic: connections that keep arriving (as probes do)
+        # keep a worker draining up to GUNICORN_DRAIN_SECONDS, which would leave the exit
+        # below within a second or two of the bound on an idle machine
         stop_probe.set()
+        stopped_traffic = time.monotonic()
+        code = srv.proc.wait(60)
         gone = time.monotonic()
     finally:
         srv.close()
@@ -73,9 +87,10 @@ def test_sigterm_drains_without_resetting_accepted_requests(tables):
     assert code == 0
     assert load.failures() == []  # nothing accepted was reset or dropped
     assert load.count("ok", since=termed + 1.0) > 0  # still serving while traffic arrives
-    # not ready first: /readyz fails (503) while requests are still answered
+    # not ready first: /readyz fails (503) while requests are still answered, soon after the
+    # signal (about 0.1 s idle; a busy machine delays the probe, not the order)
     first_not_ready = next(t for t, st in after if st != 200)
-    assert dict(after)[first_not_ready] == 503 and first_not_ready < 1.0
+    assert dict(after)[first_not_ready] == 503 and first_not_ready < 5.0
     assert gone - stopped_traffic < 10
 
 
@@ -85,39 +100,51 @@ def test_start_up_accepts_no_connection_before_it_can_answer(tmp_path):
     the metrics directory gunicorn.conf.py made is gone after the stop."""
     srv = Server(table_dir=tmp_path / "tables",
                  env={"ADVISOR_WARM": "yahtzee", "PROMETHEUS_MULTIPROC_DIR": None})
-    attempts: list[tuple[str, float]] = []
+    attempts: list[tuple[str, float, float]] = []  # (outcome, seconds taken, wall time begun)
     stop = threading.Event()
 
     def knock() -> None:
         while not stop.is_set():
-            t0 = time.monotonic()
+            began, t0 = time.time(), time.monotonic()
             try:
-                with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+                # a generous timeout: once the port is open, a connection waits in the queue
+                # until a worker has booted (seconds on a busy machine); that is not the build
+                with socket.create_connection(("127.0.0.1", srv.port), timeout=60) as s:
                     s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                     answer = s.recv(100)
                 attempts.append(("answered" if answer.startswith(b"HTTP/1.1 200") else
-                                 f"bad {answer[:20]!r}", time.monotonic() - t0))
+                                 f"bad {answer[:20]!r}", time.monotonic() - t0, began))
             except ConnectionRefusedError:
-                attempts.append(("refused", time.monotonic() - t0))
+                attempts.append(("refused", time.monotonic() - t0, began))
             except OSError as exc:
-                attempts.append((type(exc).__name__, time.monotonic() - t0))
+                attempts.append((type(exc).__name__, time.monotonic() - t0, began))
             time.sleep(0.05)
 
     thread = threading.Thread(target=knock, daemon=True)
     thread.start()
     try:
-        srv.start(ready="/healthz")
-        time.sleep(0.3)
+        srv.start(ready="/healthz", timeout=600)  # a table build, and maybe numba's compile
+        assert wait_until(lambda: any(k == "answered" for k, _, _ in attempts), 60)
     finally:
         stop.set()
-        thread.join(10)
+        thread.join(70)
         srv.stop()
-    kinds = {k for k, _ in attempts}
+    kinds = {k for k, _, _ in attempts}
     assert kinds <= {"refused", "answered"}, attempts
     assert "refused" in kinds and "answered" in kinds
-    assert max(seconds for _, seconds in attempts) < 1.0  # nobody waited for the build
+    # nobody waited for the build: every connection tried while the tables were being built
+    # was refused at once (it can try another pod), none left waiting or accepted
     records = srv.log_records()
     messages = [d["message"] for d in records]
+
+    def logged(prefix: str) -> float:
+        record = next(d for d in records if d["message"].startswith(prefix))
+        return datetime.fromisoformat(record["time"]).timestamp()
+
+    build = (logged("building advisor tables"), logged("advisor tables ready"))
+    during = [(k, seconds) for k, seconds, began in attempts if build[0] <= began <= build[1]]
+    assert during, f"no connection tried during the build {build}: {attempts[:5]}"
+    assert all(k == "refused" and seconds < 2.0 for k, seconds in during), during
     building = next(m for m in messages if m.startswith("building advisor tables"))
     assert "1 variant" in building and "about" in building
     assert messages.index(building) < next(i for i, m in enumerate(messages)
@@ -139,12 +166,19 @@ def test_sigterm_just_after_start_stops_promptly(tables):
     """A worker told to stop while it is still setting up (gevent's monkey-patching) stops
     too, instead of being killed at the graceful timeout (25 s)."""
     for _ in range(2):
-        srv = Server(table_dir=tables, env={"WEB_CONCURRENCY": "3"})
+        # the graceful timeout well above any stop a busy machine makes slow, so that a lost
+        # signal (a worker killed at that timeout, which the log tells) is told from a slow stop
+        srv = Server(table_dir=tables, env={"WEB_CONCURRENCY": "3",
+                                            "GUNICORN_GRACEFUL_TIMEOUT": "90"})
         try:
             srv.start(ready="/healthz")
             started = time.monotonic()
             srv.signal(signal.SIGTERM)
-            assert srv.proc.wait(20) == 0
-            assert time.monotonic() - started < 10
+            code = srv.proc.wait(120)
+            seconds = time.monotonic() - started
+            log = srv.log()
         finally:
             srv.close()
+        assert "SIGKILL" not in log and "graceful timeout" not in log, log[-3000:]
+        assert code == 0
+        assert seconds < 30, log[-3000:]  # about 1.5 s idle; a lost signal takes 90

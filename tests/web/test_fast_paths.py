@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from service.domain.variants import ALL_BOX_IDS, VARIANT_IDS, VARIANTS
 from service.web.fast import ScoringFastPath
-from service.web.schemas import HandScoreRequestSchema, ScorecardScoreRequestSchema
+from service.web.schemas.hands import HandScoreRequestSchema
+from service.web.schemas.scorecards import ScorecardScoreRequestSchema
 
 odd = st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3),
                 st.integers(-3, 200))

@@ -103,7 +103,7 @@ class Suggestion:
 # --------------------------------------------------------------------------- suggestions
 
 
-def _sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
+def sub_multisets(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
     out = set()
     for r in range(len(hand)):
         out.update(combinations(hand, r))
@@ -191,7 +191,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
         tf, tl = terminals64(st, states, base)
         e_raw, _ = turn_tables(kd, tf, tl, throw, last, throw_value)
         index = st.parts[0].solution.model.keeps.index
-        for keep in _sub_multisets(hs.scored_dice):
+        for keep in sub_multisets(hs.scored_dice):
             k = index[keep]
             value, mirrored = e_raw[k], False
             if kd.em_baixo and e_raw[kd.mirror[k]] > value + TIE:

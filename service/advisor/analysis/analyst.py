@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -38,15 +39,26 @@ from typing import Any
 import numpy as np
 
 from ...domain.errors import InvalidInput
-from ...domain.rules import RuleSet
-from ...domain.scoring import Sheet, empty_sheet, score_hand
+from ...domain.rules import RuleSet, effective_rules
+from ...domain.scoring import Sheet, empty_sheet, parse_scorecard, score_hand
 from ..advice import moves as advice
 from ..advice.advisor import Advisor
+from ..advice.moves import sub_multisets, suggest
+from ..kernels import selfplay
 from ..kernels.distribution import Distribution, first_turn_records, forward
 from ..kernels.model import reachable_states
 from ..kernels.moments import Moments
 from ..kernels.policy import LANES
 from ..kernels.threads import cpu_workers, kernel_pool
+from ..kernels.winprob import (
+    ASSUMPTIONS,
+    MAX_WIN_OPEN,
+    chances,
+    gain_bounds,
+    state_win,
+    utility,
+    win_tables,
+)
 from ..solving.positions import Position, part_value
 from ..solving.solver import solve_moments
 from ..solving.strategy import Part, Strategy
@@ -54,7 +66,7 @@ from ..tables.build_process import await_build
 from ..tables.cache import TableCache
 from ..tables.store import is_builtin
 from ..tables.strategies import moment_arrays, moment_names, moments_of
-from .simulate import simulate
+from .simulate import compile_play, simulate
 from .turn_view import Tables, TurnView
 
 #: Percentiles every position value reports.
@@ -68,8 +80,6 @@ ANALYSIS_COMPILE_SECONDS = 90.0
 
 def analysis_kernels_cached() -> bool:
     """Whether numba's cache holds the analysis kernels (else they compile first)."""
-    from ..kernels import selfplay
-
     try:
         return Path(selfplay.play._cache._cache_file._index_path).exists()
     except AttributeError:  # numba's internals moved: assume the slow case
@@ -250,8 +260,7 @@ class Analyst:
                 m1, m2 = view.mean_now, view.var_now + view.mean_now ** 2
             mean = pos.total + m1
             sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
-            dist = self._exact_or_sampled(st, pos, hand, t, view, sample_seconds,
-                                          exact_states)
+            dist = self._exact_or_sampled(st, pos, hand, t, sample_seconds, exact_states)
             return PositionValue(pos.total, mean, sd, True, dist)
         dist = self._sampled(st, pos, hand, t, sample_seconds)
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
@@ -275,7 +284,7 @@ class Analyst:
         return int(np.count_nonzero((allst[:, 0] & mask) == mask))
 
     def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
-                          view: TurnView, sample_seconds: float | None = None,
+                          sample_seconds: float | None = None,
                           exact_states: int | None = None) -> Distribution:
         state = tuple(int(x) for x in pos.states[0][:3])
         if hand < 0:
@@ -286,11 +295,7 @@ class Analyst:
                 return found
         limit = self.exact_states if exact_states is None else exact_states
         if self.states_from(st, state) > limit:
-            d = self._sampled(st, pos, hand, throw, sample_seconds)
-            mean_exact = pos.total + (view.hand_value(hand, throw)[0] if hand >= 0
-                                      else view.mean_now)
-            d.extra["exact_mean"] = mean_exact
-            return d
+            return self._sampled(st, pos, hand, throw, sample_seconds)
         if hand >= 0:
             return _shifted(self.exact_distribution(st, state, hand, throw), pos.total)
         visited = []
@@ -348,10 +353,6 @@ class Analyst:
         """Build the start distributions and (`moments`) the moment tables of built-in
         variants, here (what `python -m service.advisor build` adds to the value tables);
         seconds each."""
-        import time
-
-        from ...domain.rules import effective_rules
-
         out = {}
         for vid in variants:
             began = time.perf_counter()
@@ -369,10 +370,6 @@ class Analyst:
         minute, and a request must not wait for it (nor, in a gevent worker, every other
         connection of that worker). Run before the workers fork, the compiled code is
         theirs too. Returns the seconds it took."""
-        from ...domain.rules import effective_rules
-        from ...domain.scoring import parse_scorecard
-        from .simulate import compile_play
-
         began = time.perf_counter()
         # the first of `variants` solved exactly (their tables are warm), else the smallest
         st = next((st for st in (self.strategy(effective_rules(v)) for v in variants)
@@ -462,8 +459,6 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
     one budget of states (`WIN_EXACT_STATES`) and the sampled ones one time budget
     (`WIN_SAMPLE_SECONDS`): the request's time does not grow with the number of
     players."""
-    from ..kernels.winprob import ASSUMPTIONS, chances
-
     def key(i: int) -> Any:
         if i == to_move and dice is not None:
             return i  # the player mid-turn: a position of their own
@@ -526,9 +521,6 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     final distributions, beside the move that maximises the expected score, each with both
     figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
     boxes (a backward induction over the player's states and own totals)."""
-    from ..advice.moves import _sub_multisets, suggest
-    from ..kernels.winprob import MAX_WIN_OPEN, gain_bounds, state_win, utility, win_tables
-
     st = analyst.strategy(rs)
     pos = Position.of(st, sheet)
     if len(st.parts) != 1 or rs.variant.saved_throws:
@@ -561,7 +553,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
         row = util if full else wins[slot_of[s2[0], s2[1], s2[2]]]
         share[("score", p.box)] = float(row[min(gain, len(row) - 1)])
     if (throw or 1) < pos.last:
-        for keep in _sub_multisets(hs.scored_dice):
+        for keep in sub_multisets(hs.scored_dice):
             share[("keep", keep)] = float(options[1 + model.keeps.index[keep], 0])
 
     def share_of(a: Any) -> float:
@@ -592,8 +584,6 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
 
 
 def _placed(sheet: Sheet, p: Any) -> Sheet:
-    from copy import deepcopy
-
     new = deepcopy(sheet)
     col = new.columns[(p.column or 1) - 1]
     col.boxes[p.box] = p.score

@@ -34,7 +34,7 @@ from ...domain.errors import InvalidInput
 from ...domain.games import ReplayedTurn, TurnOutcome, is_complete, replay_game
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, score_sheet
-from ..advice.moves import TIE, _sub_multisets
+from ..advice.moves import TIE, sub_multisets
 from ..solving.positions import Position
 from .turn_view import TurnView
 
@@ -265,7 +265,7 @@ class GameAnalyzer:
         n = 0
         if t < pos.last:
             hand = self.keep_dice[int(self.keeps.hand_keep[h])]
-            for keep in _sub_multisets(tuple(hand)):
+            for keep in sub_multisets(tuple(hand)):
                 if b1 - view.E1[t, self.keeps.index[keep]] <= TIE:
                     n += 1
         s1, _, _ = view.terms[t == 1]

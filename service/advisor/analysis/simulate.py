@@ -17,24 +17,24 @@ from ..kernels.selfplay import play, play_lanes
 from ..solving.positions import Position
 from ..solving.strategy import Strategy
 
+#: What `simulate` passes the kernels when no trace is asked for (one array type: one
+#: compiled version of each kernel).
+NO_TRACE = np.empty((0, 0), np.int64)
+
 
 def simulate(st: Strategy, pos: Position, n_games: int, seed: int, throw: int = 1,
-             hand: int = -1) -> np.ndarray:
-    """Final totals of `n_games` games of the advisor's play from a position (seeded)."""
-    return simulate_games(st, pos, n_games, seed, throw, hand)[0]
-
-
-def simulate_games(st: Strategy, pos: Position, n_games: int, seed: int, throw: int = 1,
-                   hand: int = -1) -> np.ndarray:
-    """`n_games` games of the advisor's play from a position (seeded): rows of final
-    totals, upper bonuses won (one per column or section that has one) and five-of-a-kind
-    bonuses won."""
+             hand: int = -1, trace: np.ndarray | None = None) -> np.ndarray:
+    """Final totals of `n_games` games of the advisor's play from a position (seeded), from
+    the start of a turn or with hand index `hand` after throw `throw`. `trace` (int64,
+    a row per game, a column per open box) receives, turn by turn, the points each
+    placement gave beyond its box's score (`kernels.selfplay`)."""
+    trace = NO_TRACE if trace is None else trace
     keeps0 = st.parts[0].solution.model.keeps
     if len(st.parts) == 1 and not st.rs.variant.saved_throws:
         sol = st.parts[0].solution
         return play_lanes(sol.kd, sol.values, np.array(pos.states[0][:3], np.int64),
                           pos.total, int(n_games), int(seed), int(throw), int(hand),
-                          keeps0.size, keeps0.keep_hand)
+                          keeps0.size, keeps0.keep_hand, trace)
     kds = tuple(p.solution.kd for p in st.parts)
     tabs = tuple(np.asarray(p.solution.values) for p in st.parts)
     keeps = st.parts[0].solution.model.keeps
@@ -42,7 +42,7 @@ def simulate_games(st: Strategy, pos: Position, n_games: int, seed: int, throw: 
     v = st.rs.variant
     return play(kds, tabs, st0, pos.total, pos.sheet.saved_throws, v.throws,
                 bool(v.saved_throws), float(st.saved_throw_value), int(n_games), int(seed),
-                int(throw), int(hand), keeps.size, keeps.keep_hand)
+                int(throw), int(hand), keeps.size, keeps.keep_hand, trace)
 
 
 def compile_play(st: Strategy) -> None:
@@ -57,4 +57,4 @@ def compile_play(st: Strategy) -> None:
     values = np.asarray(sol.values)
     for n in (1, 2, 4):
         play((sol.kd,) * n, (values,) * n, np.tile(row, (n, 1)), 0, 0, 3, True, 0.0, 1, 0,
-             1, -1, keeps.size, keeps.keep_hand)
+             1, -1, keeps.size, keeps.keep_hand, NO_TRACE)

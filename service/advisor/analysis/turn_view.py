@@ -103,12 +103,6 @@ class TurnView:
         """Moments of the points still to come after keeping k after throw t (no mirror)."""
         return float(self.E1[t, k]), float(self.E2[t, k])
 
-    def stop_value(self, h: int, t: int) -> tuple[float, float]:
-        """Moments when hand h is scored in its best box at throw t (saved throws counted)."""
-        s1, s2, _ = self.terms[t == 1]
-        c = self.pos.throw_value * (self.pos.last - t)
-        return float(s1[h] + c), float(s2[h] + 2 * c * s1[h] + c * c)
-
     def choice(self, h: int, t: int) -> Choice | None:
         """The box the policy scores hand h in at throw t (None: no box is legal)."""
         row = self.terms[t == 1][2][:, h]

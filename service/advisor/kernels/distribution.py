@@ -18,7 +18,7 @@ simulation (`selfplay.py`).
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -40,7 +40,6 @@ class Distribution:
     samples: int | None = None
     standard_error: float | None = None  # of the mean, for a sampled distribution
     states: int = 0  # states the exact pass visited
-    extra: dict = field(default_factory=dict)
 
     def to_array(self) -> np.ndarray:
         """As one float64 array (`lo`, then the probabilities): how a store keeps it."""

@@ -1,6 +1,10 @@
 """Numba kernels of games played by the advisor's own policy with seeded dice: `play` (any
 strategy, its parts' tables as tuples, saved throws included) and `play_lanes` (one part, 32
-games side by side). `analysis.simulate` runs them from a position."""
+games side by side). `analysis.simulate` runs them from a position.
+
+Both give the final totals; given a `trace` array with a row per game (else an empty one,
+``(0, 0)``), they also write in it, turn by turn, the points each placement gave beyond its
+box's score (the bonuses it earned)."""
 
 from __future__ import annotations
 
@@ -18,17 +22,6 @@ def _draw(kd, size, keep_hand, k):
     while size[k] < kd.nd:
         k = kd.add[k, np.random.randint(1, 7)]
     return keep_hand[k]
-
-
-@nb.njit(cache=True, error_model="numpy")
-def _bonuses(kd, extra):
-    """(upper bonuses, five-of-a-kind bonuses) in a placement's points beyond its box score."""
-    if extra <= 0:
-        return 0, 0
-    a, f = kd.amount, kd.bonus_amount
-    if f > 0 and (extra == f or extra == f + a) and f != a:
-        return (1 if extra == f + a else 0), 1
-    return 1, 0
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -69,9 +62,8 @@ def _terminals(kds, tabs, st, first, t1, choice):
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
 def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_games, seed,
-         start_throw, start_hand, size, keep_hand):
-    """Final totals of `n_games` games from a position (seeded), with the upper bonuses
-    and five-of-a-kind bonuses each game won: rows (totals, upper bonuses, bonuses).
+         start_throw, start_hand, size, keep_hand, trace):
+    """Final totals of `n_games` games from a position (seeded); `trace`: see the module.
 
     st0[p] = (mask, upper code, flags) of each part; `start_hand` >= 0: the first turn is
     already at throw `start_throw` with that hand.
@@ -80,7 +72,8 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
     nparts = len(kds)
     kd0 = kds[0]
     nh = kd0.nh
-    out = np.empty((3, n_games), np.int64)
+    out = np.empty(n_games, np.int64)
+    tracing = trace.shape[0] > 0
     t1f = np.empty(nh)
     t1l = np.empty(nh)
     cf = np.zeros((nh, 4), np.int64)
@@ -89,8 +82,7 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
         st = st0.copy()
         total = total0
         saved = saved0
-        ups = 0
-        fives = 0
+        turn = 0
         first_turn = True
         while True:
             open_boxes = 0
@@ -124,19 +116,18 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
             st[p, 1] = (c[1] // nf) % nu
             st[p, 2] = c[1] % nf
             total += c[2]
-            up, five = _bonuses(kds[p], c[2] - c[3])
-            ups += up
-            fives += five
+            if tracing:
+                trace[g, turn] = c[2] - c[3]
+            turn += 1
             if saves:
                 saved += base_throws - t
-        out[0, g] = total
-        out[1, g] = ups
-        out[2, g] = fives
+        out[g] = total
     return out
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size, keep_hand):
+def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size, keep_hand,
+               trace):
     """`play` for a one-part strategy without saved throws, 32 games side by side (the
     policy of a block of states at a time, `policy.policy_block`)."""
     np.random.seed(seed)
@@ -145,7 +136,8 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
     full = (1 << kd.nb) - 1
     NU = V.shape[1]
     NF = V.shape[2]
-    out = np.empty((3, n_games), np.int64)
+    out = np.empty(n_games, np.int64)
+    tracing = trace.shape[0] > 0
     NXf = np.empty((nh, L), np.int64)
     NXl = np.empty((nh, L), np.int64)
     BXf = np.empty((nh, L), np.int64)
@@ -159,17 +151,14 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
     bu = np.empty(L, np.int64)
     bf = np.empty(L, np.int64)
     tot = np.empty(L, np.int64)
-    ups = np.empty(L, np.int64)
-    fives = np.empty(L, np.int64)
     for g0 in range(0, n_games, L):
         for lane in range(L):
             bm[lane] = st0[0]
             bu[lane] = st0[1]
             bf[lane] = st0[2]
             tot[lane] = total0
-            ups[lane] = 0
-            fives[lane] = 0
         first_turn = True
+        turn = 0
         while bm[0] != full:
             policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
             for lane in range(L):
@@ -185,22 +174,20 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
                 if t == 1:
                     nx = NXf[h, lane]
                     gain = int(np.rint(GNf[h, lane]))
-                    extra = gain - int(np.rint(SCf[h, lane]))
+                    score = SCf[h, lane]
                 else:
                     nx = NXl[h, lane]
                     gain = int(np.rint(GNl[h, lane]))
-                    extra = gain - int(np.rint(SCl[h, lane]))
+                    score = SCl[h, lane]
                 tot[lane] += gain
-                up, five = _bonuses(kd, extra)
-                ups[lane] += up
-                fives[lane] += five
+                if tracing and g0 + lane < n_games:
+                    trace[g0 + lane, turn] = gain - int(np.rint(score))
                 bm[lane] = nx // (NU * NF)
                 bu[lane] = (nx // NF) % NU
                 bf[lane] = nx % NF
             first_turn = False
+            turn += 1
         for lane in range(L):
             if g0 + lane < n_games:
-                out[0, g0 + lane] = tot[lane]
-                out[1, g0 + lane] = ups[lane]
-                out[2, g0 + lane] = fives[lane]
+                out[g0 + lane] = tot[lane]
     return out

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import fcntl
 import json
 import logging
@@ -46,8 +47,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...config import Settings
 from ...domain.rules import RuleSet, effective_rules
+from ...domain.variants import VARIANT_IDS
+from ...logs import configure_logging
 from .store import StoreChain, TableStore
+from .strategies import build_analysis, build_strategy
 
 log = logging.getLogger(__name__)
 
@@ -425,8 +430,6 @@ PROCESS_NAME = "table-builds"
 def set_process_name(name: str) -> None:
     """Name this process as `ps` and /proc/<pid>/comm show it (Linux; 15 bytes at most)."""
     with contextlib.suppress(Exception):
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(15, name.encode()[:15] + b"\0", 0, 0, 0)  # PR_SET_NAME
 
@@ -459,8 +462,6 @@ def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = (
 
 
 def _builtin_fingerprints() -> set[str]:
-    from ...domain.variants import VARIANT_IDS
-
     return {effective_rules(v).fingerprint for v in VARIANT_IDS}
 
 
@@ -478,8 +479,6 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 def _load_kernels() -> None:
     """Compile (or load from numba's cache) the solver's kernels once, before forking, so
     each build's child starts with them."""
-    from .strategies import build_strategy
-
     build_strategy(effective_rules("bozo"), None, 1)
 
 
@@ -498,8 +497,6 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "v
     worked, else the error; the memory the build added to the child, MiB: its peak resident
     size less what it had from the parent at the fork). An analysis build reads the value
     tables from `sources` when it holds them (else builds them into `store` too)."""
-    from .strategies import build_analysis, build_strategy
-
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: build, report, exit without running the parent's cleanup
@@ -540,9 +537,6 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "v
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m service.advisor serve-builds``: the build process (started by workers)."""
-    from ...config import Settings
-    from ...logs import configure_logging as configure
-
     ap = argparse.ArgumentParser(prog="python -m service.advisor serve-builds")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--table-dir", required=True)
@@ -553,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--owner", type=int, default=0, help="exit when this pid is gone")
     args = ap.parse_args(argv)
     settings = Settings.from_env()
-    configure(settings.log_level, settings.log_format)
+    configure_logging(settings.log_level, settings.log_format)
     builder = Builder(BuildSettings(Path(args.dir), Path(args.table_dir), keep=args.keep,
                                     keep_mib=args.keep_mib, nice=args.nice,
                                     threads=args.threads), owner=args.owner)

@@ -8,10 +8,15 @@ from flask import Flask, Response, current_app
 from flask_smorest import Api
 
 from ... import __version__
-from .. import analysis_schemas, game_schemas, schemas
+from .. import analysis_schemas, game_schemas
 from ..busy import TableBuildingSchema
 from ..openapi import VariantConverter, fill_batch_limits, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
+from ..schemas import common
+from ..schemas import hands as hand_schemas
+from ..schemas import moves as move_schemas
+from ..schemas import scorecards as scorecard_schemas
+from ..schemas import variants as variant_schemas
 from ..variant_spec import specialise
 from . import analysis, games, hands, moves, positions, scorecards, variants
 
@@ -22,20 +27,20 @@ BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp, pos
 COMPONENTS = {
     "Problem": ProblemSchema,
     "TableBuilding": TableBuildingSchema,
-    "HandValidateRequest": schemas.HandValidateRequestSchema,
-    "HandValidation": schemas.HandValidationSchema,
-    "HandScoreRequest": schemas.HandScoreRequestSchema,
-    "HandScore": schemas.HandScoreSchema,
-    "ScorecardScoreRequest": schemas.ScorecardScoreRequestSchema,
-    "ScorecardTotals": schemas.ScorecardTotalsSchema,
-    "EffectiveRulesRequest": schemas.EffectiveRulesRequestSchema,
-    "EffectiveRules": schemas.EffectiveRulesSchema,
-    "VariantDefinition": schemas.VariantDefinitionSchema,
-    "VariantList": schemas.VariantListSchema,
-    "MoveSuggestRequest": schemas.MoveSuggestRequestSchema,
-    "MoveSuggestion": schemas.MoveSuggestionSchema,
-    "KeepMove": schemas.KeepMoveSchema,
-    "ScoreMove": schemas.ScoreMoveSchema,
+    "HandValidateRequest": hand_schemas.HandValidateRequestSchema,
+    "HandValidation": hand_schemas.HandValidationSchema,
+    "HandScoreRequest": hand_schemas.HandScoreRequestSchema,
+    "HandScore": hand_schemas.HandScoreSchema,
+    "ScorecardScoreRequest": scorecard_schemas.ScorecardScoreRequestSchema,
+    "ScorecardTotals": scorecard_schemas.ScorecardTotalsSchema,
+    "EffectiveRulesRequest": variant_schemas.EffectiveRulesRequestSchema,
+    "EffectiveRules": variant_schemas.EffectiveRulesSchema,
+    "VariantDefinition": variant_schemas.VariantDefinitionSchema,
+    "VariantList": variant_schemas.VariantListSchema,
+    "MoveSuggestRequest": move_schemas.MoveSuggestRequestSchema,
+    "MoveSuggestion": move_schemas.MoveSuggestionSchema,
+    "KeepMove": move_schemas.KeepMoveSchema,
+    "ScoreMove": move_schemas.ScoreMoveSchema,
     "TurnRequest": game_schemas.TurnRequestSchema,
     "TurnResult": game_schemas.TurnResultSchema,
     "Game": game_schemas.GameSchema,
@@ -101,7 +106,7 @@ def register_api(app: Flask) -> Api:
     app.url_map.converters["variant"] = VariantConverter
     api = ProblemApi(app)
     api.register_converter(VariantConverter, variant_converter_doc)
-    api.ma_plugin.converter.add_attribute_function(schemas.openapi_doc_attribute)
+    api.ma_plugin.converter.add_attribute_function(common.openapi_doc_attribute)
     registered = api.spec.components.schemas
     for name, schema in COMPONENTS.items():
         if name not in registered:  # a nested schema may have registered it already

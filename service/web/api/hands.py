@@ -11,8 +11,13 @@ from ...domain.rules import get_variant
 from ...domain.scoring import score_hand, validate_hand
 from ..batch import add_batch_operation, answer_one
 from ..body import json_response, load_items, rules_for, sheet_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import HandScoreRequestSchema, HandValidateRequestSchema
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..schemas.hands import (
+    HandScoreRequestSchema,
+    HandScoreSchema,
+    HandValidateRequestSchema,
+    HandValidationSchema,
+)
 
 blp = new_blueprint("hands", "Validate and score dice hands")
 
@@ -42,11 +47,11 @@ def score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 class HandValidation(MethodView):
     """Hand validation."""
 
+    @blp.response(200, HandValidationSchema,
+                  description="Whether the hand is legal, and what it forms")
     @blp.doc(operationId="validateHand",
              requestBody=body_doc("HandValidateRequest", "The hand to check"),
-             responses={"200": response_doc("HandValidation",
-                                            "Whether the hand is legal, and what it forms"),
-                        **ERRORS_DOC})
+             responses=ERRORS_DOC)
     def post(self, variant: str) -> Response:
         """Check a hand: sorted dice, face counts, patterns, and why it is not legal.
 
@@ -66,11 +71,11 @@ class HandValidation(MethodView):
 class HandScoring(MethodView):
     """Hand scoring."""
 
+    @blp.response(200, HandScoreSchema,
+                  description="Every box with its score, open and legal flags")
     @blp.doc(operationId="scoreHand",
              requestBody=body_doc("HandScoreRequest", "The hand, and the sheet it is for"),
-             responses={"200": response_doc("HandScore", "Every box with its score, open "
-                                                         "and legal flags"),
-                        **ERRORS_DOC})
+             responses=ERRORS_DOC)
     def post(self, variant: str) -> Response:
         """Score a hand in every box: score, open, legal (Joker rules applied), bonuses.
 

@@ -11,8 +11,8 @@ from ...domain.rules import get_variant
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import advisor_of, analyst_of
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import MoveSuggestRequestSchema
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..schemas.moves import MoveSuggestionSchema, MoveSuggestRequestSchema
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 
@@ -46,13 +46,13 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
 class MoveSuggestion(MethodView):
     """Move advice."""
 
+    @blp.response(200, MoveSuggestionSchema, description=(
+        "The best keep or box, and every alternative with its expected final "
+        "score and regret"))
     @blp.doc(operationId="suggestMove",
              requestBody=body_doc("MoveSuggestRequest",
                                   "The dice, the throw they stand on and the scorecard"),
-             responses={"200": response_doc("MoveSuggestion",
-                                            "The best keep or box, and every alternative with "
-                                            "its expected final score and regret"),
-                        **ERRORS_DOC, **BUSY_DOC})
+             responses={**ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """Suggest the move that maximises the expected final score.
 

@@ -8,11 +8,11 @@ from flask import Response, current_app
 from flask.views import MethodView
 
 from ...domain.rules import get_variant
-from ..analysis_schemas import PositionValueRequestSchema
+from ..analysis_schemas import PositionValueRequestSchema, PositionValueSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint
 
 blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
                                  "distribution of the final score under optimal play")
@@ -39,14 +39,14 @@ def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 class PositionValue(MethodView):
     """Position values."""
 
+    @blp.response(200, PositionValueSchema, description=(
+        "Expected final score, its standard deviation, percentiles, "
+        "P(final >= t), the histogram"))
     @blp.doc(operationId="valuePosition",
              requestBody=body_doc("PositionValueRequest",
                                   "A scorecard (start of a turn), optionally with the dice "
                                   "after a throw"),
-             responses={"200": response_doc("PositionValue",
-                                            "Expected final score, its standard deviation, "
-                                            "percentiles, P(final >= t), the histogram"),
-                        **ERRORS_DOC, **BUSY_DOC})
+             responses={**ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """What a position is worth under the advisor's (expected-score maximising) play.
 

@@ -11,8 +11,8 @@ from ...domain.consistency import audit
 from ...domain.scoring import score_sheet, scorecard_data
 from ..batch import add_batch_operation, answer_one
 from ..body import rules_for, sheet_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import ScorecardScoreRequestSchema
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..schemas.scorecards import ScorecardScoreRequestSchema, ScorecardTotalsSchema
 
 blp = new_blueprint("scorecards", "Score whole scorecards")
 
@@ -33,11 +33,10 @@ def score_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
 class ScorecardScoring(MethodView):
     """Scorecard totals."""
 
+    @blp.response(200, ScorecardTotalsSchema, description="Totals, completeness and per-box checks")
     @blp.doc(operationId="scoreScorecard",
              requestBody=body_doc("ScorecardScoreRequest", "The scorecard to total"),
-             responses={"200": response_doc("ScorecardTotals", "Totals, completeness and "
-                                                               "per-box checks"),
-                        **ERRORS_DOC})
+             responses=ERRORS_DOC)
     def post(self, variant: str) -> Response:
         """Total a scorecard: upper subtotal and bonus, lower total, bonuses, total.
 

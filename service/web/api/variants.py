@@ -11,8 +11,13 @@ from flask.views import MethodView
 from ...domain.rules import definition_document, effective_rules, get_variant
 from ...domain.variants import VARIANT_IDS
 from ..body import json_response, load_items, rules_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas import EffectiveRulesRequestSchema
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..schemas.variants import (
+    EffectiveRulesRequestSchema,
+    EffectiveRulesSchema,
+    VariantDefinitionSchema,
+    VariantListSchema,
+)
 
 blp = new_blueprint("variants", "Rule definitions of every variant")
 
@@ -47,9 +52,9 @@ NOT_MODIFIED = {"304": {"description": "Not modified (If-None-Match matched the 
 class Variants(MethodView):
     """Every variant."""
 
+    @blp.response(200, VariantListSchema, description="Every variant's rules")
     @blp.doc(operationId="listVariants",
-             responses={"200": response_doc("VariantList", "Every variant's rules"),
-                        **NOT_MODIFIED})
+             responses={**NOT_MODIFIED})
     def get(self) -> Response:
         """List every variant with its full rule definition."""
         return _cached(None)
@@ -59,9 +64,9 @@ class Variants(MethodView):
 class VariantResource(MethodView):
     """One variant."""
 
+    @blp.response(200, VariantDefinitionSchema, description="The variant's rules")
     @blp.doc(operationId="getVariant",
-             responses={"200": response_doc("VariantDefinition", "The variant's rules"),
-                        "404": ERRORS_DOC["404"], **NOT_MODIFIED})
+             responses={"404": ERRORS_DOC["404"], **NOT_MODIFIED})
     def get(self, variant: str) -> Response:
         """The rules of one variant: boxes in sheet order, bonuses, options and defaults."""
         get_variant(variant)
@@ -72,12 +77,12 @@ class VariantResource(MethodView):
 class EffectiveRules(MethodView):
     """A table's effective rules."""
 
+    @blp.response(200, EffectiveRulesSchema,
+                  description="The definition after options and overrides")
     @blp.doc(operationId="effectiveRules",
              requestBody=body_doc("EffectiveRulesRequest",
                                   "Options and house-rule overrides"),
-             responses={"200": response_doc("EffectiveRules",
-                                            "The definition after options and overrides"),
-                        **ERRORS_DOC})
+             responses=ERRORS_DOC)
     def post(self, variant: str) -> Response:
         """The effective definition of a variant under options and house-rule overrides.
 

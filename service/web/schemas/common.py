@@ -1,0 +1,421 @@
+"""The fields and mixins every resource's schemas share, declared once: dice, box ids, a
+scorecard's boxes, options, house rules, the echo of the rules an answer was computed with,
+and the fast checks of the common scoring requests.
+
+The generic schemas accept every variant's box ids and options; `variant_spec` narrows a copy
+per variant for the spec's per-variant paths. Fields that depend on the variant (how many
+dice, which boxes a sheet has, which options apply) are checked again by the core, which
+answers 409 with a pointer when they do not fit.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from contextvars import ContextVar
+from functools import cache
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from ...domain.boxes import SCORINGS
+from ...domain.rules import BOX_OVERRIDE_FIELDS
+from ...domain.variants import (
+    ALL_BOX_IDS,
+    VARIANT_IDS,
+    VARIANTS,
+    labels_for,
+)
+from ..variant_spec import variant_facts
+
+MAX_VALUE = 10_000
+MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
+MAX_BONUSES = 100
+
+
+
+class StrictSchema(ma.Schema):
+    """Unknown fields are errors (the default, stated for readers)."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+
+def _int(lo: int, hi: int, **kw: object) -> fields.Integer:
+    return fields.Integer(strict=True, validate=validate.Range(lo, hi), **kw)
+
+
+class StrictBoolean(fields.Boolean):
+    """JSON true or false only (marshmallow's Boolean also takes 1, 0 and 1.0)."""
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> bool:
+        if type(value) is not bool:
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+def _bool(**kw: object) -> fields.Boolean:
+    return StrictBoolean(**kw)
+
+
+DICE_FIELD_DOC = "The dice, faces 1 to 6, in any order; 5 dice (6 in maxi_yatzy)."
+_RANGE_MSG = "Must be greater than or equal to {lo} and less than or equal to {hi}."
+
+
+class DiceField(fields.Field):
+    """A hand of 5 or 6 dice, faces 1..6.
+
+    Hand-written rather than List(Integer): it is on every scoring request, and this is
+    ten times faster with the same messages. `openapi_doc` is what the spec shows.
+    """
+
+    openapi_doc = {"type": "array", "minItems": 5, "maxItems": 6, "description": DICE_FIELD_DOC,
+                   "items": {"type": "integer", "minimum": 1, "maximum": 6}}
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> list[int]:
+        if not isinstance(value, list):
+            raise ma.ValidationError("Not a valid list.")
+        errors = {i: ["Not a valid integer."] if type(d) is not int
+                  else [_RANGE_MSG.format(lo=1, hi=6)]
+                  for i, d in enumerate(value) if type(d) is not int or not 1 <= d <= 6}
+        if errors:
+            raise ma.ValidationError(errors)
+        if not 5 <= len(value) <= 6:
+            raise ma.ValidationError("Length must be between 5 and 6.")
+        return value
+
+
+def dice_field(**kw: object) -> fields.Field:
+    """A hand of 5 or 6 dice, faces 1..6."""
+    return DiceField(**kw)
+
+
+#: The variant the request being read names (set by `body.load_items`): what an unknown box
+#: id's message lists the ids of.
+REQUEST_VARIANT: ContextVar[str | None] = ContextVar("request_variant", default=None)
+
+
+def _folded(text: str) -> str:
+    """A box label or id as compared for "did you mean": no accents, case or punctuation."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(c for c in plain.casefold() if c.isalnum())
+
+
+@cache
+def _box_names(variant: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The box ids of a variant (any option's included; every id without a variant), and
+    each id's and label's folded form (in every language) -> its id."""
+    ids = tuple(variant_facts(variant)["boxes"]) if variant in VARIANTS else ALL_BOX_IDS
+    own = {b.id: b.labels for b in VARIANTS[variant].boxes} if variant in VARIANTS else {}
+    names: dict[str, str] = {}
+    for bid in ids:
+        for label in (*own.get(bid, {}).values(), *labels_for(bid).values(), bid):
+            names.setdefault(_folded(label), bid)
+    return ids, names
+
+
+def unknown_box(value: object, variant: str | None = None) -> str:
+    """What an unknown box id is told: the variant's own ids, and the id it likely means
+    when it is a box's label in one of the six languages (or close to an id or label)."""
+    variant = variant or REQUEST_VARIANT.get()
+    ids, names = _box_names(variant)
+    whose = f"the box ids of {variant!r}" if variant in VARIANTS else "box ids"
+    text = f"Unknown box {value!r}; {whose} are {', '.join(ids)}"
+    if isinstance(value, str) and value:
+        key = _folded(value)
+        match = names.get(key) or next(iter(difflib.get_close_matches(key, names, 1, 0.8)),
+                                        None)
+        if match is not None:
+            guess = names[match] if match in names and match != key else match
+            text += f". Did you mean {guess!r}?"
+    return text
+
+
+class BoxIdField(fields.String):
+    """A box id: one of the variant's (the spec's per-variant paths list them; the generic
+    schema lists every variant's, and a box the variant lacks is a 409 from the core)."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(validate=validate.OneOf(ALL_BOX_IDS), **kw)  # the spec's enum
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> str:
+        out = super()._deserialize(value, attr, data, **kwargs)
+        if out not in _BOX_IDS:
+            raise ma.ValidationError(unknown_box(out))
+        return out
+
+
+_BOX_IDS = frozenset(ALL_BOX_IDS)
+
+
+def box_id(**kw: object) -> fields.Field:
+    """A field that names a box (`BoxIdField`)."""
+    return BoxIdField(**kw)
+
+
+class BoxValuesField(fields.Field):
+    """Box id → points entered (0 = scratched), null or absent = open.
+
+    One property per box id in the spec; checked by hand for speed (every scoring request
+    carries a scorecard), with marshmallow's messages.
+    """
+
+    openapi_doc = {"type": "object", "additionalProperties": False,
+                   "description": "Box id → points entered (0 = scratched); null or absent "
+                                  "= open",
+                   "properties": {b: {"type": ["integer", "null"], "minimum": 0,
+                                      "maximum": MAX_VALUE,
+                                      "description": f"Points entered in the {b} box ("
+                                                     f"{labels_for(b)['en']}; 0 = "
+                                                     f"scratched); null or absent = open"}
+                                  for b in ALL_BOX_IDS}}
+    _ids = _BOX_IDS
+
+    def _deserialize(self, value: object, attr: str | None, data: object,
+                     **kwargs: object) -> dict[str, int | None]:
+        if not isinstance(value, dict):
+            raise ma.ValidationError("Not a valid mapping type.")
+        errors: dict[str, list[str]] = {}
+        for k, v in value.items():
+            if k not in self._ids:
+                errors[k] = [unknown_box(k)]
+            elif v is not None and type(v) is not int:
+                errors[k] = ["Not a valid integer."]
+            elif v is not None and not 0 <= v <= MAX_VALUE:
+                errors[k] = [_RANGE_MSG.format(lo=0, hi=MAX_VALUE)]
+        if errors:
+            raise ma.ValidationError(errors)
+        return dict(value)
+
+
+def openapi_doc_attribute(self: object, field: fields.Field, **kwargs: object) -> dict:
+    """apispec attribute function: hand-written fields carry their own OpenAPI schema."""
+    return dict(getattr(field, "openapi_doc", {}))
+
+
+# --------------------------------------------------------------------------- options
+
+
+def _option_field(name: str) -> fields.Field:
+    spec = next(o for v in VARIANTS.values() for o in v.options if o.name == name)
+    used_by = [v.id for v in VARIANTS.values() if v.option(name)]
+    doc = f"{spec.description} Variants: {', '.join(used_by)}."
+    if spec.is_bool:
+        return _bool(metadata={"description": doc})
+    return fields.String(validate=validate.OneOf(spec.choices), metadata={"description": doc})
+
+
+OptionsSchema = ma.Schema.from_dict(
+    {name: _option_field(name)
+     for name in dict.fromkeys(o.name for v in VARIANTS.values() for o in v.options)},
+    name="OptionsSchema")
+OptionsSchema.__doc__ = ("Rule options; each applies to the variants named in its description "
+                         "(another variant's option is a 422).")
+
+
+# --------------------------------------------------------------------------- house rules
+
+
+class BoxOverrideSchema(StrictSchema):
+    """Changes to one box of the sheet."""
+
+    value = _int(0, MAX_VALUE, metadata={"description": "Fixed score (scoring 'fixed')"})
+    scoring = fields.String(validate=validate.OneOf(SCORINGS), metadata={
+        "description": "sum: all dice; matching: the dice of the pattern; fixed: `value`"})
+    first_throw_bonus = _int(0, MAX_VALUE, metadata={
+        "description": "Points added when made on the first throw (servida, de boca)"})
+    first_throw_value = _int(0, MAX_VALUE, allow_none=True, metadata={
+        "description": "Score replacing the normal one on the first throw (General de mão)"})
+    wins_on_first_throw = _bool(metadata={
+        "description": "Made on the first throw, the game is won at once"})
+
+
+assert set(BoxOverrideSchema._declared_fields) == set(BOX_OVERRIDE_FIELDS)
+
+class _BoxKeyedSchema(ma.Schema):
+    """A schema with one field per box id: an unknown key is an unknown box (`unknown_box`),
+    not marshmallow's bare "Unknown field."."""
+
+    @ma.pre_load
+    def _known_boxes(self, data: object, **kwargs: object) -> object:
+        if isinstance(data, dict):
+            unknown = {k: [unknown_box(k)] for k in data if k not in _BOX_IDS}
+            if unknown:
+                raise ma.ValidationError(unknown)
+        return data
+
+
+BoxOverridesSchema = _BoxKeyedSchema.from_dict(
+    {b: fields.Nested(BoxOverrideSchema) for b in ALL_BOX_IDS}, name="BoxOverridesSchema")
+
+
+class UpperBonusSchema(StrictSchema):
+    """The upper-section bonus: amount once the upper total reaches the threshold."""
+
+    threshold = _int(1, MAX_VALUE, metadata={
+        "description": "Upper total that earns the bonus (itself included)"})
+    amount = _int(1, MAX_VALUE, metadata={"description": "Points of the bonus"})
+
+
+class FiveOfAKindBonusSchema(StrictSchema):
+    """The bonus per further five of a kind (YAHTZEE bonus, extra Kniffel)."""
+
+    amount = _int(1, MAX_VALUE, metadata={"description": "Points per bonus"})
+
+
+class RulesSchema(StrictSchema):
+    """House-rule overrides of the variant's table."""
+
+    boxes = fields.Nested(BoxOverridesSchema, metadata={
+        "description": "Per box id, the fields to change"})
+    remove_boxes = fields.List(box_id(),
+                               validate=validate.Length(max=len(ALL_BOX_IDS)), metadata={
+                                   "description": "Boxes the table plays without"})
+    upper_bonus = fields.Nested(UpperBonusSchema, allow_none=True, metadata={
+        "description": "null removes the upper bonus"})
+    five_of_a_kind_bonus = fields.Nested(FiveOfAKindBonusSchema, allow_none=True, metadata={
+        "description": "null removes the five-of-a-kind bonus"})
+
+
+# --------------------------------------------------------------------------- scorecards
+
+class ColumnSchema(StrictSchema):
+    """One column of a column sheet."""
+
+    boxes = BoxValuesField()
+    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
+        "description": "How many five-of-a-kind bonuses were won in this column"})
+
+
+class ScorecardFields(StrictSchema):
+    """The fields of a scorecard (a request may add others around them)."""
+
+    boxes = BoxValuesField()
+    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
+        "description": "How many five-of-a-kind bonuses were won (YAHTZEE bonuses, "
+                       "extra Kniffels)"})
+    saved_throws = _int(0, MAX_THROW, metadata={
+        "description": "Throws saved from earlier turns (maxi_yatzy)"})
+    won = _bool(metadata={"description": "The game was won at once (Generala servida...)"})
+    columns = fields.List(fields.Nested(ColumnSchema), validate=validate.Length(4, 4),
+                          metadata={"description": "With option columns: the four columns"})
+
+
+class ScorecardSchema(ScorecardFields):
+    """A player's sheet."""
+
+
+class RulesRequestFields(StrictSchema):
+    """Options and house rules, accepted wherever a variant is named."""
+
+    options = fields.Nested(OptionsSchema)
+    rules = fields.Nested(RulesSchema)
+
+
+# --------------------------------------------------------------------------- fast paths
+# The common scoring request (dice, throw, a one-column scorecard) is checked here without
+# marshmallow, which costs as much as the scoring itself. A fast check only ever accepts:
+# anything unusual or wrong returns None and the request goes through marshmallow, which
+# gives the errors. tests/test_fast_paths.py checks the two agree on generated requests.
+
+
+def _fast_int(value: object, lo: int, hi: int) -> bool:
+    return type(value) is int and lo <= value <= hi
+
+
+def _fast_dice(value: object) -> bool:
+    return (type(value) is list and 5 <= len(value) <= 6
+            and all(type(d) is int and 1 <= d <= 6 for d in value))
+
+
+def _fast_boxes(value: object) -> bool:
+    return type(value) is dict and all(
+        k in BoxValuesField._ids and (v is None or _fast_int(v, 0, MAX_VALUE))
+        for k, v in value.items())
+
+
+_FAST_SCORECARD = {
+    "boxes": _fast_boxes,
+    "five_of_a_kind_bonuses": lambda v: _fast_int(v, 0, MAX_BONUSES),
+    "saved_throws": lambda v: _fast_int(v, 0, MAX_THROW),
+    "won": lambda v: type(v) is bool,
+}
+
+
+def _fast_scorecard(value: object) -> bool:
+    return type(value) is dict and all(
+        k in _FAST_SCORECARD and _FAST_SCORECARD[k](v) for k, v in value.items())
+
+
+
+
+def _fast(checks: dict, required: tuple[str, ...]) -> object:
+    def fast_load(data: object) -> dict | None:
+        if type(data) is not dict or any(r not in data for r in required):
+            return None
+        for key, value in data.items():
+            check = checks.get(key)
+            if check is None or not check(value):
+                return None
+        return data
+
+    return staticmethod(fast_load)
+
+
+# --------------------------------------------------------------------------- responses
+
+class EchoRulesSchema(ma.Schema):
+    """The effective rules a response was computed with."""
+
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    options = fields.Dict(required=True, metadata={
+        "description": "Every option of the variant with its effective value"})
+    overrides = fields.Dict(required=True, metadata={
+        "description": "The house rules as sent (`rules` of the request)"})
+    fingerprint = fields.String(required=True, metadata={
+        "description": "Stable hash of the effective rules"})
+
+
+class AnswerFields(ma.Schema):
+    """What every answer about a table of rules says first: the variant and the effective
+    rules (options, house rules) it was computed with."""
+
+    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"})
+    rules = fields.Nested(EchoRulesSchema, required=True, metadata={
+        "description": "The effective rules the answer was computed with"})
+
+
+class TotalsFields(ma.Schema):
+    """A sheet's (or a column's) totals."""
+
+    upper_subtotal = fields.Integer(required=True, metadata={
+        "description": "Sum of the number boxes"})
+    upper_bonus = fields.Integer(required=True, metadata={"description": "Upper bonus points"})
+    lower_total = fields.Integer(required=True, metadata={
+        "description": "Sum of the other boxes"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Points of the five-of-a-kind bonuses"})
+    total = fields.Integer(required=True, metadata={"description": "The total so far"})
+
+
+class PlacementFields(ma.Schema):
+    """What writing a hand in one box gives: the box, its score and the bonuses it brings."""
+
+    box = box_id(required=True, metadata={"description": "The box id"})
+    column = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "Column number (1-4) on a column sheet, else null"})
+    score = fields.Integer(required=True, metadata={
+        "description": "Points the box receives (0: a scratch)"})
+    joker = fields.Boolean(required=True, metadata={"description": "Scored as a Joker"})
+    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
+        "description": "Five-of-a-kind bonus points it earns (YAHTZEE 100, Kniffel 50)"})
+    upper_bonus = fields.Integer(required=True, metadata={
+        "description": "Upper bonus points it secures (it reaches the threshold)"})
+    wins_game = fields.Boolean(required=True, metadata={
+        "description": "It wins the game at once (Generala servida, General de boca)"})
+

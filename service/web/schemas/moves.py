@@ -1,0 +1,103 @@
+"""The contract of /v1/variants/{variant}/moves: the advisor's suggestion."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from .common import (
+    MAX_THROW,
+    AnswerFields,
+    PlacementFields,
+    RulesRequestFields,
+    ScorecardSchema,
+    _bool,
+    _int,
+    dice_field,
+)
+
+
+class MoveSuggestRequestSchema(RulesRequestFields):
+    """A position to advise on: the dice, the throw they stand on, the sheet."""
+
+    dice = dice_field(required=True)
+    throw = _int(1, MAX_THROW, required=True, metadata={
+        "description": "Throw of the turn these dice stand on (1 = first); the throws left "
+                       "follow from it"})
+    scorecard = fields.Nested(ScorecardSchema)
+    em_baixo = _bool(metadata={"description": "Bozó: the dice are scored by the faces turned "
+                                              "to the table"})
+    coach = _bool(metadata={
+        "description": "Add to every keep the probability that the turn ends with points in "
+                       "each box and the expected points of the turn (under the advisor's "
+                       "play of the rest of the turn)"})
+
+
+def _move_common() -> dict[str, fields.Field]:
+    return {
+        "expected_final_score": fields.Float(required=True, metadata={
+            "description": "Expected final total of the sheet after this action under optimal "
+                           "play (points already on the sheet included)"}),
+        "regret": fields.Float(required=True, metadata={
+            "description": "Best expected final score minus this action's (0 for the best)"}),
+        "rank": fields.Integer(required=True, metadata={
+            "description": "1 = best; actions tied in value share a rank"}),
+        "tie": fields.Boolean(required=True, metadata={
+            "description": "Another action has the same value (within 1e-4, the precision of "
+                           "the float32 tables)"}),
+    }
+
+
+KeepMoveSchema = ma.Schema.from_dict({
+    "action": fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
+        "description": "keep: keep these dice and throw the others"}),
+    **_move_common(),
+    "dice": fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
+                        metadata={"description": "The dice to keep, sorted (fewer than all)"}),
+    "em_baixo": fields.Boolean(required=True, metadata={
+        "description": "Bozó: announce 'em baixo' before the next throw (false elsewhere)"}),
+    "turn": fields.Nested("TurnOutlookSchema", metadata={
+        "description": "With coach: true: where the turn ends under the advisor's play of "
+                       "the rest of it"}),
+}, name="KeepMoveSchema")
+
+ScoreMoveSchema = PlacementFields.from_dict({
+    "action": fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
+        "description": "score: fill a box now"}),
+    **_move_common(),
+}, name="ScoreMoveSchema")
+
+
+class MoveField(fields.Raw):
+    """A keep or a score action: a union discriminated by `action` in the spec."""
+
+    openapi_doc = {
+        "oneOf": [{"$ref": "#/components/schemas/KeepMove"},
+                  {"$ref": "#/components/schemas/ScoreMove"}],
+        "discriminator": {"propertyName": "action",
+                          "mapping": {"keep": "#/components/schemas/KeepMove",
+                                      "score": "#/components/schemas/ScoreMove"}},
+    }
+
+
+class MoveSuggestionSchema(AnswerFields):
+    """The best move for a position and every alternative, ranked."""
+
+    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
+        "description": "The faces advised on (the bottom faces with em_baixo), sorted"})
+    throw = fields.Integer(required=True, metadata={
+        "description": "The throw the dice stand on, as sent"})
+    throws_left = fields.Integer(required=True, metadata={
+        "description": "Throws this turn may still make (saved throws included)"})
+    exact = fields.Boolean(required=True, metadata={
+        "description": "Exact optimum (false: a documented approximation, see method)"})
+    method = fields.String(required=True, metadata={
+        "description": "How the values are computed"})
+    current_total = fields.Integer(required=True, metadata={
+        "description": "Points on the sheet now (bonuses included)"})
+    expected_final_score = fields.Float(required=True, metadata={
+        "description": "Expected final total under optimal play from here (the best "
+                       "action's value)"})
+    best = MoveField(required=True, metadata={"description": "The best action"})
+    alternatives = fields.List(MoveField(), required=True, metadata={
+        "description": "Every action (the best first), ranked by expected final score"})

@@ -1,0 +1,107 @@
+"""A typed TypeScript client of the live service (tests/client): one generic function serves
+every variant.
+
+`npm ci` installs the pinned packages (package-lock.json); openapi-typescript generates the
+types from the committed openapi/openapi.json; `tsc --strict` checks the client; then the
+compiled client (node) plays a whole two-player game of GENERALA and of YAHTZEE against the
+service under gunicorn, turn by turn (`games/turn`, following `moves/suggest`), each through
+the same `playGame<V extends Variant>`, has each recorded game checked by `games/validate`,
+and compares the totals. Nothing is fetched but the packages `npm ci` installs; its cache
+stays in the client's ignored folders.
+
+Without node and npm the tests skip, saying why, except in CI (CI=true), where `.ci/run`
+installs Debian's nodejs and npm and a missing node fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.live.server import Server
+
+CLIENT = Path(__file__).resolve().parent
+ROOT = CLIENT.parents[1]
+SPEC = ROOT / "openapi" / "openapi.json"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+NODE, NPM = shutil.which("node"), shutil.which("npm")
+BIN = CLIENT / "node_modules" / ".bin"
+PLAYED = ["generala", "yahtzee"]
+BOXES = {"generala": 11, "yahtzee": 13}
+
+if NODE is None or NPM is None:
+    _reason = f"no {'node' if NODE is None else 'npm'} on PATH (Debian: apt-get install " \
+              "nodejs npm; .ci/run does it)"
+    if IN_CI:
+        pytest.fail(f"the TypeScript client must run in CI, but: {_reason}", pytrace=False)
+    pytest.skip(_reason, allow_module_level=True)
+
+
+def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """A command in the client's folder, its own npm cache there too; fails with its output."""
+    env = {**os.environ, "npm_config_cache": str(CLIENT / ".npm-cache"),
+           "npm_config_update_notifier": "false", "npm_config_fund": "false",
+           "npm_config_audit": "false"}
+    done = subprocess.run(cmd, cwd=CLIENT, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    assert done.returncode == 0, (f"{' '.join(cmd)} exited {done.returncode}:\n"
+                                  f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    return done
+
+
+@pytest.fixture(scope="module")
+def project() -> Path:
+    """The client with its packages installed (npm ci, once a run) and the types generated
+    from the committed spec."""
+    _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=600)
+    _run([str(BIN / "openapi-typescript"), str(SPEC), "--output",
+          str(CLIENT / "generated" / "openapi.d.ts")], timeout=300)
+    return CLIENT
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[Server]:
+    """The service under gunicorn, its GENERALA and YAHTZEE tables built before it listens."""
+    srv = Server(env={"ADVISOR_WARM": ",".join(PLAYED), "WEB_CONCURRENCY": "1"})
+    try:
+        yield srv.start(ready="/healthz", timeout=600)  # numba may compile first: minutes
+    finally:
+        srv.close()
+
+
+def test_the_client_has_no_any_and_no_casts():
+    """The types do the work: no `any`, no `as` but `as const` (and `import ... as`)."""
+    for path in sorted((CLIENT / "src").glob("*.ts")):
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", "", path.read_text(), flags=re.S)
+        assert not re.search(r"\bany\b", code), f"{path.name} uses any"
+        casts = [m for m in re.findall(r"\bas\s+[\w{(\[]+", code) if m.split()[1] != "const"]
+        assert casts == [], f"{path.name} casts: {casts}"
+
+
+def test_the_client_type_checks_strictly(project: Path):
+    _run([str(BIN / "tsc"), "-p", ".", "--strict", "--noEmit"], timeout=300)
+
+
+def test_one_generic_function_plays_and_validates_both_games(project: Path, service: Server):
+    _run([str(BIN / "tsc"), "-p", ".", "--strict"], timeout=300)
+    done = _run([NODE, "dist/src/main.js", service.url(""), *PLAYED], timeout=300)
+    games = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    print("\n".join(done.stdout.splitlines()))
+    assert [g["variant"] for g in games] == PLAYED
+    for game in games:
+        assert game["players"] == 2 and game["valid"] is True
+        assert game["totals"] == game["validatedTotals"] and len(game["totals"]) == 2
+        if game["instantWin"]:
+            assert game["endedBy"] == "instant_win"
+        else:
+            assert game["endedBy"] == "sheets_full"
+            assert game["turns"] == 2 * BOXES[game["variant"]]
+        best = max(game["totals"])
+        assert game["winners"] == [i for i, t in enumerate(game["totals"]) if t == best]
