@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from service.advisor import Advisor
 from service.advisor.advice import moves as advice
 from service.advisor.analysis.analyst import Analyst, win_probability
-from service.advisor.analysis.games import PlayerGame, Throw, Turn, analyze
+from service.advisor.analysis.games import analyze
 from service.advisor.kernels.winprob import MAX_WIN_OPEN
 from service.advisor.tables.strategies import build_strategy
 from service.domain.rules import effective_rules
@@ -50,8 +50,9 @@ def rss_mib() -> float:
 
 
 def played(rs, st, rng: random.Random, turns: int | None = None, mistakes: float = 0.2):
-    """A seeded game of the advisor's play with random deviations: (PlayerGame, sheets at
-    each turn start)."""
+    """A seeded game of the advisor's play with random deviations: (the game of one player as
+    games/validate and games/analyze take it, with its keeps; the sheets at each turn
+    start)."""
     sheet = empty_sheet(rs)
     out, sheets = [], []
     n = rs.variant.dice
@@ -60,22 +61,23 @@ def played(rs, st, rng: random.Random, turns: int | None = None, mistakes: float
             break
         sheets.append(_copy(sheet))
         dice = sorted(rng.randint(1, 6) for _ in range(n))
-        throws = []
+        throws, kept = [], []
         for t in range(1, rs.variant.throws + 1):
             alts = advice.suggest(st, dice, t, sheet).alternatives
             a = alts[0] if rng.random() > mistakes else rng.choice(alts)
             if a.action == "keep":
-                throws.append(Throw(list(dice), list(a.dice)))
+                throws.append(list(dice))
+                kept.append(list(a.dice))
                 dice = sorted(a.dice + [rng.randint(1, 6) for _ in range(n - len(a.dice))])
                 continue
-            throws.append(Throw(list(dice)))
-            out.append(Turn(throws, a.box))
+            throws.append(list(dice))
+            out.append({"throws": throws, "kept": kept, "box": a.box})
             sheet.columns[0].boxes[a.box] = a.score
             if a.five_of_a_kind_bonus:
                 sheet.columns[0].five_of_a_kind_bonuses += 1
             break
     sheets.append(_copy(sheet))
-    return PlayerGame(empty_sheet(rs), out), sheets
+    return {"players": [{"turns": out}]}, sheets
 
 
 def _copy(sheet):
@@ -115,9 +117,9 @@ def main() -> int:
     # 1. analysis of a full game with keeps
     rng = random.Random(20241130)
     game, _ = played(rs, st, rng)
-    decisions = sum(len(t.throws) for t in game.turns)
-    analyze(analyst, rs, [game])
-    med, worst = timed(lambda: analyze(analyst, rs, [game]), 20)
+    decisions = sum(len(t["throws"]) for t in game["players"][0]["turns"])
+    analyze(analyst, rs, game)
+    med, worst = timed(lambda: analyze(analyst, rs, game), 20)
     print(f"analysis of a 13-turn YAHTZEE game with keeps ({decisions} decisions): "
           f"{med * 1e3:.1f} ms median, {worst * 1e3:.1f} ms max "
           f"({med / sug:.0f} x a suggestion; budget 20 ms)")
@@ -180,13 +182,13 @@ def main() -> int:
     for i in range(300):
         sh = games[i % 6][7 + i % 5]
         analyst.position_value(rs, sh, None, None)
-        analyze(analyst, rs, [game])
+        analyze(analyst, rs, game)
     gc.collect()
     mid = rss_mib()
     for i in range(300):
         sh = games[i % 6][7 + i % 5]
         analyst.position_value(rs, sh, None, None)
-        analyze(analyst, rs, [game])
+        analyze(analyst, rs, game)
     gc.collect()
     after = rss_mib()
     print(f"memory: {before:.0f} MiB, after 300 requests {mid:.0f} MiB, after 600 "

@@ -10,6 +10,9 @@ list of turns: the throws, optionally the dice kept between them, the box, wheth
 chosen 0, claimed points)
 and lists every problem it finds, each with a JSON pointer into the game, a code and a
 detail, with each turn's points, running totals, final totals and standings.
+`replay_game` is the same replay (the only one: games/validate and the game analysis both
+read a recorded game through it), answering also each turn as it was played
+(`ReplayedTurn`: the sheet before, the throws and kept dice, the outcome and the sheet after).
 
 Legality and scores come from `scoring.score_hand` and the sheet check from
 `consistency.sheet_problems`; this module adds only what a whole game decides (docs/rules.md,
@@ -30,6 +33,7 @@ from .consistency import (
     plural,
     scratch_keeps_bonus,
 )
+from .dice import Hand, normalise
 from .errors import IllegalMove, InvalidInput, Problem
 from .rules import RuleSet
 from .scoring import (
@@ -348,6 +352,32 @@ def play_turn(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int, box: str |
 
 
 @dataclass
+class ReplayedTurn:
+    """One recorded turn as the replay played it: the sheet before it, the dice of each throw
+    (sorted), the dice kept after each throw but the last (sorted; None when the turn does
+    not record them), the throw the placement stands on, and the outcome (the box written,
+    None for an instant win that writes none; what it earned; the sheet after it)."""
+
+    turn: int  # index of the turn in the player's list
+    before: Sheet
+    throws: list[Hand]
+    kept: list[Hand] | None
+    throw: int
+    outcome: TurnOutcome
+
+
+@dataclass
+class GameReplay:
+    """A game replayed: games/validate's answer (`validation`), the problems found (each
+    with pointer, code and detail; none for a game valid so far), and each player's turns as
+    played (`turns[player]`; a turn that could not be played is left out)."""
+
+    validation: dict[str, Any]
+    problems: list[Problem]
+    turns: list[list[ReplayedTurn]]
+
+
+@dataclass
 class _Player:
     """One player's state while a game is replayed."""
 
@@ -357,17 +387,24 @@ class _Player:
     sheet: Sheet
     total: int = 0
     records: list[dict[str, Any]] = field(default_factory=list)
+    replayed: list[ReplayedTurn] = field(default_factory=list)
 
 
 def validate_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> dict[str, Any]:
+    """Replay a game and check every move (games/validate's answer, see `replay_game`)."""
+    return replay_game(rs, game, base).validation
+
+
+def replay_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameReplay:
     """Replay a game and check every move; `base` is the game's pointer in the request.
 
     `game`: {"players": [{"name"?, "turns": [{"throws": [[dice], ...], "kept"?: [[dice],
     ...], "box"?, "column"?, "em_baixo"?, "scratch"?, "points"?}], "total"?}],
     "winners"?: [index]}.
-    Answers valid, every problem (pointer, code, detail), each player's turns with their
-    points and running totals, the final sheets and totals, and the standings. A partial game
-    is valid so far.
+    The validation answers valid, every problem (pointer, code, detail), each player's
+    turns with their points and running totals, the final sheets and totals, and the
+    standings. A partial game is valid so far. Beside it, every turn played as a
+    `ReplayedTurn`, for the game analysis.
     """
     problems: list[Problem] = []
     players = [_Player(i, p.get("name") or f"Player {i + 1}", p.get("turns") or [],
@@ -397,6 +434,7 @@ def validate_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> dict[str
             if outcome is None:
                 pl.records.append(_record(r, turn, None, pl.total, status))
                 continue
+            pl.replayed.append(_replayed(r, turn, pl.sheet, outcome))
             pl.sheet = outcome.sheet
             pl.total += outcome.points
             pl.records.append(_record(r, turn, outcome, pl.total, status))
@@ -404,7 +442,17 @@ def validate_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> dict[str
                 ended, winner = "won", pl.index
     game_over = ended == "won" or (bool(players) and all(is_complete(p.sheet)
                                                          for p in players))
-    return _answer(rs, game, base, players, problems, game_over, winner)
+    validation = _answer(rs, game, base, players, problems, game_over, winner)
+    return GameReplay(validation, problems, [p.replayed for p in players])
+
+
+def _replayed(r: int, turn: dict[str, Any], before: Sheet,
+              outcome: TurnOutcome) -> ReplayedTurn:
+    """A turn played, as the analysis reads it."""
+    kept = turn.get("kept")
+    return ReplayedTurn(r, before, [normalise(d) for d in turn.get("throws") or []],
+                        None if kept is None else [normalise(k) for k in kept],
+                        outcome.throw, outcome)
 
 
 def _in_turn(counts: list[int], i: int, r: int) -> bool:

@@ -1,5 +1,7 @@
-"""Schemas of the analysis resources (positions/value, games/analyze, games/win-probability,
-and the coaching fields of moves/suggest): the public contract of issue 10's endpoints.
+"""Schemas of the analysis resources (positions/value, the answer of games/analyze,
+games/win-probability, and the coaching fields of moves/suggest): the public contract of
+issue 10's endpoints. games/analyze takes the recorded game of games/validate
+(`game_schemas.GameSchema`).
 
 Kept apart from `schemas.py` (the scoring endpoints' contract) so that the two can change
 without touching each other; they share its field types and scorecard schema.
@@ -24,9 +26,7 @@ from .schemas.common import (
 )
 
 MAX_THRESHOLDS = 50
-MAX_PLAYERS = 8
-MAX_TURNS = 80  # 52 turns of a column sheet, with room for mistakes to be reported on
-MAX_THROWS_PER_TURN = MAX_THROW
+MAX_PLAYERS = 8  # games/win-probability
 
 
 # --------------------------------------------------------------------------- coaching
@@ -142,49 +142,6 @@ class PositionValueSchema(ma.Schema):
 
 
 # --------------------------------------------------------------------------- games
-
-
-class ThrowSchema(StrictSchema):
-    """One throw of a turn."""
-
-    dice = dice_field(required=True)
-    kept = fields.List(fields.Integer(strict=True, validate=validate.Range(1, 6)),
-                       validate=validate.Length(max=5), metadata={
-                           "description": "The dice kept from this throw for the next one "
-                                          "(fewer than all). Needed for keeps to be judged; "
-                                          "without it only the turn's placement is judged"})
-
-
-class TurnSchema(StrictSchema):
-    """One turn as played."""
-
-    throws = fields.List(fields.Nested(ThrowSchema), required=True,
-                         validate=validate.Length(1, MAX_THROWS_PER_TURN), metadata={
-        "description": 'The throws of the turn, in order'})
-    box = box_id(allow_none=True, metadata={
-        "description": "The box written; null or absent only when the turn wins the game at "
-                       "once (Generala servida)"})
-    column = _int(1, 4, metadata={"description": "Column written (column sheets)"})
-
-
-class PlayerGameSchema(StrictSchema):
-    """One player's game."""
-
-    name = fields.String(validate=validate.Length(max=100), metadata={
-        "description": "The player's name (optional)"})
-    scorecard = fields.Nested(ScorecardSchema, metadata={
-        "description": "The sheet the turns start from (default: empty)"})
-    turns = fields.List(fields.Nested(TurnSchema), required=True,
-                        validate=validate.Length(max=MAX_TURNS), metadata={
-        "description": "The player's turns, in order"})
-
-
-class GameAnalyzeRequestSchema(RulesRequestFields):
-    """A game as played: players, each a list of turns, each its throws and box."""
-
-    players = fields.List(fields.Nested(PlayerGameSchema), required=True,
-                          validate=validate.Length(1, MAX_PLAYERS), metadata={
-        "description": 'The players and their turns, in order'})
 
 
 class ChoiceSchema(ma.Schema):

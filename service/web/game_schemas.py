@@ -1,5 +1,6 @@
-"""Schemas of the games resource (games/turn, games/validate): every constraint a request
-must meet, and what the answers hold.
+"""Schemas of the games resource (games/turn, games/validate, and the request of
+games/analyze, which takes the same recorded game): every constraint a request must meet, and
+what the answers hold.
 
 Kept apart from `schemas.py` so the games resource can grow without touching the scoring
 endpoints' contract. The scorecard here uses the API's vocabulary (`five_of_a_kind_bonuses`),

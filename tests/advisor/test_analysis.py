@@ -15,7 +15,7 @@ from service.advisor import Advisor
 from service.advisor.advice import moves as advice
 from service.advisor.advice.moves import TIE, Action
 from service.advisor.analysis.analyst import Analyst, win_probability
-from service.advisor.analysis.games import PlayerGame, Throw, Turn, analyze
+from service.advisor.analysis.games import analyze
 from service.advisor.analysis.simulate import simulate
 from service.advisor.kernels.distribution import Distribution
 from service.advisor.kernels.winprob import chances
@@ -315,8 +315,9 @@ def test_ties_are_decided_at_the_tables_precision():
 # --------------------------------------------------------------------------- analysis
 
 
-def _played_game(rs, rng: random.Random, mistakes: float) -> PlayerGame:
-    """A game of the advisor's play with random deviations, recorded with its keeps."""
+def _played_game(rs, rng: random.Random, mistakes: float) -> dict:
+    """A game of the advisor's play with random deviations, recorded with its keeps (one
+    player of games/validate's `Game` shape)."""
     sheet = empty_sheet(rs)
     turns = []
     st = ANALYST.strategy(rs)
@@ -327,21 +328,22 @@ def _played_game(rs, rng: random.Random, mistakes: float) -> PlayerGame:
         if score_sheet(rs, sheet)["complete"]:
             break
         dice = sorted(rng.randint(1, 6) for _ in range(n))
-        throws = []
+        throws, kept = [], []
         for t in range(1, rs.variant.throws + 1):
             alts = advice.suggest(st, dice, t, sheet).alternatives
             a = alts[0] if rng.random() > mistakes else rng.choice(alts)
             if a.action == "keep":
-                throws.append(Throw(list(dice), list(a.dice)))
+                throws.append(list(dice))
+                kept.append(list(a.dice))
                 dice = sorted(a.dice + [rng.randint(1, 6) for _ in range(n - len(a.dice))])
                 continue
-            throws.append(Throw(list(dice)))
-            turns.append(Turn(throws, a.box))
+            throws.append(list(dice))
+            turns.append({"throws": throws, "kept": kept, "box": a.box})
             sheet.columns[0].boxes[a.box] = a.score
             if a.five_of_a_kind_bonus:
                 sheet.columns[0].five_of_a_kind_bonuses += 1
             break
-    return PlayerGame(empty_sheet(rs), turns)
+    return {"turns": turns}
 
 
 @pytest.mark.parametrize("vid", ["generala", "yacht", "general_11"])
@@ -349,13 +351,13 @@ def test_skill_and_luck_add_up_to_the_difference(vid):
     rs = effective_rules(vid)
     rng = random.Random(hash(vid) & 0xFFFF)
     games = [_played_game(rs, rng, m) for m in (0.0, 0.3)]
-    out = analyze(ANALYST, rs, games)
+    out = analyze(ANALYST, rs, {"players": games})
     for game, p in zip(games, out["players"], strict=True):
         assert p["finished"]
         diff = p["final_total"] - p["start_expected_final_score"]
         assert p["skill"] + p["luck"] == pytest.approx(diff, abs=1e-5)
         assert p["difference"] == pytest.approx(diff, abs=1e-5)
-        assert p["decisions"] == sum(len(t.throws) for t in game.turns)
+        assert p["decisions"] == sum(len(t["throws"]) for t in game["turns"])
         assert sum(p["classes"].values()) == p["decisions"]
         assert p["mean_regret"] == pytest.approx(p["total_regret"] / p["decisions"], abs=1e-6)
     perfect = out["players"][0]
@@ -366,10 +368,9 @@ def test_skill_and_luck_add_up_to_the_difference(vid):
 
 def test_a_bad_placement_is_a_blunder_and_keeps_without_kept_dice_are_not_judged():
     rs = effective_rules("generala")
-    game = PlayerGame(empty_sheet(rs), [
-        Turn([Throw([6, 6, 6, 6, 2]), Throw([6, 6, 6, 6, 3])], "ones"),
-    ])
-    out = analyze(ANALYST, rs, [game])["players"][0]
+    game = {"players": [{"turns": [{"throws": [[6, 6, 6, 6, 2], [6, 6, 6, 6, 3]],
+                                    "box": "ones"}]}]}
+    out = analyze(ANALYST, rs, game)["players"][0]
     assert out["decisions"] == 1  # the keep was not given: only the placement is judged
     [dec] = out["turns"][0]["decisions"]
     assert dec["choice"]["box"] == "ones" and dec["class"] == "blunder"
@@ -593,3 +594,57 @@ def test_compile_kernels_leaves_nothing_for_a_request_to_compile():
         win_probability(ANALYST, rs, [card, card], 0, dice, 1)
     after = _compiled_versions()
     assert {k: v for k, v in after.items() if v != before.get(k)} == {}
+
+
+def test_the_analysis_reads_a_game_only_through_the_domains_replay():
+    """One replay engine: the game analysis judges the turns `domain.games.replay_game`
+    played; it scores no hand, writes no placement and checks no rule of its own."""
+    import ast
+    from pathlib import Path
+
+    import service.advisor.analysis.games as games
+
+    tree = ast.parse(Path(games.__file__).read_text())
+    imported = {(node.module, a.name) for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert ("domain.games", "replay_game") in imported
+    names = {a for _, a in imported}
+    assert not names & {"score_hand", "apply_turn", "play_turn", "max_throw", "check_sheet",
+                        "validate_game"}
+    defined = {n.name for n in ast.walk(tree)
+               if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    assert not defined & {"replay", "PlayedTurn", "PlayedThrow", "_placed", "_scored",
+                          "_five_bonus"}
+
+
+def test_a_game_that_breaks_a_rule_is_refused_with_the_problems_validate_reports():
+    """Every problem games/validate reports, with its pointer and code, before a table is
+    asked for; a game valid so far is analysed as far as it goes."""
+    from service.domain.errors import InvalidInput
+    from service.domain.games import validate_game
+
+    rs = effective_rules("yacht")
+    game = {"players": [
+        {"turns": [{"throws": [[1, 2, 3, 4, 5], [1, 2, 3, 4, 6]], "kept": [[1, 2, 3, 5]],
+                    "box": "ones", "points": 2}]},
+        {"turns": [{"throws": [[6, 6, 6, 6, 6]], "box": "sixes"},
+                   {"throws": [[6, 6, 6, 6, 6]], "box": "sixes"}]}]}
+
+    class NoTables:
+        def strategy(self, rs):
+            raise AssertionError("a table was asked for")
+
+    with pytest.raises(InvalidInput) as err:
+        analyze(NoTables(), rs, game)
+    got = [(p.pointer, p.code, p.detail) for p in err.value.problems]
+    want = [(p["pointer"], p["code"], p["detail"]) for p in validate_game(rs, game)["problems"]]
+    assert got == want
+    assert {(p, c) for p, c, _ in got} >= {
+        ("/players/0/turns/0/kept/0", "kept_not_in_next_throw"),
+        ("/players/0/turns/0/points", "points_mismatch"),
+        ("/players/1/turns/1", "out_of_turn"), ("/players/1/turns/1/box", "box_filled")}
+    del game["players"][1]["turns"][1]
+    game["players"][0]["turns"][0].update(kept=[[1, 2, 3, 4]], points=1)
+    out = analyze(ANALYST, rs, game)
+    assert [p["decisions"] for p in out["players"]] == [2, 1]
+    assert not any(p["finished"] for p in out["players"])

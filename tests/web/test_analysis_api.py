@@ -3,6 +3,8 @@ and coaching in moves/suggest."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from service.domain.rules import effective_rules
@@ -96,21 +98,19 @@ def test_suggest_with_coach(client):
 # --------------------------------------------------------------------------- games
 
 
-def _turn(throws, box):
-    return {"throws": throws, "box": box}
+def _turn(throws, box, kept=None):
+    """A recorded turn of games/validate's `Game` shape."""
+    return {"throws": throws, "box": box, **({"kept": kept} if kept is not None else {})}
 
 
 GAME = {"players": [
     {"name": "ana", "turns": [
-        _turn([{"dice": [6, 6, 6, 2, 1], "kept": [6, 6, 6]}, {"dice": [6, 6, 6, 6, 3]}],
-              "sixes"),
-        _turn([{"dice": [1, 2, 3, 4, 6], "kept": [1, 2, 3, 4]}, {"dice": [1, 2, 3, 4, 4]},
-               ], "ones")]},
+        _turn([[6, 6, 6, 2, 1], [6, 6, 6, 6, 3]], "sixes", kept=[[6, 6, 6]]),
+        _turn([[1, 2, 3, 4, 6], [1, 2, 3, 4, 4]], "ones", kept=[[1, 2, 3, 4]])]},
     {"name": "bia", "turns": [
-        _turn([{"dice": [2, 2, 3, 3, 3]}], "full_house"),
-        _turn([{"dice": [5, 5, 1, 2, 3], "kept": [5, 5]}, {"dice": [5, 5, 5, 1, 2],
-                                                         "kept": [5, 5, 5]},
-               {"dice": [5, 5, 5, 5, 4]}], "fives")]},
+        _turn([[2, 2, 3, 3, 3]], "full_house"),
+        _turn([[5, 5, 1, 2, 3], [5, 5, 5, 1, 2], [5, 5, 5, 5, 4]], "fives",
+              kept=[[5, 5], [5, 5, 5]])]},
 ]}
 
 
@@ -134,26 +134,64 @@ def test_game_analysis(client):
     assert ones["sd"] >= 0 and ones["best_sd"] >= 0
 
 
-@pytest.mark.parametrize(("change", "pointer"), [
-    (lambda g: g["players"][0]["turns"][0].update(box="chance"), "/players/0/turns/0/box"),
-    (lambda g: g["players"][0]["turns"][0]["throws"][0].update(kept=[5]),
-     "/players/0/turns/0/throws/0/kept"),
-    (lambda g: g["players"][0]["turns"][0]["throws"][1].update(dice=[1, 1, 1, 1, 1]),
-     "/players/0/turns/0/throws/1/dice"),
-    (lambda g: g["players"][1]["turns"].append(_turn([{"dice": [1, 1, 2, 2, 3]}], "twos")),
-     "/players/1/turns"),
-    (lambda g: g["players"][0]["turns"][1].update(box=None), "/players/0/turns/1/box"),
-    (lambda g: g["players"][0]["turns"][0]["throws"][0].update(dice=[1, 2, 3]),
-     "/players/0/turns/0/throws/0/dice"),
-])
-def test_game_analysis_errors_name_the_field(client, change, pointer):
-    import copy
+def test_game_analysis_takes_the_game_games_validate_takes(client):
+    """One recorded-game shape: the same body is valid for games/validate and analysed by
+    games/analyze, claims (points, totals, winners) and chosen zeros included."""
+    game = copy.deepcopy(GAME)
+    game["players"][0]["turns"][0]["points"] = 24
+    game["players"][1]["turns"][0]["points"] = 35  # full house servido
+    game["players"][1]["turns"][1].update(scratch=True, points=0)
+    game["players"][1]["total"] = 35
+    assert post(client, "generala/games/validate", game).get_json()["valid"] is True
+    r = post(client, "generala/games/analyze", game)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    bia = r.get_json()["players"][1]
+    zero = bia["turns"][1]["decisions"][-1]
+    assert zero["choice"] == {"action": "score", "box": "fives", "column": None, "score": 0,
+                              "five_of_a_kind_bonus": 0, "upper_bonus": 0}
+    assert zero["regret"] > 1 and bia["final_total"] == 35
+    assert bia["skill"] + bia["luck"] == pytest.approx(bia["difference"], abs=1e-5)
 
+
+@pytest.mark.parametrize(("change", "pointer", "code"), [
+    (lambda g: g["players"][0]["turns"][0].update(box="chance"), "/players/0/turns/0/box",
+     "unknown_box"),
+    (lambda g: g["players"][0]["turns"][0].update(kept=[[5]]),
+     "/players/0/turns/0/kept/0", "kept_not_in_throw"),
+    (lambda g: g["players"][0]["turns"][0]["throws"].__setitem__(1, [1, 1, 1, 1, 1]),
+     "/players/0/turns/0/kept/0", "kept_not_in_next_throw"),
+    (lambda g: g["players"][1]["turns"].append(_turn([[1, 1, 2, 2, 3]], "twos")),
+     "/players/1/turns/2", "out_of_turn"),
+    (lambda g: g["players"][0]["turns"][1].update(box=None), "/players/0/turns/1/box",
+     "box_required"),
+    (lambda g: g["players"][0]["turns"][0]["throws"].__setitem__(0, [1, 2, 3]),
+     "/players/0/turns/0/throws/0", "dice_count"),
+    (lambda g: g["players"][0]["turns"][0].update(points=30), "/players/0/turns/0/points",
+     "points_mismatch"),
+    (lambda g: g["players"][1].update(total=31), "/players/1/total", "total_mismatch"),
+    (lambda g: g.update(winners=[0]), "/winners", "winners_before_end"),
+])
+def test_game_analysis_errors_name_the_field(client, change, pointer, code):
+    """A game that breaks a rule is refused with the problems games/validate reports."""
     game = copy.deepcopy(GAME)
     change(game)
     r = post(client, "generala/games/analyze", game)
-    assert refused(r), r.get_data(as_text=True)
-    assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
+    assert r.status_code == 409 and refused(r), r.get_data(as_text=True)
+    errors = r.get_json()["errors"]
+    assert (pointer, code) in [(e["pointer"], e.get("code")) for e in errors]
+    problems = post(client, "generala/games/validate", game).get_json()["problems"]
+    assert [(e["pointer"], e["code"], e["detail"]) for e in errors] == [
+        (p["pointer"], p["code"], p["detail"]) for p in problems]
+
+
+def test_game_analysis_has_no_starting_scorecard(client):
+    """A game starts from empty sheets (docs/rules.md, decision 19): games/analyze takes no
+    per-player scorecard, as games/validate takes none."""
+    players = [{"turns": []}, {"turns": [], "scorecard": {"boxes": {"ones": 3}}}]
+    for path in ("games/analyze", "games/validate"):
+        r = post(client, f"yahtzee/{path}", {"players": players})
+        assert r.status_code == 422, r.get_data(as_text=True)
+        assert "/players/1/scorecard" in [e["pointer"] for e in r.get_json()["errors"]]
 
 
 # --------------------------------------------------------------------------- win probability
@@ -273,7 +311,7 @@ def test_em_baixo_is_refused_where_it_cannot_apply(client, path):
     assert ok.status_code == 200, ok.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("path", ["games/win-probability", "games/analyze"])
+@pytest.mark.parametrize("path", ["games/win-probability"])
 def test_a_player_sheet_no_game_reaches_is_refused_with_its_code(client, path):
     """Every player's scorecard is checked as every endpoint checks one (docs/problems.md),
     the problem named as that player's, with its code."""
@@ -282,8 +320,6 @@ def test_a_player_sheet_no_game_reaches_is_refused_with_its_code(client, path):
                    "bonus_without_five_of_a_kind")]
     for sheet, where, code in impossible:
         players = [{"scorecard": {}}, {"scorecard": sheet}]
-        if path == "games/analyze":
-            players = [{**p, "turns": []} for p in players]
         r = post(client, f"yahtzee/{path}", {"players": players})
         assert r.status_code == 409 and refused(r), r.get_data(as_text=True)
         errors = r.get_json()["errors"]

@@ -145,13 +145,13 @@ def test_advice_with_no_legal_move_later_leaves_those_keeps_out(client):
         "options": {"joker": "none"}}, "/dice"),
     # a game is replayed against the rules before any table is asked for
     ("yahtzee/games/analyze", {
-        "players": [{"turns": [{"throws": [{"dice": [1, 2, 3, 4, 5]}], "box": "chance"}]},
-                    {"turns": [{"throws": [{"dice": [6, 6, 2, 3, 4], "kept": [6, 5]},
-                                           {"dice": [6, 5, 1, 1, 1]}], "box": "sixes"}]}],
-        "options": {"joker": "none"}}, "/players/1/turns/0/throws/0/kept"),
+        "players": [{"turns": [{"throws": [[1, 2, 3, 4, 5]], "box": "chance"}]},
+                    {"turns": [{"throws": [[6, 6, 2, 3, 4], [6, 5, 1, 1, 1]],
+                                "kept": [[6, 5]], "box": "sixes"}]}],
+        "options": {"joker": "none"}}, "/players/1/turns/0/kept/0"),
     ("yahtzee/games/analyze", {
-        "players": [{"turns": [{"throws": [{"dice": [1, 2, 3, 4, 5]}], "box": "chance"},
-                               {"throws": [{"dice": [2, 2, 3, 4, 5]}], "box": "chance"}]}],
+        "players": [{"turns": [{"throws": [[1, 2, 3, 4, 5]], "box": "chance"},
+                               {"throws": [[2, 2, 3, 4, 5]], "box": "chance"}]}],
         "options": {"joker": "none"}}, "/players/0/turns/1/box"),
 ])
 def test_a_position_that_breaks_a_rule_is_refused_before_its_table_is_asked_for(

@@ -122,14 +122,33 @@ def test_game_sheets_and_every_players_sheet_are_narrowed_too():
     assert turn.is_valid({**play, "scorecard": {"boxes": {"twos": 4}}})
     assert not turn.is_valid({**play, "scorecard": {"columns": [{"boxes": {}}] * 4}})
     columns = {"columns": [{"boxes": {}}] * 4}
-    for path, player in (("games/win-probability", {}), ("games/analyze", {"turns": []})):
-        check = _request_validator(spec, "kniffel", path)
-        plain = {**player, "scorecard": {"boxes": {"ones": 3}}}
-        in_columns = {**player, "scorecard": columns}
-        assert check.is_valid({"players": [plain]})
-        assert not check.is_valid({"players": [plain, in_columns]})
-        assert check.is_valid({"options": {"columns": True}, "players": [in_columns]})
-        assert not check.is_valid({"options": {"columns": True}, "players": [plain]})
+    check = _request_validator(spec, "kniffel", "games/win-probability")
+    plain = {"scorecard": {"boxes": {"ones": 3}}}
+    in_columns = {"scorecard": columns}
+    assert check.is_valid({"players": [plain]})
+    assert not check.is_valid({"players": [plain, in_columns]})
+    assert check.is_valid({"options": {"columns": True}, "players": [in_columns]})
+    assert not check.is_valid({"options": {"columns": True}, "players": [plain]})
+
+
+def test_games_analyze_takes_the_recorded_game_of_games_validate():
+    """One recorded-game shape: games/analyze's request is games/validate's `Game`, per
+    variant, and the analysis's own request components are gone."""
+    spec = json.loads(SPEC.read_text())
+    schemas = spec["components"]["schemas"]
+    for vid in VARIANT_IDS:
+        def body(path, v=vid):
+            op = spec["paths"][f"/v1/variants/{v}/{path}"]["post"]
+            return op["requestBody"]["content"]["application/json"]["schema"]
+        assert body("games/analyze") == body("games/validate")
+    for gone in ("GameAnalyzeRequest", "PlayerGame", "Turn", "Throw"):
+        assert not [n for n in schemas if n == gone or n.startswith(f"{gone}_")], gone
+    game = _request_validator(spec, "generala", "games/analyze")
+    assert game.is_valid({"players": [{"turns": [{"throws": [[1, 2, 3, 4, 5]],
+                                                  "box": "straight", "scratch": True,
+                                                  "points": 0}], "total": 0}]})
+    assert not game.is_valid({"players": [{"turns": [{"throws": [{"dice": [1, 2, 3, 4, 5]}],
+                                                      "box": "straight"}]}]})
 
 
 @pytest.mark.parametrize("vid", VARIANT_IDS)

@@ -1,10 +1,14 @@
 """Game analysis: every decision of every player judged against the advisor's optimal play.
 
-A game is a list of players, each a list of turns, each turn its throws (the dice of each
-throw and, optionally, the dice kept from it) and the box written. For every decision (a keep
-between throws when the kept dice are given, and every placement) the analysis reports the
-position, the choice and the best choice, the expected final score of each with its standard
-deviation (under the advisor's play afterwards), the regret (best minus chosen) and a class.
+A game is recorded as games/validate takes it (players, each a list of turns: the dice of
+each throw, optionally the dice kept after each throw but the last, the box written) and read
+through the domain's replay (`domain.games.replay_game`, the only code that plays a recorded
+game): a game that breaks a rule is refused with games/validate's problems before any table
+is asked for, and the analysis judges the turns as the replay played them. For every decision
+(a keep between throws when the kept dice are given, and every placement) the analysis
+reports the position, the choice and the best choice, the expected final score of each with
+its standard deviation (under the advisor's play afterwards), the regret (best minus chosen)
+and a class.
 
 Skill and luck: the expected final score of the position moves at every chance event (a
 throw) and every decision. A decision moves it by minus its regret (skill); a throw moves it
@@ -21,17 +25,15 @@ Approximate methods (column sheets, Maxi Yatzy) are analysed with their own valu
 
 from __future__ import annotations
 
-from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...domain.consistency import check_sheet
-from ...domain.dice import normalise
-from ...domain.errors import InvalidInput, Problem
+from ...domain.errors import InvalidInput
+from ...domain.games import ReplayedTurn, TurnOutcome, is_complete, replay_game
 from ...domain.rules import RuleSet
-from ...domain.scoring import Placement, Sheet, max_throw, score_hand, score_sheet
+from ...domain.scoring import Sheet, empty_sheet, score_sheet
 from ..advice.moves import TIE, sub_multisets
 from ..solving.positions import Position
 from .turn_view import TurnView
@@ -51,32 +53,6 @@ def classify(regret: float, near_best: int) -> str:
     if regret <= MISTAKE:
         return "mistake"
     return "blunder"
-
-
-@dataclass
-class Throw:
-    """One throw of a turn: the dice, and the dice kept from it for the next throw."""
-
-    dice: list[int]
-    kept: list[int] | None = None
-
-
-@dataclass
-class Turn:
-    """One turn as played: its throws and the box written (None: an instant win)."""
-
-    throws: list[Throw]
-    box: str | None
-    column: int | None = None
-
-
-@dataclass
-class PlayerGame:
-    """One player's game: the sheet it starts from and the turns played."""
-
-    sheet: Sheet
-    turns: list[Turn]
-    name: str | None = None
 
 
 @dataclass
@@ -142,126 +118,6 @@ class PlayerAnalysis:
         }
 
 
-def _scored(rs: RuleSet, dice: list[int], throw: int, sheet: Sheet, base: str) -> Any:
-    """score_hand, with its error pointers moved under the throw's pointer."""
-    try:
-        return score_hand(rs, dice, throw, sheet)
-    except InvalidInput as err:
-        raise InvalidInput([Problem(base + (p.pointer if p.pointer.startswith("/dice")
-                                            else ""), p.detail)
-                            for p in err.problems]) from None
-
-
-@dataclass
-class PlayedThrow:
-    """One throw as replayed: its number, the hand as scored, its dice (sorted), and the
-    dice kept from it (None on the last throw, or when they were not given)."""
-
-    t: int
-    hs: Any
-    hand: tuple[int, ...]
-    kept: tuple[int, ...] | None
-
-
-@dataclass
-class PlayedTurn:
-    """One turn as replayed: the sheet before it, its throws, the placement written (None:
-    an instant win without a box) and the sheet after it."""
-
-    sheet: Sheet
-    throws: list[PlayedThrow]
-    placement: Placement | None
-    after: Sheet
-
-
-def _placed(rs: RuleSet, sheet: Sheet, p: Placement, throws_used: int) -> Sheet:
-    """The sheet after placement p, written after `throws_used` throws."""
-    new = deepcopy(sheet)
-    col = new.columns[(p.column or 1) - 1]
-    col.boxes[p.box] = p.score
-    if p.five_of_a_kind_bonus:
-        col.five_of_a_kind_bonuses += 1
-    if p.wins_game:
-        new.won = True
-    if rs.variant.saved_throws:
-        new.saved_throws = sheet.saved_throws + rs.variant.throws - throws_used
-    return new
-
-
-def replay(rs: RuleSet, game: PlayerGame, base: str) -> list[PlayedTurn]:
-    """One player's turns checked against the rules and played out, without the advisor's
-    tables (so that a game that breaks a rule is refused before any table is asked for);
-    pointers in errors start with `base`."""
-    sheet = game.sheet
-    check_sheet(rs, sheet, f"{base}/scorecard")
-    out = []
-    for ti, turn in enumerate(game.turns):
-        tb = f"{base}/turns/{ti}"
-        if sheet.won or score_sheet(rs, sheet)["complete"]:
-            raise InvalidInput.one(tb, "the game is already over for this player")
-        last = max_throw(rs, sheet)
-        if not turn.throws:
-            raise InvalidInput.one(f"{tb}/throws", "a turn has at least one throw")
-        if len(turn.throws) > last:
-            raise InvalidInput.one(f"{tb}/throws", f"at most {last} throws this turn")
-        throws: list[PlayedThrow] = []
-        kept_before: tuple[int, ...] | None = None
-        placement = None
-        after = sheet
-        for k, th in enumerate(turn.throws):
-            t = k + 1
-            thb = f"{tb}/throws/{k}"
-            hs = _scored(rs, th.dice, t, sheet, thb)
-            hand = normalise(th.dice)
-            if kept_before is not None:
-                rest = list(hand)
-                for d in kept_before:
-                    if d not in rest:
-                        raise InvalidInput.one(f"{thb}/dice", "the dice kept from the "
-                                               "previous throw are not all here")
-                    rest.remove(d)
-            if t < len(turn.throws):
-                kept_before = None
-                if th.kept is not None:
-                    kept_before = normalise(th.kept)
-                    rest = list(hand)
-                    for d in kept_before:
-                        if d not in rest:
-                            raise InvalidInput.one(f"{thb}/kept", "kept dice must be dice of "
-                                                   "this throw")
-                        rest.remove(d)
-                    if len(kept_before) == len(hand):
-                        raise InvalidInput.one(f"{thb}/kept", "keeping every die ends the "
-                                               "throwing: write a box instead")
-                throws.append(PlayedThrow(t, hs, hand, kept_before))
-                continue
-            # the last throw of the turn: the box written (or an instant win)
-            throws.append(PlayedThrow(t, hs, hand, None))
-            if turn.box is None:
-                if not hs.wins_game:
-                    raise InvalidInput.one(f"{tb}/box", "required: only a turn that wins "
-                                           "the game at once may end without a box")
-                after = deepcopy(sheet)
-                after.won = True
-                break
-            col = turn.column if rs.variant.columns else None
-            if rs.variant.columns and col is None:
-                raise InvalidInput.one(f"{tb}/column", "required on a column sheet")
-            placement = next((c for c in hs.boxes if c.box == turn.box and c.column == col),
-                             None)
-            if placement is None:
-                raise InvalidInput.one(f"{tb}/box", f"variant {rs.variant.id!r} has no "
-                                       f"box {turn.box!r}" + (f" in column {col}"
-                                                              if col else ""))
-            if not placement.legal:
-                raise InvalidInput.one(f"{tb}/box", f"{turn.box} may not be written now "
-                                       "(filled, or not allowed by the rules)")
-            after = _placed(rs, sheet, placement, t)
-        out.append(PlayedTurn(sheet, throws, placement, after))
-        sheet = after
-    return out
-
-
 class GameAnalyzer:
     """Judges the decisions of a game with an `Analyst`'s tables."""
 
@@ -277,81 +133,89 @@ class GameAnalyzer:
 
     # ------------------------------------------------------------------ helpers
 
-    def _future(self, sheet: Sheet) -> tuple[float, float]:
-        """Mean and variance of the points still to come from a sheet (turn start)."""
+    def _future(self, sheet: Sheet, where: str = "") -> tuple[float, float]:
+        """Mean and variance of the points still to come from a sheet (turn start); `where`:
+        the pointer of the turn that reached it, for an error."""
         pos = Position.of(self.st, sheet)
         mean = var = 0.0
         for mo, s in zip(self.mos, pos.states, strict=True):
             m1 = float(mo.m1[s[0], s[1], s[2]])
             m2 = float(mo.m2[s[0], s[1], s[2]])
             if np.isnan(m1):
-                raise InvalidInput.one("/scorecard", "this scorecard cannot occur in a game")
+                raise InvalidInput.one(where, "the advisor's tables hold no value for the "
+                                              "sheet this reaches")
             mean += m1
             var += m2 - m1 * m1
         return mean, max(0.0, var)
 
-    def _box_dict(self, p: Placement) -> dict[str, Any]:
-        return {"action": "score", "box": p.box, "column": p.column, "score": p.score,
-                "five_of_a_kind_bonus": p.five_of_a_kind_bonus, "upper_bonus": p.upper_bonus}
+    @staticmethod
+    def _box_dict(o: TurnOutcome) -> dict[str, Any]:
+        """The placement a turn chose, with what it earned (a chosen 0: score 0)."""
+        return {"action": "score", "box": o.box, "column": o.column, "score": o.score,
+                "five_of_a_kind_bonus": o.five_of_a_kind_bonus, "upper_bonus": o.upper_bonus}
 
     # ------------------------------------------------------------------ a player
 
-    def player(self, game: PlayerGame, played: list[PlayedTurn]) -> PlayerAnalysis:
-        """Judge one player's turns, as `replay` played them out."""
+    def player(self, name: str | None, played: list[ReplayedTurn],
+               base: str = "") -> PlayerAnalysis:
+        """Judge one player's turns, as the domain's replay played them (`base`: the
+        player's pointer)."""
         rs = self.rs
-        sheet = game.sheet
+        sheet = played[0].before if played else empty_sheet(rs)
         totals = score_sheet(rs, sheet)
-        mean0, _ = self._future(sheet)
+        mean0, _ = self._future(sheet, base)
         total = int(totals["total"])
         start = total + mean0
-        out = PlayerAnalysis(game.name, start, total, False)
+        out = PlayerAnalysis(name, start, total, False)
         value = start  # expected final score of the current position
-        for ti, turn in enumerate(played):
-            pos = Position.of(self.st, turn.sheet)
+        for turn in played:
+            ti = turn.turn
+            pos = Position.of(self.st, turn.before)
             view = TurnView(pos, self.tables)
             turn_start = value
             turn_luck = 0.0
             entry: dict[str, Any] = {"turn": ti + 1, "expected_final_score_at_start":
                                      round(turn_start, 6), "decisions": []}
             prev_value = value
-            for th in turn.throws:
-                t = th.t
-                h = rs.hand_index[th.hs.scored_dice]
+            last = len(turn.throws)
+            o = turn.outcome
+            for k, hand in enumerate(turn.throws):
+                t = k + 1
+                h = rs.hand_index[hand]
                 now1, _ = view.hand_value(h, t)
                 after_throw = pos.total + now1
                 luck = after_throw - prev_value
                 turn_luck += luck
-                if t < len(turn.throws):
-                    if th.kept is None:
+                if t < last:
+                    if turn.kept is None:
                         prev_value = after_throw
                         continue
-                    c1, c2 = view.keep_value(self.keeps.index[th.kept], t)
-                    choice = {"action": "keep", "dice": list(th.kept)}
-                    dec = self._decision(view, pos, ti, t, h, th.hand, choice, c1, c2)
+                    kept = turn.kept[k]
+                    c1, c2 = view.keep_value(self.keeps.index[kept], t)
+                    choice = {"action": "keep", "dice": list(kept)}
+                    dec = self._decision(view, pos, ti, t, h, hand, choice, c1, c2)
                     entry["decisions"].append(dec.as_dict())
                     out.decisions.append(dec)
                     prev_value = pos.total + c1
                     continue
-                p = turn.placement
-                if p is None:  # an instant win without a box
+                if o.box is None:  # an instant win without a box
                     value = float(pos.total)
                     turn_luck += value - after_throw
                     break
-                fut1, fut2 = self._future_after(turn.after)
-                gain = p.score + p.five_of_a_kind_bonus + p.upper_bonus
-                c1 = gain + fut1 + view.pos.throw_value * (pos.last - t)
+                fut1, fut2 = self._future_after(o.sheet, f"{base}/turns/{ti}")
+                c1 = o.points + fut1 + view.pos.throw_value * (pos.last - t)
                 c2 = c1 * c1 + fut2
-                choice = self._box_dict(p)
-                dec = self._decision(view, pos, ti, t, h, th.hand, choice, c1, c2, var=fut2)
+                choice = self._box_dict(o)
+                dec = self._decision(view, pos, ti, t, h, hand, choice, c1, c2, var=fut2)
                 entry["decisions"].append(dec.as_dict())
                 out.decisions.append(dec)
                 value = pos.total + c1
-                if p.wins_game:
-                    value = float(score_sheet(rs, turn.after)["total"])
+                if o.wins_game:
+                    value = float(score_sheet(rs, o.sheet)["total"])
                     turn_luck += value - (pos.total + c1)
-            sheet = turn.after
+            sheet = o.sheet
             entry["luck"] = round(turn_luck, 6)
-            entry["points"] = int(score_sheet(rs, sheet)["total"]) - pos.total
+            entry["points"] = o.points  # box, five-of-a-kind bonus, upper bonus
             entry["expected_final_score_at_end"] = round(value, 6)
             out.luck += turn_luck
             out.turns.append(entry)
@@ -364,11 +228,11 @@ class GameAnalyzer:
         out.end_value = value
         return out
 
-    def _future_after(self, sheet: Sheet) -> tuple[float, float]:
-        totals = score_sheet(self.rs, sheet)
-        if totals["complete"]:
+    def _future_after(self, sheet: Sheet, where: str) -> tuple[float, float]:
+        """`_future` after a placement: nothing more once the sheet is full or won."""
+        if sheet.won or is_complete(sheet):
             return 0.0, 0.0
-        return self._future(sheet)
+        return self._future(sheet, where)
 
     def _decision(self, view: TurnView, pos: Position, ti: int, t: int, h: int,
                   hand: tuple[int, ...], choice: dict[str, Any], c1: float, c2: float,
@@ -410,31 +274,19 @@ class GameAnalyzer:
         return max(n, 1)
 
 
-def _under_player(err: InvalidInput, i: int) -> InvalidInput:
-    """The error with its pointers under /players/{i} (a starting scorecard's name
-    /scorecard)."""
-    return InvalidInput([Problem(p.pointer if p.pointer.startswith("/players")
-                                 else f"/players/{i}{p.pointer}", p.detail)
-                         for p in err.problems])
-
-
-def analyze(analyst: Any, rs: RuleSet, players: list[PlayerGame]) -> dict[str, Any]:
-    """Analyse every player's game; pointers of errors start with /players/{i}. Every game
-    is replayed against the rules before a table is asked for: a game that breaks a rule is
-    refused at once, never told to wait for a table first."""
-    played = []
-    for i, game in enumerate(players):
-        try:
-            played.append(replay(rs, game, f"/players/{i}"))
-        except InvalidInput as err:
-            raise _under_player(err, i) from None
+def analyze(analyst: Any, rs: RuleSet, game: dict[str, Any]) -> dict[str, Any]:
+    """Analyse every player's game, `game` as games/validate takes it. The game is replayed
+    by the domain (`replay_game`) before a table is asked for: a game that breaks a rule is
+    refused at once (InvalidInput with every problem games/validate reports, each with
+    pointer and code), never told to wait for a table first. A game not over is analysed as
+    far as it goes."""
+    replayed = replay_game(rs, game)
+    if replayed.problems:
+        raise InvalidInput(replayed.problems)
     analyzer = GameAnalyzer(analyst, rs)
-    out = []
-    for i, (game, turns) in enumerate(zip(players, played, strict=True)):
-        try:
-            out.append(analyzer.player(game, turns).as_dict())
-        except InvalidInput as err:  # the starting scorecard's errors name /scorecard
-            raise _under_player(err, i) from None
+    out = [analyzer.player(data.get("name"), turns, f"/players/{i}").as_dict()
+           for i, (data, turns) in enumerate(zip(game["players"], replayed.turns,
+                                                  strict=True))]
     return {"exact": analyzer.st.exact, "method": analyzer.st.description,
             "thresholds": {"tie": TIE, "inaccuracy": INACCURACY, "mistake": MISTAKE},
             "players": out}

@@ -48,7 +48,6 @@ COMPONENTS = {
     # analysis (issue 10): service/web/analysis_schemas.py
     "PositionValueRequest": analysis_schemas.PositionValueRequestSchema,
     "PositionValue": analysis_schemas.PositionValueSchema,
-    "GameAnalyzeRequest": analysis_schemas.GameAnalyzeRequestSchema,
     "GameAnalysis": analysis_schemas.GameAnalysisSchema,
     "WinProbabilityRequest": analysis_schemas.WinProbabilityRequestSchema,
     "WinProbability": analysis_schemas.WinProbabilitySchema,

@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Response, current_app
 from flask.views import MethodView
 
 from ...advisor.analysis.analyst import win_probability
-from ...advisor.analysis.games import PlayerGame, Throw, Turn, analyze
+from ...advisor.analysis.games import analyze
 from ...domain.errors import InvalidInput
 from ...domain.rules import get_variant
-from ..analysis_schemas import GameAnalyzeRequestSchema, WinProbabilityRequestSchema
+from ..analysis_schemas import WinProbabilityRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
+from ..game_schemas import GameSchema
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
 
 blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities")
 
-_analyze_schema = GameAnalyzeRequestSchema()
+_game_schema = GameSchema()
 _win_schema = WinProbabilityRequestSchema()
-
-
-def _players(rs: Any, item: dict[str, Any]) -> list[PlayerGame]:
-    out = []
-    for i, p in enumerate(item["players"]):
-        sheet = sheet_for(rs, p, base=f"/players/{i}")
-        turns = [Turn([Throw(th["dice"], th.get("kept")) for th in t["throws"]],
-                      t.get("box"), t.get("column")) for t in p["turns"]]
-        out.append(PlayerGame(sheet, turns, p.get("name")))
-    return out
 
 
 @blp.route("/<variant:variant>/games/analyze")
@@ -38,8 +27,8 @@ class GameAnalysis(MethodView):
     """Game analysis."""
 
     @blp.doc(operationId="analyzeGame",
-             requestBody=body_doc("GameAnalyzeRequest",
-                                  "Players, each a list of turns: throws (dice, kept) and box"),
+             requestBody=body_doc("Game", "The game as it was played (as games/validate "
+                                          "takes it)"),
              responses={"200": response_doc("GameAnalysis",
                                             "Every decision judged; per player regret, "
                                             "classes, skill and luck"),
@@ -47,9 +36,10 @@ class GameAnalysis(MethodView):
     def post(self, variant: str) -> Response:
         """Analyse a game: every decision against the advisor's optimal play.
 
-        A sibling of `games/validate` with its own request (the same shape: players → turns
-        → throws `{dice, kept}` + `box`, `column`): it is the analysis, so it needs no
-        `analysis: true`. For every keep (when `kept` is given) and every placement: the
+        Takes the game exactly as `games/validate` does (the `Game` shape: players → turns
+        → `throws` (the dice of each throw), `kept` (the dice kept after each throw but the
+        last), `box`, `column`, `scratch`...; every game starts from empty sheets). For every
+        keep (when `kept` is given) and every placement: the
         dice, the choice and the best choice, the expected final score of each with its
         standard deviation, the regret and a class: `best` (the unique best), `tie` (as
         good as the best, within 1e-4), `inaccuracy` (regret up to 1 point), `mistake` (up
@@ -57,30 +47,19 @@ class GameAnalysis(MethodView):
         count per class, and the difference between the final total and the expectation at
         the start split into skill (minus the regrets) and luck (the throws), which add up.
         Without `kept` a turn's keeps are not judged (their effect counts as luck).
-        Approximate methods (column sheets, Maxi Yatzy) say `exact: false`. Every turn is
-        checked against the rules before a table is asked for: a game that breaks a rule is
-        refused at once, and a 202 (table being built) comes only for one that can be
-        analysed.
+        Approximate methods (column sheets, Maxi Yatzy) say `exact: false`. The game is
+        replayed as `games/validate` replays it before a table is asked for: a game that
+        breaks a rule (claims included) is refused at once with a 409
+        `/problems/inconsistent-request` listing every problem `games/validate` reports
+        (pointer, code, detail), and a 202 (table being built) comes only for one that can
+        be analysed. A game not yet over is analysed as far as it goes.
         """
         get_variant(variant)
-        items, _ = load_items(_analyze_schema, batch=False, variant=variant)
+        items, _ = load_items(_game_schema, batch=False, variant=variant)
         item = items[0]
         rs = rules_for(variant, item)
-        players = _players(rs, item)
-        _check_round_order(item)
-        result = analyze(analyst_of(current_app), rs, players)
+        result = analyze(analyst_of(current_app), rs, item)
         return json_response({"variant": variant, "rules": rs.describe(), **result})
-
-
-def _check_round_order(item: dict[str, Any]) -> None:
-    """Players play in the order listed, one turn per round: no player is ahead of an
-    earlier one, and none is more than one turn behind the first (rule book decision 11)."""
-    counts = [len(p["turns"]) for p in item["players"]]
-    for i in range(1, len(counts)):
-        if counts[i] > counts[i - 1] or counts[i] < counts[0] - 1:
-            raise InvalidInput.one(f"/players/{i}/turns",
-                                   f"{counts[i]} turns after a player with {counts[i - 1]}: "
-                                   "players play in the order listed, one turn per round")
 
 
 @blp.route("/<variant:variant>/games/win-probability")
