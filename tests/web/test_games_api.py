@@ -15,7 +15,7 @@ from service.config import Settings
 from service.domain.games import ALL_CODES, MOVE_CODES
 from service.domain.variants import ALL_BOX_IDS
 from service.web.app import create_app
-from service.web.game_schemas import GameSchema
+from service.web.schemas.games import GameSchema
 from tests.domain.gamegen import random_game
 
 SPEC = json.loads((Path(__file__).resolve().parents[2] / "openapi" / "openapi.json")

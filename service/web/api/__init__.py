@@ -8,11 +8,12 @@ from flask import Flask, Response, current_app
 from flask_smorest import Api
 
 from ... import __version__
-from .. import analysis_schemas, game_schemas
 from ..busy import TableBuildingSchema
 from ..openapi import VariantConverter, fill_batch_limits, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
+from ..schemas import analysis as analysis_schemas
 from ..schemas import common
+from ..schemas import games as game_schemas
 from ..schemas import hands as hand_schemas
 from ..schemas import moves as move_schemas
 from ..schemas import scorecards as scorecard_schemas
@@ -45,7 +46,7 @@ COMPONENTS = {
     "TurnResult": game_schemas.TurnResultSchema,
     "Game": game_schemas.GameSchema,
     "GameValidation": game_schemas.GameValidationSchema,
-    # analysis (issue 10): service/web/analysis_schemas.py
+    # analysis: service/web/schemas/analysis.py
     "PositionValueRequest": analysis_schemas.PositionValueRequestSchema,
     "PositionValue": analysis_schemas.PositionValueSchema,
     "GameAnalysis": analysis_schemas.GameAnalysisSchema,

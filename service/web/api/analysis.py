@@ -9,12 +9,12 @@ from ...advisor.analysis.analyst import win_probability
 from ...advisor.analysis.games import analyze
 from ...domain.errors import InvalidInput
 from ...domain.rules import get_variant
-from ..analysis_schemas import WinProbabilityRequestSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
-from ..game_schemas import GameSchema
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
+from ..schemas.analysis import WinProbabilityRequestSchema
+from ..schemas.games import GameSchema
 
 blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities")
 

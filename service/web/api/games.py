@@ -10,8 +10,8 @@ from flask.views import MethodView
 from ...domain.games import MOVE_CODES, play_turn, scorecard_data, sheet_totals, validate_game
 from ..batch import add_batch_operation, answer_one
 from ..body import rules_for, sheet_for
-from ..game_schemas import GameSchema, TurnRequestSchema
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint, problem_doc, response_doc
+from ..schemas.games import GameSchema, TurnRequestSchema
 
 blp = new_blueprint("games", "Play turns and validate whole games")
 

@@ -8,11 +8,11 @@ from flask import Response, current_app
 from flask.views import MethodView
 
 from ...domain.rules import get_variant
-from ..analysis_schemas import PositionValueRequestSchema, PositionValueSchema
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..schemas.analysis import PositionValueRequestSchema, PositionValueSchema
 
 blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
                                  "distribution of the final score under optimal play")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ..domain.games import ALL_CODES
-from ..domain.variants import ALL_BOX_IDS
-from .schemas.common import (
+from ...domain.games import ALL_CODES
+from ...domain.variants import ALL_BOX_IDS
+from .common import (
     MAX_BONUSES,
     MAX_THROW,
     MAX_VALUE,

@@ -1,7 +1,7 @@
 """Schemas of the analysis resources (positions/value, the answer of games/analyze,
 games/win-probability, and the coaching fields of moves/suggest): the public contract of
 issue 10's endpoints. games/analyze takes the recorded game of games/validate
-(`game_schemas.GameSchema`).
+(`games.GameSchema`).
 
 Kept apart from `schemas.py` (the scoring endpoints' contract) so that the two can change
 without touching each other; they share its field types and scorecard schema.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .schemas.common import (
+from .common import (
     MAX_THROW,
     MAX_VALUE,
     EchoRulesSchema,
