@@ -31,7 +31,7 @@ METHODS = ("get", "put", "post", "delete", "patch")
 #: Components that depend on the variant; every component that refers to one of them, however
 #: deep, is narrowed per variant too (`narrowed_names`)
 VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column",
-                      "GameScorecard", "GameColumn", "UpperBonus")
+                      "UpperBonus")
 #: Requests whose `throw` the service checks against the variant's throws (hands/validate
 #: reports a throw too many; a position's value takes any throw the sheet allows)
 THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest",
@@ -308,7 +308,7 @@ def _narrow(name: str, schema: dict[str, Any], vid: str, narrowed: set[str],
         props["threshold"]["description"] = (
             f"{props['threshold'].get('description', '')}: at most {facts['upper_max']}, the "
             f"upper section's maximum (lower with boxes removed)").strip()
-    elif name in ("Scorecard", "Column", "GameScorecard", "GameColumn"):
+    elif name in ("Scorecard", "Column"):
         _narrow_sheet(props, facts, column=name.endswith("Column"))
     else:  # a request
         if "dice" in props and props["dice"].get("type") == "array" and "minItems" in props[

@@ -114,8 +114,8 @@ def test_game_sheets_and_every_players_sheet_are_narrowed_too():
     fields, and every player's scorecard has the form `options.columns` gives it."""
     spec = json.loads(SPEC.read_text())
     schemas = spec["components"]["schemas"]
-    assert "columns" not in schemas["GameScorecard_generala"]["properties"]
-    assert "double_five_of_a_kind" not in schemas["GameScorecard_yahtzee"]["properties"][
+    assert "columns" not in schemas["Scorecard_generala"]["properties"]
+    assert "double_five_of_a_kind" not in schemas["Scorecard_yahtzee"]["properties"][
         "boxes"]["properties"]
     turn = _request_validator(spec, "general_11", "games/turn")
     play = {"dice": [1, 1, 1, 1, 1], "throw": 1, "box": "ones"}

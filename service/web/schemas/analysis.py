@@ -15,7 +15,7 @@ from marshmallow import fields, validate
 from .common import (
     MAX_THROW,
     MAX_VALUE,
-    EchoRulesSchema,
+    AnswerFields,
     RulesRequestFields,
     ScorecardSchema,
     StrictSchema,
@@ -119,11 +119,9 @@ class DistributionSchema(ma.Schema):
         "description": "Every total with a non-zero probability (on request)"})
 
 
-class PositionValueSchema(ma.Schema):
+class PositionValueSchema(AnswerFields):
     """What a position is worth under the advisor's play."""
 
-    variant = fields.String(required=True, metadata={"description": 'The variant id'})
-    rules = fields.Nested(EchoRulesSchema, required=True)
     exact = fields.Boolean(required=True, metadata={
         "description": "Mean and sd are exact (exact method); false for the approximate "
                        "methods, whose figures come from games of their own play"})
@@ -250,11 +248,9 @@ class ThresholdsSchema(ma.Schema):
         "description": 'Largest regret classed as a mistake'})
 
 
-class GameAnalysisSchema(ma.Schema):
+class GameAnalysisSchema(AnswerFields):
     """Every decision of every player judged against optimal play."""
 
-    variant = fields.String(required=True, metadata={"description": 'The variant id'})
-    rules = fields.Nested(EchoRulesSchema, required=True)
     exact = fields.Boolean(required=True, metadata={
         "description": 'Exact optimum (false: a documented approximation)'})
     method = fields.String(required=True, metadata={"description": 'How the values are computed'})
@@ -341,11 +337,9 @@ class WinMoveSchema(ma.Schema):
         "description": "Winning is likelier with another move than the expected-score one"})
 
 
-class WinProbabilitySchema(ma.Schema):
+class WinProbabilitySchema(AnswerFields):
     """Every player's chance of finishing first."""
 
-    variant = fields.String(required=True, metadata={"description": 'The variant id'})
-    rules = fields.Nested(EchoRulesSchema, required=True)
     exact = fields.Boolean(required=True, metadata={
         "description": "Every player's distribution is exact (else some are sampled)"})
     assumptions = fields.String(required=True, metadata={"description": 'What the chances assume'})

@@ -15,13 +15,14 @@ from marshmallow import fields, validate
 from ...domain.games import ALL_CODES
 from ...domain.variants import ALL_BOX_IDS
 from .common import (
-    MAX_BONUSES,
     MAX_THROW,
     MAX_VALUE,
-    BoxValuesField,
-    EchoRulesSchema,
+    AnswerFields,
+    PlacementFields,
     RulesRequestFields,
+    ScorecardSchema,
     StrictSchema,
+    TotalsFields,
     _bool,
     _int,
     box_id,
@@ -38,36 +39,13 @@ MAX_TOTAL = 1_000_000
 # --------------------------------------------------------------------------- scorecards
 
 
-class GameColumnSchema(StrictSchema):
-    """One column of a column sheet."""
-
-    boxes = BoxValuesField()
-    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
-        "description": "How many five-of-a-kind bonuses were won in this column"})
-
-
-class GameScorecardSchema(StrictSchema):
-    """A player's sheet; the same object in requests and answers."""
-
-    boxes = BoxValuesField()
-    five_of_a_kind_bonuses = _int(0, MAX_BONUSES, metadata={
-        "description": "How many five-of-a-kind bonuses were won (YAHTZEE bonuses, extra "
-                       "Kniffels)"})
-    saved_throws = _int(0, MAX_THROW, metadata={
-        "description": "Throws saved from earlier turns (maxi_yatzy; 0 elsewhere)"})
-    won = _bool(metadata={"description": "The game was won at once (Generala servida, "
-                                         "General de boca)"})
-    columns = fields.List(fields.Nested(GameColumnSchema), validate=validate.Length(4, 4),
-                          metadata={"description": "With option columns: the four columns"})
-
-
 # --------------------------------------------------------------------------- games/turn
 
 
 class TurnRequestSchema(RulesRequestFields):
     """One turn: the sheet before it, the dice it ended on, their throw, the box chosen."""
 
-    scorecard = fields.Nested(GameScorecardSchema, metadata={
+    scorecard = fields.Nested(ScorecardSchema, metadata={
         "description": "The sheet before the turn (absent: an empty sheet)"})
     dice = dice_field(required=True)
     throw = _int(1, MAX_THROW, required=True, metadata={
@@ -88,51 +66,31 @@ class TurnRequestSchema(RulesRequestFields):
                        "extra +50)"})
 
 
-class EarnedSchema(ma.Schema):
+class EarnedSchema(PlacementFields):
     """What a turn added to the sheet."""
 
     box = box_id(allow_none=True, required=True, metadata={
         "description": "The box written (null: an instant win that wrote none)"})
-    column = fields.Integer(allow_none=True, required=True, metadata={
-        "description": 'Column number (1-4) on a column sheet, else null'})
-    score = fields.Integer(required=True, metadata={"description": "Points written in the box"})
-    joker = fields.Boolean(required=True, metadata={"description": "Scored as a Joker"})
-    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
-        "description": "Five-of-a-kind bonus points won (YAHTZEE 100, Kniffel 50)"})
-    upper_bonus = fields.Integer(required=True, metadata={
-        "description": "Upper bonus points reached with this turn"})
     first_throw_bonus = fields.Integer(required=True, metadata={
         "description": "Points of the score that the first throw added (servida, de boca, "
                        "General de mão); part of score"})
-    wins_game = fields.Boolean(required=True, metadata={
-        "description": "The turn won the game at once"})
     points = fields.Integer(required=True, metadata={
         "description": "score + five_of_a_kind_bonus + upper_bonus"})
 
 
-class GameTotalsSchema(ma.Schema):
+class GameTotalsSchema(TotalsFields):
     """A sheet's totals."""
 
-    upper_subtotal = fields.Integer(required=True, metadata={
-        "description": 'Sum of the number boxes'})
-    upper_bonus = fields.Integer(required=True, metadata={"description": 'Upper bonus points'})
-    lower_total = fields.Integer(required=True, metadata={"description": 'Sum of the other boxes'})
-    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
-        "description": "Points of the five-of-a-kind bonuses"})
-    total = fields.Integer(required=True, metadata={"description": 'The total so far'})
 
-
-class TurnResultSchema(ma.Schema):
+class TurnResultSchema(AnswerFields):
     """A turn played: the new sheet and what the turn earned."""
 
-    variant = fields.String(required=True, metadata={"description": 'The variant id'})
-    rules = fields.Nested(EchoRulesSchema, required=True)
     dice = fields.List(fields.Integer(), required=True, metadata={
         "description": 'The dice, sorted'})
     scored_dice = fields.List(fields.Integer(), required=True, metadata={
         "description": "The faces scored (the bottom faces with em_baixo)"})
     throw = fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
-    scorecard = fields.Nested(GameScorecardSchema, required=True, metadata={
+    scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The sheet after the turn, to send as the next turn's scorecard"})
     earned = fields.Nested(EarnedSchema, required=True)
     totals = fields.Nested(GameTotalsSchema, required=True)
@@ -285,8 +243,8 @@ class GameProblemSchema(ma.Schema):
     detail = fields.String(required=True, metadata={"description": 'What is wrong'})
 
 
-class TurnRecordSchema(ma.Schema):
-    """A turn replayed."""
+class TurnRecordSchema(EarnedSchema):
+    """A turn replayed: what it wrote and earned, as games/turn tells it."""
 
     turn = fields.Integer(required=True, metadata={
         "description": "The turn's number on the player's sheet (1 = first)"})
@@ -295,26 +253,10 @@ class TurnRecordSchema(ma.Schema):
         "description": "ok; illegal (problems name why; written as played where possible); "
                        "not_scored (dice unreadable: the box takes the claimed points); "
                        "after_end (after the game ended: not applied)"})
-    box = box_id(allow_none=True, required=True, metadata={
-        "description": 'The box written (null: none)'})
-    column = fields.Integer(allow_none=True, required=True, metadata={
-        "description": 'Column number on a column sheet, else null'})
     throws = fields.Integer(required=True, metadata={
         "description": 'How many throws the turn made'})
     dice = fields.List(fields.Integer(), allow_none=True, required=True, metadata={
         "description": "The last throw, sorted"})
-    score = fields.Integer(required=True, metadata={"description": 'Points written in the box'})
-    joker = fields.Boolean(required=True, metadata={"description": 'Scored as a Joker'})
-    five_of_a_kind_bonus = fields.Integer(required=True, metadata={
-        "description": 'Five-of-a-kind bonus points won'})
-    upper_bonus = fields.Integer(required=True, metadata={
-        "description": 'Upper bonus points reached with this turn'})
-    first_throw_bonus = fields.Integer(required=True, metadata={
-        "description": 'Points of the score the first throw added'})
-    wins_game = fields.Boolean(required=True, metadata={
-        "description": 'The turn won the game at once'})
-    points = fields.Integer(required=True, metadata={
-        "description": 'score + five_of_a_kind_bonus + upper_bonus'})
     running_total = fields.Integer(required=True, metadata={
         "description": "The player's total after this turn"})
 
@@ -328,7 +270,7 @@ class PlayerResultSchema(ma.Schema):
         "description": "The player's name ('' when not given)"})
     turns = fields.List(fields.Nested(TurnRecordSchema), required=True, metadata={
         "description": 'Each turn replayed'})
-    scorecard = fields.Nested(GameScorecardSchema, required=True)
+    scorecard = fields.Nested(ScorecardSchema, required=True)
     totals = fields.Nested(GameTotalsSchema, required=True)
     total = fields.Integer(required=True, metadata={"description": "The player's total"})
     complete = fields.Boolean(required=True, metadata={
@@ -349,11 +291,9 @@ class StandingSchema(ma.Schema):
         "description": 'The player is among the winners'})
 
 
-class GameValidationSchema(ma.Schema):
+class GameValidationSchema(AnswerFields):
     """Whether every move of the game was legal, with scores and standings."""
 
-    variant = fields.String(required=True, metadata={"description": 'The variant id'})
-    rules = fields.Nested(EchoRulesSchema, required=True)
     valid = fields.Boolean(required=True, metadata={
         "description": "No problem found (a partial game: valid so far)"})
     problems = fields.List(fields.Nested(GameProblemSchema), required=True, metadata={
