@@ -174,8 +174,8 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
         m = part.solution.model
         mask, _, flags, upper = states[pi]
         nmask = mask | 1 << bi
-        ncode = canon(m, upper + p.score, nmask) if m.kind[bi] == KIND_UPPER else \
-            states[pi][1]
+        ncode = (canon(m.threshold, m.maxrem, upper + p.score, nmask)
+                 if m.kind[bi] == KIND_UPPER else states[pi][1])
         if m.trk_bit[bi] >= 0:
             bit = 1 << int(m.trk_bit[bi])
             flags = flags | bit if p.score != 0 else flags & ~bit

@@ -48,8 +48,8 @@ from ..kernels import selfplay
 from ..kernels.distribution import Distribution, first_turn_records, forward
 from ..kernels.model import reachable_states
 from ..kernels.moments import Moments
-from ..kernels.policy import LANES
 from ..kernels.threads import cpu_workers, kernel_pool
+from ..kernels.values import LANES
 from ..kernels.winprob import (
     ASSUMPTIONS,
     MAX_WIN_OPEN,

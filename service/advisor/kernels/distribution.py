@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .policy import LANES, decisions_block, first_scored, scored_arrays
+from .policy import decisions_block, first_scored, scored_arrays
 from .threads import cpu_workers, kernel_pool
+from .values import LANES
 
 SIXTH = 1.0 / 6.0  # one die's share, multiplied: a vector division takes several times longer
 

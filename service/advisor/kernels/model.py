@@ -276,10 +276,12 @@ def reachable_states(m: Model) -> list[np.ndarray]:
     return [out[pop == lv] for lv in range(nb + 1)]
 
 
-def canon(m: Model, total: int, mask: int) -> int:
-    """The upper code of an upper total with the given boxes filled."""
-    if not m.threshold:
+def canon(t: int, maxrem: np.ndarray, total: int, mask: int) -> int:
+    """The upper code of an upper total with the boxes `mask` filled, for upper-bonus
+    threshold t (0: no bonus) and `maxrem` (a model's: the most the open upper boxes can
+    still add). Plain Python, written once: the kernels run it compiled (`values.canon`)."""
+    if t == 0:
         return 0
-    if total >= m.threshold or total + m.maxrem[mask] < m.threshold:
-        return m.threshold
+    if total >= t or total + maxrem[mask] < t:
+        return t
     return total

@@ -25,10 +25,9 @@ import numba as nb
 import numpy as np
 
 from .model import KIND_TRACKED, KIND_UPPER
-from .values import canon, five_arrays, five_placements, order_ok, read_only
+from .values import LANES, canon, five_arrays, five_placements, order_ok, read_only
 
 NEG = -1e30
-LANES = 32
 
 
 @dataclass

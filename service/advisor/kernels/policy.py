@@ -16,8 +16,6 @@ import numpy as np
 from .model import KIND_TRACKED, KIND_UPPER
 from .values import NEG, canon, five_arrays, five_placements, order_ok
 
-LANES = 32
-
 
 @nb.njit(cache=True, error_model="numpy")
 def scored_arrays(kd, L):

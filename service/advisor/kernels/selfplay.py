@@ -12,8 +12,9 @@ import numba as nb
 import numpy as np
 
 from .moments import score2
-from .policy import LANES, policy_block
+from .policy import policy_block
 from .turn import turn_tables2
+from .values import LANES
 
 
 @nb.njit(cache=True, error_model="numpy")

@@ -24,6 +24,7 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
+from . import model
 from .model import KIND_TRACKED, KIND_UPPER, Model
 
 LANES = 32
@@ -66,14 +67,8 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
         k.hand_keep, bool(em_baixo), mirror, pairs)
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
-def canon(t, maxrem, total, mask):
-    """Upper code of an upper total for threshold t (see `service.advisor.model`)."""
-    if t == 0:
-        return 0
-    if total >= t or total + maxrem[mask] < t:
-        return t
-    return total
+#: `model.canon` compiled for the kernels (inlined where it is called).
+canon = nb.njit(cache=True, error_model="numpy", inline="always")(model.canon)
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")

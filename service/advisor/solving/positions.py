@@ -32,7 +32,7 @@ def part_state(part: Part, sheet: Sheet) -> tuple[int, int, int, int]:
             upper += val
         if m.trk_bit[i] >= 0 and val != 0:
             flags |= 1 << int(m.trk_bit[i])
-    return mask, canon(m, upper, mask), flags, upper
+    return mask, canon(m.threshold, m.maxrem, upper, mask), flags, upper
 
 
 def part_value(part: Part, mask: int, code: int, flags: int) -> float:

@@ -11,9 +11,8 @@ import numpy as np
 
 from ...domain.rules import RuleSet
 from ..kernels.model import Model, build_model, canon, reachable_states
-from ..kernels.moments import LANES, Moments, moments_level
-from ..kernels.values import LANES as VALUE_LANES
-from ..kernels.values import KernelData, kernel_data, read_only, solve_level
+from ..kernels.moments import Moments, moments_level
+from ..kernels.values import LANES, KernelData, kernel_data, read_only, solve_level
 
 
 @dataclass
@@ -36,7 +35,7 @@ class Solution:
     @property
     def start_value(self) -> float:
         """Expected final score of a fresh sheet."""
-        return float(self.values[0, canon(self.model, 0, 0), 0])
+        return float(self.values[0, canon(self.model.threshold, self.model.maxrem, 0, 0), 0])
 
 
 def prepare(rs: RuleSet, order: str | None = None) -> tuple[Model, KernelData]:
@@ -67,7 +66,7 @@ def solve(rs: RuleSet, order: str | None = None, threads: int = 0) -> Solution:
                 raise Cancelled(rs.variant.id)
             states = levels[level]
             # the kernel releases the GIL: split a level between threads, in whole blocks
-            per = -(-len(states) // (workers * VALUE_LANES)) * VALUE_LANES
+            per = -(-len(states) // (workers * LANES)) * LANES
             chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
             list(pool.map(lambda c: solve_level(kd, values, c), chunks))
     return Solution(m, kd, values)
