@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from copy import deepcopy
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ...domain.errors import InvalidInput
+from ...domain.games import apply_turn
 from ...domain.rules import RuleSet, effective_rules
 from ...domain.scoring import Sheet, empty_sheet, parse_scorecard, score_hand
 from ..advice import moves as advice
@@ -546,7 +546,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     for p in hs.boxes:
         if not p.legal:
             continue
-        after = Position.of(st, _placed(sheet, p))
+        after = Position.of(st, apply_turn(rs, sheet, hs, p, throw or 1).sheet)
         s2 = after.states[0]
         gain = after.total - pos.total
         full = s2[0] == (1 << model.nb) - 1
@@ -581,16 +581,6 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
     return {"computed": True, "max_expected_score": mine,
             "max_win": theirs if differs else mine, "differs": differs}
-
-
-def _placed(sheet: Sheet, p: Any) -> Sheet:
-    new = deepcopy(sheet)
-    col = new.columns[(p.column or 1) - 1]
-    col.boxes[p.box] = p.score
-    bonus = p.five_of_a_kind_bonus
-    if bonus:
-        col.five_of_a_kind_bonuses += 1
-    return new
 
 
 def _shifted(d: Distribution, total: int) -> Distribution:
