@@ -20,7 +20,7 @@ from flask_smorest import Blueprint
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import canonical, get_variant
 from .body import json_response, load_items
-from .openapi import batch_body_doc, response_doc
+from .openapi import batch_body_doc
 from .problems import TYPE_INCONSISTENT, RequestProblem, status_of
 
 #: The answer of one loaded item: (variant, item) or, for answers that report problems
@@ -71,13 +71,14 @@ def prefixed(prefix: str, fn: Callable[[], Any]) -> Any:
 
 
 def add_batch_operation(blp: Blueprint, rule: str, operation_id: str, schema: ma.Schema,
-                        answer: Answer, names: tuple[str, str], docs: tuple[str, str, str],
-                        errors: dict[str, Any], limit_key: str = "MAX_BATCH_ITEMS",
-                        with_base: bool = False) -> None:
+                        answer: Answer, names: tuple[str, type[ma.Schema]],
+                        docs: tuple[str, str, str], errors: dict[str, Any],
+                        limit_key: str = "MAX_BATCH_ITEMS", with_base: bool = False) -> None:
     """Register the `/batch` operation of a single operation at `rule` + "/batch".
 
-    `names`: the request and answer components; `docs`: the operation's docstring, the
-    request body's and the answer's descriptions; `errors`: the documented error answers.
+    `names`: the request's component and the schema of one item's answer; `docs`: the
+    operation's docstring, the request body's and the answer's descriptions; `errors`: the
+    documented error answers.
     """
 
     class BatchOperation(MethodView):
@@ -87,9 +88,8 @@ def add_batch_operation(blp: Blueprint, rule: str, operation_id: str, schema: ma
     BatchOperation.post.__doc__ = docs[0]
     BatchOperation.__name__ = BatchOperation.__qualname__ = f"{operation_id[0].upper()}" \
                                                             f"{operation_id[1:]}"
-    BatchOperation.post = blp.doc(  # type: ignore[method-assign]
-        operationId=operation_id,
-        requestBody=batch_body_doc(names[0], docs[1], limit_key),
-        responses={"200": response_doc(names[1], docs[2], batch=True), **errors},
-    )(BatchOperation.post)
+    BatchOperation.post = blp.response(  # type: ignore[method-assign]
+        200, names[1](many=True), description=docs[2])(blp.doc(
+            operationId=operation_id, requestBody=batch_body_doc(names[0], docs[1], limit_key),
+            responses=errors)(BatchOperation.post))
     blp.route(f"{rule}/batch", endpoint=operation_id)(BatchOperation)

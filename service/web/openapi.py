@@ -45,14 +45,6 @@ def batch_body_doc(schema_name: str, description: str, limit_key: str) -> dict[s
         "minItems": 1, BATCH_LIMIT: limit_key}}}}
 
 
-def response_doc(schema_name: str, description: str, batch: bool = False) -> dict[str, Any]:
-    """OpenAPI 200 response: one object of the named schema (a list of them, in the order of
-    the request's items, for a batch operation)."""
-    ref = {"$ref": f"#/components/schemas/{schema_name}"}
-    schema: dict[str, Any] = {"type": "array", "items": ref} if batch else ref
-    return {"description": description, "content": {JSON: {"schema": schema}}}
-
-
 def fill_batch_limits(spec: dict[str, Any], config: Mapping[str, Any]) -> None:
     """Give every batch request body the `maxItems` the server enforces (`config`, the app's
     settings), in place of the `BATCH_LIMIT` extension that names the setting."""

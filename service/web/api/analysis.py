@@ -12,8 +12,8 @@ from ...domain.rules import get_variant
 from ..body import json_response, load_items, rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, response_doc
-from ..schemas.analysis import WinProbabilityRequestSchema
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..schemas.analysis import GameAnalysisSchema, WinProbabilityRequestSchema, WinProbabilitySchema
 from ..schemas.games import GameSchema
 
 blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities")
@@ -26,13 +26,12 @@ _win_schema = WinProbabilityRequestSchema()
 class GameAnalysis(MethodView):
     """Game analysis."""
 
+    @blp.response(200, GameAnalysisSchema, description=(
+        "Every decision judged; per player regret, classes, skill and luck"))
     @blp.doc(operationId="analyzeGame",
              requestBody=body_doc("Game", "The game as it was played (as games/validate "
                                           "takes it)"),
-             responses={"200": response_doc("GameAnalysis",
-                                            "Every decision judged; per player regret, "
-                                            "classes, skill and luck"),
-                        **ERRORS_DOC, **BUSY_DOC})
+             responses={**ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """Analyse a game: every decision against the advisor's optimal play.
 
@@ -66,12 +65,12 @@ class GameAnalysis(MethodView):
 class WinProbability(MethodView):
     """Win probabilities."""
 
+    @blp.response(200, WinProbabilitySchema,
+                  description="Each player's chance of finishing first")
     @blp.doc(operationId="winProbability",
              requestBody=body_doc("WinProbabilityRequest",
                                   "Every player's scorecard; the dice of the player to move"),
-             responses={"200": response_doc("WinProbability",
-                                            "Each player's chance of finishing first"),
-                        **ERRORS_DOC, **BUSY_DOC})
+             responses={**ERRORS_DOC, **BUSY_DOC})
     def post(self, variant: str) -> Response:
         """The probability that each player finishes first (a live win bar).
 

@@ -10,8 +10,8 @@ from flask.views import MethodView
 from ...domain.games import MOVE_CODES, play_turn, scorecard_data, sheet_totals, validate_game
 from ..batch import add_batch_operation, answer_one
 from ..body import rules_for, sheet_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, problem_doc, response_doc
-from ..schemas.games import GameSchema, TurnRequestSchema
+from ..openapi import ERRORS_DOC, body_doc, new_blueprint, problem_doc
+from ..schemas.games import GameSchema, GameValidationSchema, TurnRequestSchema, TurnResultSchema
 
 blp = new_blueprint("games", "Play turns and validate whole games")
 
@@ -50,12 +50,12 @@ def _validate_one(variant: str, item: dict[str, Any], base: str) -> dict[str, An
 class GameTurn(MethodView):
     """Play a turn."""
 
+    @blp.response(200, TurnResultSchema,
+                  description="The sheet after the turn and what it earned")
     @blp.doc(operationId="playTurn",
              requestBody=body_doc("TurnRequest", "The sheet, the dice the turn ended on and "
                                                  "the box to write"),
-             responses={"200": response_doc("TurnResult", "The sheet after the turn and what "
-                                                          "it earned"),
-                        **TURN_ERRORS_DOC})
+             responses=TURN_ERRORS_DOC)
     def post(self, variant: str) -> Response:
         """Play one turn: write the dice in the chosen box and get the new sheet back.
 
@@ -74,7 +74,7 @@ class GameTurn(MethodView):
 
 add_batch_operation(
     blp, "/<variant:variant>/games/turn", "playTurnBatch", _turn_schema, _turn_one,
-    ("TurnRequest", "TurnResult"),
+    ("TurnRequest", TurnResultSchema),
     ("Play many turns, of different sheets: each item as `games/turn` takes it.\n\n"
      "The answer is the list of `games/turn` answers, in the order of the items. An item "
      "that breaks a rule refuses the whole batch, naming the item in every pointer; at most "
@@ -88,12 +88,11 @@ add_batch_operation(
 class GameValidation(MethodView):
     """Validate a game."""
 
+    @blp.response(200, GameValidationSchema, description=(
+        "valid, every problem, each turn's points, final totals and standings"))
     @blp.doc(operationId="validateGame",
              requestBody=body_doc("Game", "The game as it was played"),
-             responses={"200": response_doc("GameValidation", "valid, every problem, each "
-                                                              "turn's points, final totals "
-                                                              "and standings"),
-                        **ERRORS_DOC})
+             responses=ERRORS_DOC)
     def post(self, variant: str) -> Response:
         """Replay a game and check every move in it.
 
@@ -112,7 +111,7 @@ class GameValidation(MethodView):
 
 add_batch_operation(
     blp, "/<variant:variant>/games/validate", "validateGameBatch", _game_schema,
-    _validate_one, ("Game", "GameValidation"),
+    _validate_one, ("Game", GameValidationSchema),
     ("Validate many games: each item as `games/validate` takes it, answered in order.\n\n"
      "The answer is the list of `games/validate` answers, in the order of the items; each "
      "game's problems point into the batch (`/3/players/0/...`). At most `MAX_BATCH_GAMES` "

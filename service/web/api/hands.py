@@ -87,7 +87,7 @@ class HandScoring(MethodView):
 
 add_batch_operation(
     blp, "/<variant:variant>/hands/score", "scoreHandBatch", _score_schema, score_one,
-    ("HandScoreRequest", "HandScore"),
+    ("HandScoreRequest", HandScoreSchema),
     ("Score many hands: each item as `hands/score` takes it, answered in order.\n\n"
      "The answer is the list of `hands/score` answers, in the order of the items. An item "
      "that breaks a rule refuses the whole batch, naming the item in every pointer "

@@ -52,7 +52,7 @@ class ScorecardScoring(MethodView):
 
 add_batch_operation(
     blp, "/<variant:variant>/scorecards/score", "scoreScorecardBatch", _schema, score_one,
-    ("ScorecardScoreRequest", "ScorecardTotals"),
+    ("ScorecardScoreRequest", ScorecardTotalsSchema),
     ("Total many scorecards: each item as `scorecards/score` takes it, answered in order.\n\n"
      "The answer is the list of `scorecards/score` answers, in the order of the items; each "
      "item's `problems` point into the batch (`/3/boxes/chance`). At most `MAX_BATCH_ITEMS` "
