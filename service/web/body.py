@@ -141,7 +141,7 @@ def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS
                variant: str | None = None) -> tuple[list[dict[str, Any]], bool]:
     """Validate the body against the schema: one object, or (when `batch`, a batch
     operation) a list of 1 to `app.config[limit_key]` of them. `variant`, when the path names
-    one, is what an unknown box id's message lists the ids of (`schemas.box_ids_for`).
+    one, is what an unknown box id's message lists the ids of (`schemas.common.unknown_box`).
 
     Returns the loaded items and whether the body was a list.
     """
