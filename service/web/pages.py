@@ -15,7 +15,6 @@ import flask_swagger_ui
 from flask import Blueprint, Response, current_app, request, send_from_directory
 
 from .. import __version__
-from .variant_spec import templated_only
 
 pages = Blueprint("pages", __name__)
 
@@ -78,10 +77,10 @@ def docs() -> Response:
 @pages.get("/docs/openapi.json")
 def docs_document() -> Response:
     """The document the docs page shows: the templated operations, one per endpoint with
-    the variant as a parameter (`variant_spec.templated_only`); `/openapi.json` is the
+    the variant as a parameter (`ProblemApi.docs_document`); `/openapi.json` is the
     whole contract, per-variant paths included."""
     api = current_app.extensions["flask-smorest"]["apis"][""]["ext_obj"]
-    return current_app.response_class(json.dumps(templated_only(api.document())),
+    return current_app.response_class(json.dumps(api.docs_document()),
                                       mimetype="application/json")
 
 

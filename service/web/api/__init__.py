@@ -18,7 +18,7 @@ from ..schemas import hands as hand_schemas
 from ..schemas import moves as move_schemas
 from ..schemas import scorecards as scorecard_schemas
 from ..schemas import variants as variant_schemas
-from ..variant_spec import specialise
+from ..variant_spec import specialise, templated_only
 from . import analysis, games, hands, moves, positions, scorecards, variants
 
 BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp, positions.blp,
@@ -75,6 +75,7 @@ class ProblemApi(Api):
 
     ERROR_SCHEMA = ProblemSchema
     _document: dict | None = None
+    _docs_document: dict | None = None
 
     def _register_error_handlers(self) -> None:
         """Errors are handled by `problems.register_error_handlers`, not smorest's JSON."""
@@ -87,6 +88,13 @@ class ProblemApi(Api):
             fill_batch_limits(spec, self._app.config)
             self._document = specialise(spec)
         return self._document
+
+    def docs_document(self) -> dict:
+        """What the docs page shows: `document()`'s templated operations and the components
+        they use (`variant_spec.templated_only`), built once."""
+        if self._docs_document is None:
+            self._docs_document = templated_only(self.document())
+        return self._docs_document
 
     def _openapi_json(self) -> Response:
         """Serve `document()` (flask-smorest would serve the generic paths)."""
