@@ -7,6 +7,7 @@ tables with the same cache sizes, threads and build process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from .advisor import Advisor
@@ -15,9 +16,11 @@ from .advisor.tables.build_process import BuildQueue, BuildSettings, default_bui
 from .config import Settings
 
 
-def make_advisor(settings: Settings, background: bool = True) -> Advisor:
+def make_advisor(settings: Settings, background: bool = True,
+                 admit_build: Callable[[str], None] | None = None) -> Advisor:
     """The advisor the settings describe: its tables, cache and builds (in the pod's build
-    process when `ADVISOR_BUILDS=background` and `background`; else in the caller)."""
+    process when `ADVISOR_BUILDS=background` and `background`; else in the caller).
+    `admit_build(client)` is asked before a new table is queued (raising refuses it)."""
     builds = None
     if background and settings.advisor_builds == "background":
         build_dir = (Path(settings.advisor_build_dir) if settings.advisor_build_dir
@@ -28,7 +31,7 @@ def make_advisor(settings: Settings, background: bool = True) -> Advisor:
             per_client=settings.advisor_build_queue_per_client,
             keep=settings.advisor_cache_size, keep_mib=settings.advisor_cache_mib,
             nice=settings.advisor_build_nice,
-            threads=settings.advisor_threads))
+            threads=settings.advisor_threads), admit=admit_build)
     return Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
                    settings.advisor_threads, builds, settings.advisor_build_wait)
 

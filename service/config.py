@@ -93,6 +93,34 @@ class Settings:
     # CORS_MAX_AGE: seconds a browser may cache a preflight answer (Access-Control-Max-Age).
     cors_max_age: int = 600
 
+    # --- Tenants: API keys and quotas (service/web/auth.py, service/web/quotas.py) ----------
+    # AUTH: "off" (every request is the anonymous tenant, its quotas counted per client
+    # address) or "keys" (every /v1/ request needs a tenant's API key: 401 without one).
+    auth: str = "off"
+    # API_KEYS_FILE: path of the tenants file (JSON: names, salted key hashes, origins,
+    # quotas; docs/deploy.md). API_KEYS: the same JSON inline (the file wins when both are set).
+    api_keys_file: str = ""
+    api_keys: str = ""
+    # RATE_LIMIT_STORAGE: where quotas are counted: "memory://" (each pod alone) or
+    # "redis://[:password@]host:port/db" ("rediss://" for TLS), shared by every pod.
+    rate_limit_storage: str = "memory://"
+    # RATE_LIMIT_REDIS_TIMEOUT: seconds one Redis call may take; beyond it (or when Redis
+    # refuses), quotas are counted per pod until Redis answers again.
+    rate_limit_redis_timeout: float = 0.25
+    # RATE_LIMIT_REDIS_RETRY: seconds between attempts to reach Redis again after it failed.
+    rate_limit_redis_retry: float = 5.0
+    # QUOTA_SCORING, QUOTA_ADVICE, QUOTA_ANALYSIS, QUOTA_BUILDS: default quotas per operation
+    # class (the anonymous tenant's, and a tenant's where its entry sets none), in the
+    # notation of the `limits` library: "6000/minute", "20/second;600/minute", "unlimited".
+    quota_scoring: str = "120000/minute"
+    quota_advice: str = "30000/minute"
+    quota_analysis: str = "6000/minute"
+    quota_builds: str = "120/minute"
+    # FORWARDED_ALLOW_IPS: proxies (addresses or networks, comma-separated; "*" for any)
+    # whose X-Forwarded-For names the client (the anonymous tenant's quota key and build
+    # queue key). A forged header from any other peer is ignored.
+    forwarded_allow_ips: tuple[str, ...] = field(default=("127.0.0.1", "::1"))
+
     # --- Advisor ---------------------------------------------------------------------------
     # ADVISOR_TABLE_DIR: directory of the advisor's precomputed tables (`python -m
     # service.advisor build` writes them there; the container image builds them in).
@@ -120,7 +148,8 @@ class Settings:
     advisor_build_wait: float = 1.0
     # ADVISOR_BUILD_QUEUE: most tables waiting to be built in a pod; beyond it, 429.
     advisor_build_queue: int = 16
-    # ADVISOR_BUILD_QUEUE_PER_CLIENT: most tables one client address may have waiting; 429.
+    # ADVISOR_BUILD_QUEUE_PER_CLIENT: most tables one client (a tenant; without keys, a client
+    # address) may have waiting; 429.
     advisor_build_queue_per_client: int = 4
     # ADVISOR_BUILD_NICE: how much lower the build process's CPU priority is (nice, 0-19).
     advisor_build_nice: int = 10
@@ -165,11 +194,22 @@ class Settings:
     def __post_init__(self) -> None:
         if self.advisor_builds not in ("background", "inline"):
             raise ValueError(f"ADVISOR_BUILDS={self.advisor_builds!r}: use background or inline")
+        if self.auth not in ("off", "keys"):
+            raise ValueError(f"AUTH={self.auth!r}: use off or keys")
+        if not self.rate_limit_storage.startswith(("memory://", "redis://", "rediss://")):
+            raise ValueError(f"RATE_LIMIT_STORAGE={self.rate_limit_storage!r}: use memory:// "
+                             f"or redis://host:port/db")
 
     @property
     def workers(self) -> int:
         """Worker processes: WEB_CONCURRENCY when set, else from the CPU count."""
         return self.web_concurrency if self.web_concurrency > 0 else default_workers()
+
+    @property
+    def default_quotas(self) -> dict[str, str]:
+        """The default quota of each operation class (QUOTA_*), by class name."""
+        return {"scoring": self.quota_scoring, "advice": self.quota_advice,
+                "analysis": self.quota_analysis, "builds": self.quota_builds}
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -181,6 +221,19 @@ class Settings:
             max_batch_rule_sets=_env_int("MAX_BATCH_RULE_SETS", cls.max_batch_rule_sets),
             cors_origins=_env_list("CORS_ORIGINS", "*"),
             cors_max_age=_env_int("CORS_MAX_AGE", cls.cors_max_age),
+            auth=_env_str("AUTH", cls.auth).strip().lower(),
+            api_keys_file=_env_str("API_KEYS_FILE", cls.api_keys_file),
+            api_keys=_env_str("API_KEYS", cls.api_keys),
+            rate_limit_storage=_env_str("RATE_LIMIT_STORAGE", cls.rate_limit_storage),
+            rate_limit_redis_timeout=_env_float("RATE_LIMIT_REDIS_TIMEOUT",
+                                                cls.rate_limit_redis_timeout),
+            rate_limit_redis_retry=_env_float("RATE_LIMIT_REDIS_RETRY",
+                                              cls.rate_limit_redis_retry),
+            quota_scoring=_env_str("QUOTA_SCORING", cls.quota_scoring),
+            quota_advice=_env_str("QUOTA_ADVICE", cls.quota_advice),
+            quota_analysis=_env_str("QUOTA_ANALYSIS", cls.quota_analysis),
+            quota_builds=_env_str("QUOTA_BUILDS", cls.quota_builds),
+            forwarded_allow_ips=_env_list("FORWARDED_ALLOW_IPS", "127.0.0.1,::1"),
             advisor_table_dir=_env_str("ADVISOR_TABLE_DIR", cls.advisor_table_dir),
             advisor_cache_size=_env_int("ADVISOR_CACHE_SIZE", cls.advisor_cache_size),
             advisor_cache_mib=_env_int("ADVISOR_CACHE_MIB", cls.advisor_cache_mib),

@@ -31,12 +31,18 @@ _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
     "request_id",
+    "tenant",
 }
 
 
 #: The id of the request being handled (set by `service.web.ops.OpsMiddleware`). A context
 #: variable: each thread, and each greenlet under gevent, sees its own request's.
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
+#: The tenant whose API key the request being handled carries (set by
+#: `service.web.tenancy`; None without keys): log lines and problem documents name it.
+TENANT: ContextVar[str | None] = ContextVar("tenant", default=None)
 
 
 def current_request_id() -> str | None:
@@ -51,6 +57,8 @@ class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "request_id", None) is None:
             record.request_id = current_request_id()
+        if getattr(record, "tenant", None) is None:
+            record.tenant = TENANT.get()
         return True
 
 
@@ -73,6 +81,7 @@ def _access_fields(atoms: Mapping[str, Any]) -> dict[str, Any]:
         "remote_addr": atom("h"),
         "user_agent": atom("a"),
         "request_id": atom("{x-request-id}o"),
+        "tenant": atom("{service.tenant}e"),
     }
 
 
@@ -90,11 +99,15 @@ class JsonFormatter(logging.Formatter):
         request_id = getattr(record, "request_id", None)
         if request_id is not None:
             doc["request_id"] = request_id
+        tenant = getattr(record, "tenant", None)
+        if tenant is not None:
+            doc["tenant"] = tenant
         if access:
             fields = _access_fields(record.args)  # type: ignore[arg-type]
             doc["message"] = f"{fields['method']} {fields['path']} {fields['status']}"
-            if fields["request_id"] is None:
-                del fields["request_id"]
+            for name in ("request_id", "tenant"):
+                if fields[name] is None:
+                    del fields[name]
             doc.update(fields)
         for key, value in vars(record).items():
             if key not in _RESERVED and not key.startswith("_"):
@@ -122,10 +135,14 @@ class TextFormatter(logging.Formatter):
             record.request_id = fields.pop("request_id")
             line = (f"{fields['method']} {fields['path']} {fields['status']} "
                     f"{fields['duration_ms']} ms")
+            if fields["tenant"] is not None:
+                line += f" tenant={fields['tenant']}"
             record.msg, record.args = line.replace("%", "%%"), None
         else:
             extras = {k: v for k, v in vars(record).items()
                       if k not in _RESERVED and not k.startswith("_")}
+            if getattr(record, "tenant", None) is not None:
+                extras["tenant"] = record.tenant
         request_id = getattr(record, "request_id", None)
         text = super().format(record)
         if request_id is not None:

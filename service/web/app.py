@@ -11,10 +11,13 @@ from flask import Flask
 from ..compose import make_advisor, make_analyst
 from ..config import Settings
 from .api import register_api
+from .auth import Authenticator
 from .busy import register_busy_handlers
 from .fast import ScoringFastPath
 from .ops import init_ops
 from .pages import pages
+from .quotas import Quotas
+from .tenancy import TenantMiddleware, register_quota_handlers
 
 
 class ServiceFlask(Flask):
@@ -38,8 +41,9 @@ class ServiceFlask(Flask):
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the Flask app from settings (the environment's unless given): the API, errors,
     the advisor and the analyst (`app.extensions["advisor"]`, `["analyst"]`: the one place
-    they are made, `service.compose`), and the ops layer (/healthz, /readyz,
-    /metrics, request ids, JSON logs, CORS), and the pages for people (/, /docs, /playground)."""
+    they are made, `service.compose`), API keys and quotas (`tenancy`), the ops layer
+    (/healthz, /readyz, /metrics, request ids, JSON logs, CORS), and the pages for people
+    (/, /docs, /playground)."""
     settings = settings or Settings.from_env()
     app = ServiceFlask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
@@ -47,13 +51,19 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_BATCH_RULE_SETS"] = settings.max_batch_rule_sets
     app.config["MAX_BATCH_GAMES"] = settings.max_batch_games
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    advisor = make_advisor(settings)
+    auth, quotas = Authenticator(settings), Quotas(settings)
+    app.extensions["quotas"] = quotas
+    advisor = make_advisor(settings, admit_build=quotas.admit_build)
     app.extensions["advisor"] = advisor
     app.extensions["analyst"] = make_analyst(settings, advisor)
     register_api(app)
     app.register_blueprint(pages)
     register_busy_handlers(app)
+    register_quota_handlers(app)
     # the scoring endpoints' common case, without Flask's dispatch (inside the ops layer)
     app.wsgi_app = ScoringFastPath(app, app.wsgi_app)  # type: ignore[method-assign]
+    # API keys and quotas, before any of the API (inside the ops layer)
+    app.wsgi_app = TenantMiddleware(app.wsgi_app, settings, auth,  # type: ignore[method-assign]
+                                    quotas)
     init_ops(app, settings)
     return app

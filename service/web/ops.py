@@ -36,7 +36,6 @@ from prometheus_client import (
 from werkzeug.routing import Rule
 
 from .. import __version__
-from ..advisor.tables.build_process import BUILD_CLIENT
 from ..config import Settings
 from ..logs import REQUEST_ID, configure_logging
 from .extensions import advisor_of
@@ -44,9 +43,11 @@ from .extensions import advisor_of
 log = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
-#: Response headers browser code may read (CORS): the request id, and when to ask again
-#: after a 202 (table being built), a 429 or a 503.
-EXPOSED_HEADERS = f"{REQUEST_ID_HEADER}, Retry-After"
+#: Response headers browser code may read (CORS): the request id, when to ask again after a
+#: 202 (table being built), a 429 or a 503, the tenant's quotas (`service.web.quotas`) and
+#: what a 401 asks for.
+EXPOSED_HEADERS = (f"{REQUEST_ID_HEADER}, Retry-After, RateLimit, RateLimit-Policy, "
+                   f"WWW-Authenticate")
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 #: Methods a browser may use cross-origin (the API's; preflight answers with this list).
@@ -119,12 +120,16 @@ def healthz() -> Response:
 @ops_blueprint.get("/readyz")
 def readyz() -> tuple[Response, int]:
     """Readiness: 200 once the advisor's built-in tables are loaded, else 503; 503 while
-    the server is stopping."""
+    the server is stopping. `rate_limits` says where quotas are counted: Redis being
+    unreachable does not make the pod unready (it counts quotas alone meanwhile)."""
     ready, advisor = _advisor_status()
+    details: dict[str, Any] = {"advisor": advisor}
+    quotas = current_app.extensions.get("quotas")
+    if quotas is not None:
+        details["rate_limits"] = quotas.status()
     if _draining:
-        return jsonify(status="draining", advisor=advisor), 503
-    body = jsonify(status="ready" if ready else "not ready", advisor=advisor)
-    return body, 200 if ready else 503
+        return jsonify(status="draining", **details), 503
+    return jsonify(status="ready" if ready else "not ready", **details), 200 if ready else 503
 
 
 @ops_blueprint.get("/metrics")
@@ -182,8 +187,8 @@ class RuleRecordingRequest(Request):
 
 class OpsMiddleware:
     """The per-request ops work, as WSGI middleware around the Flask app: request id (also
-    for log lines, `service.logs.REQUEST_ID`), the client's address for the advisor's build
-    queue (`build_process.BUILD_CLIENT`), CORS headers and preflight answers, metrics.
+    for log lines, `service.logs.REQUEST_ID`), CORS headers and preflight answers, metrics.
+    (Who the request is from, and its quotas: `service.web.tenancy`, inside this one.)
 
     Flask's before/after/teardown hooks did the same at about three times the cost (each
     hook goes through Flask's dispatch, its context-local proxies and ensure_sync).
@@ -197,8 +202,6 @@ class OpsMiddleware:
         incoming = environ.get("HTTP_X_REQUEST_ID")
         request_id = incoming if valid_request_id(incoming) else new_request_id()
         token = REQUEST_ID.set(request_id)
-        # the client of any table build this request queues (the per-client limit's key)
-        client_token = BUILD_CLIENT.set(environ.get("REMOTE_ADDR") or "")
         started = time.perf_counter()
         metrics = self.settings.metrics_enabled
         if metrics:
@@ -229,7 +232,6 @@ class OpsMiddleware:
             if metrics:
                 IN_PROGRESS.dec()
             REQUEST_ID.reset(token)
-            BUILD_CLIENT.reset(client_token)
 
     def _endpoint(self, environ: dict[str, Any]) -> str:
         """The route template the request matched (metrics label), or <unmatched>."""

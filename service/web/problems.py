@@ -22,6 +22,7 @@ from ..domain.errors import (
     escape_pointer_token,
 )
 from ..domain.games import ALL_CODES, MOVE_CODES
+from ..logs import TENANT
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"
@@ -35,6 +36,9 @@ TYPE_METHOD_NOT_ALLOWED = "/problems/method-not-allowed"
 TYPE_TOO_LARGE = "/problems/body-too-large"
 TYPE_UNSUPPORTED = "/problems/unsupported-media-type"
 TYPE_INTERNAL = "/problems/internal-error"
+TYPE_UNAUTHORIZED = "/problems/unauthorized"
+TYPE_ORIGIN_NOT_ALLOWED = "/problems/origin-not-allowed"
+TYPE_QUOTA_EXCEEDED = "/problems/quota-exceeded"
 
 #: Every problem type the service answers, with its status and what it means (the docs and
 #: the spec list them from here).
@@ -61,6 +65,13 @@ PROBLEM_TYPES: dict[str, tuple[int, str]] = {
                              "rule (docs/problems.md)"),
     TYPE_BUILD_QUEUE_FULL: (429, "Too many tables are waiting to be built (for the pod or "
                                  "for this client); ask again after Retry-After seconds"),
+    TYPE_UNAUTHORIZED: (401, "With AUTH=keys: no API key, or one the service does not know, "
+                             "or a revoked one (see WWW-Authenticate)"),
+    TYPE_ORIGIN_NOT_ALLOWED: (403, "The API key may not be used from the browser origin the "
+                                   "request comes from (its tenant's `origins`)"),
+    TYPE_QUOTA_EXCEEDED: (429, "The tenant used its quota of this operation class; ask again "
+                               "after Retry-After seconds (RateLimit and RateLimit-Policy say "
+                               "how much it may ask)"),
     TYPE_TABLE_BUILD_FAILED: (500, "The advisor's table for these rules could not be built"),
     TYPE_INTERNAL: (500, "A bug: the service failed to handle the request (it is logged)"),
     "about:blank": (400, "Any other HTTP error (e.g. 400 for a malformed request line): the "
@@ -108,6 +119,9 @@ class ProblemSchema(ma.Schema):
     code = ma.fields.String(validate=ma.validate.OneOf(MOVE_CODES), metadata={
         "description": "/problems/illegal-move only: the rule that forbids the move "
                        "(docs/problems.md)"})
+    tenant = ma.fields.String(metadata={
+        "description": "The tenant the request's API key belongs to (with AUTH=keys; never "
+                       "the key itself)"})
 
 
 class RequestProblem(Exception):
@@ -121,19 +135,30 @@ class RequestProblem(Exception):
         self.type = type_
 
 
-def problem_response(status: int, title: str, detail: str, type_: str = "about:blank",
+def problem_document(status: int, title: str, detail: str, type_: str, instance: str,
                      errors: list[Problem] | None = None,
-                     headers: dict[str, str] | None = None,
-                     extra: dict[str, Any] | None = None) -> Response:
-    """Build a problem+json response (`extra`: extension members, e.g. an illegal move's
-    code)."""
+                     extra: dict[str, Any] | None = None) -> bytes:
+    """A problem+json body (`extra`: extension members, e.g. an illegal move's code), naming
+    the request's tenant when it has a key (`service.logs.TENANT`)."""
     body: dict[str, Any] = {"type": type_, "title": title, "status": status, "detail": detail,
-                            "instance": request.path}
+                            "instance": instance}
+    tenant = TENANT.get()
+    if tenant is not None:
+        body["tenant"] = tenant
     if extra:
         body.update(extra)
     if errors:
         body["errors"] = [_error_entry(p) for p in errors]
-    resp = Response(json.dumps(body), status=status, mimetype=PROBLEM_MEDIA_TYPE)
+    return json.dumps(body).encode()
+
+
+def problem_response(status: int, title: str, detail: str, type_: str = "about:blank",
+                     errors: list[Problem] | None = None,
+                     headers: dict[str, str] | None = None,
+                     extra: dict[str, Any] | None = None) -> Response:
+    """Build a problem+json response (`problem_document`)."""
+    resp = Response(problem_document(status, title, detail, type_, request.path, errors, extra),
+                    status=status, mimetype=PROBLEM_MEDIA_TYPE)
     for k, v in (headers or {}).items():
         resp.headers[k] = v
     return resp

@@ -11,7 +11,6 @@ import pytest
 from flask import Flask, abort
 from prometheus_client import REGISTRY
 
-from service.advisor.tables.build_process import BUILD_CLIENT
 from service.config import Settings
 from service.logs import JsonFormatter
 from service.web.ops import init_ops, valid_request_id
@@ -26,7 +25,7 @@ def make_app(**overrides) -> Flask:
         logging.getLogger("service.test").info("looking at thing", extra={"thing": n})
         if n == 0:
             abort(404)
-        return {"n": n, "build_client": BUILD_CLIENT.get()}
+        return {"n": n}
 
     app.extensions["advisor"] = FakeAdvisor()
     init_ops(app, Settings(**overrides))
@@ -112,16 +111,6 @@ def test_request_id_made_when_absent_and_unique(ops_client):
     a = ops_client.get("/healthz").headers["X-Request-ID"]
     b = ops_client.get("/healthz").headers["X-Request-ID"]
     assert len(a) == 32 and a != b
-
-
-def test_builds_a_request_queues_are_its_clients_and_no_one_elses(ops_client):
-    """The per-client limit of the build queue is keyed by the address the request came
-    from, set for the request and cleared after it."""
-    r = ops_client.get("/v1/things/1", environ_base={"REMOTE_ADDR": "192.0.2.7"})
-    assert r.json["build_client"] == "192.0.2.7"
-    assert BUILD_CLIENT.get() == ""
-    r = ops_client.get("/v1/things/1", environ_base={"REMOTE_ADDR": "192.0.2.8"})
-    assert r.json["build_client"] == "192.0.2.8"
 
 
 def test_request_id_on_errors_too(ops_client):

@@ -69,7 +69,8 @@ MAX_RETRY_AFTER = 120
 #: What a job builds: the value tables of a table of rules, or its analysis tables.
 KINDS = ("values", "moments")
 #: Who asks for builds in the current context, when a call names no client: the web layer
-#: sets the client's address for each request (the per-client limit's key).
+#: sets the request's tenant (without API keys, its client address) for each request: the
+#: per-client limit's key, and whose turn the build process takes.
 BUILD_CLIENT: ContextVar[str] = ContextVar("build_client", default="")
 
 
@@ -153,8 +154,12 @@ class BuildQueue:
     """The workers' side of the queue: submit a job, see whether it is waiting, and start
     the build process when none is running (`autostart`; tests run a `Builder` themselves)."""
 
-    def __init__(self, settings: BuildSettings, autostart: bool = True) -> None:
+    def __init__(self, settings: BuildSettings, autostart: bool = True,
+                 admit: Callable[[str], None] | None = None) -> None:
         self.settings = settings
+        #: asked before a new table is queued for a client; raises to refuse it (the web
+        #: layer charges the client's tenant one build of its quota)
+        self.admit = admit
         self.autostart = autostart
         self.directory = Path(settings.directory)
         self.queue_dir = self.directory / "queue"
@@ -217,6 +222,8 @@ class BuildQueue:
             mine = sum(1 for j in jobs if j.get("client") == client)
             if client and mine >= s.per_client:
                 raise BuildQueueFull(self.retry_after(len(jobs)), s.per_client, True)
+            if self.admit is not None:
+                self.admit(client)
             job = {"variant": rs.variant.id, "options": rs.options, "overrides": rs.overrides,
                    "fingerprint": rs.fingerprint, "kind": kind, "client": client,
                    "builtin": builtin, "queued": time.time()}
