@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_BATCH_ITEMS"] = settings.max_batch_items
     app.config["MAX_BATCH_RULE_SETS"] = settings.max_batch_rule_sets
     app.config["MAX_BATCH_GAMES"] = settings.max_batch_games
+    app.config["AUTH"] = settings.auth
     app.json.sort_keys = False  # type: ignore[attr-defined]
     auth, quotas = Authenticator(settings), Quotas(settings)
     app.extensions["quotas"] = quotas

@@ -3,7 +3,8 @@ Accepted: the build was started for this request, ask again) or the pod's build 
 room (429, an RFC 9457 problem), both with Retry-After.
 
 `register_busy_handlers(app)` installs them (the application factory calls it); `BUSY_DOC`
-is what the OpenAPI document says of them on the endpoints that use the advisor.
+is what the OpenAPI document says of the 202 on the endpoints that use the advisor (the 429,
+which quotas share, is on every operation: `openapi.TENANCY_DOC`).
 
 A table being built is a 202 and not a 503: the service is up and has accepted the work (the
 build runs in the pod's build process, once for every worker); the request is answered in
@@ -21,15 +22,10 @@ from flask import Flask, Response
 
 from ..advisor.tables.build_process import BuildFailed, BuildQueueFull, TableBuilding
 from .body import json_response
-from .openapi import problem_doc
+from .openapi import RETRY_AFTER_HEADER
 from .problems import TYPE_BUILD_QUEUE_FULL, TYPE_TABLE_BUILD_FAILED, problem_response
 
 log = logging.getLogger(__name__)
-
-
-_RETRY_AFTER = {"Retry-After": {
-    "description": "Seconds to wait before asking again", "schema": {"type": "integer",
-                                                                   "minimum": 1}}}
 
 
 class TableBuildingSchema(ma.Schema):
@@ -58,14 +54,9 @@ BUSY_DOC: dict[str, Any] = {
         "state, seconds of work once per table of rules, built-in variants included); it was "
         "not ready within a second. Ask again after Retry-After seconds: the same request "
         "then answers at once"),
-        "headers": _RETRY_AFTER,
+        "headers": {"Retry-After": RETRY_AFTER_HEADER},
         "content": {"application/json": {"schema": {
             "$ref": "#/components/schemas/TableBuilding"}}}},
-    "429": {**problem_doc(
-        "Too many tables waiting to be built: the pod's build queue is full, or this client "
-        "already has as many tables waiting as it may (`ADVISOR_BUILD_QUEUE`, "
-        f"`ADVISOR_BUILD_QUEUE_PER_CLIENT`). Problem type `{TYPE_BUILD_QUEUE_FULL}`; ask "
-        "again after Retry-After seconds"), "headers": _RETRY_AFTER},
 }
 
 

@@ -76,6 +76,72 @@ ERRORS_DOC = {
                        "names each field by JSON pointer"),
 }
 
+#: How a request carries an API key (`service.web.auth`): either scheme serves.
+SECURITY_SCHEMES: dict[str, Any] = {
+    "ApiKeyBearer": {"type": "http", "scheme": "bearer", "description": (
+        "A tenant's API key: `Authorization: Bearer yz_<id>_<secret>`. Needed on every "
+        "`/v1/` operation when the server runs with AUTH=keys (then the document says so: "
+        "`security` without the empty requirement)")},
+    "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": (
+        "The same key in `X-API-Key`, for clients that cannot set Authorization")},
+}
+
+RETRY_AFTER_HEADER: dict[str, Any] = {"description": "Seconds to wait before asking again",
+                                      "schema": {"type": "integer", "minimum": 1}}
+_LIMIT_HEADERS: dict[str, Any] = {
+    "Retry-After": RETRY_AFTER_HEADER,
+    "RateLimit-Policy": {"description": (
+        "The tenant's quota of this operation class (draft-ietf-httpapi-ratelimit-headers-10)"
+        ", e.g. `\"scoring-60s\";q=600;w=60`; on every answer of a class with a quota"),
+        "schema": {"type": "string"}},
+    "RateLimit": {"description": (
+        "What is left of the quota and when it comes back, e.g. "
+        "`\"scoring-60s\";r=0;t=12` (draft-ietf-httpapi-ratelimit-headers-10)"),
+        "schema": {"type": "string"}},
+}
+
+#: The answers of keys and quotas (`service.web.tenancy`), on every /v1/ operation (by
+#: reference: `components.responses`, under these names).
+TENANCY_RESPONSES = {"401": "Unauthorized", "403": "OriginNotAllowed", "429": "TooManyRequests"}
+TENANCY_DOC: dict[str, Any] = {
+    "401": {**problem_doc(
+        "With AUTH=keys: no API key, an unknown one or a revoked one "
+        "(`/problems/unauthorized`)"), "headers": {"WWW-Authenticate": {
+            "description": "`Bearer realm=\"yahtzee-scoring\"`, with `error=\"invalid_token\"` "
+                           "for a key the service does not take", "schema": {"type": "string"}}}},
+    "403": problem_doc("The API key's tenant does not allow the browser origin the request "
+                       "comes from (`/problems/origin-not-allowed`)"),
+    "429": {**problem_doc(
+        "Too many requests: the tenant used its quota of this operation class "
+        "(`/problems/quota-exceeded`; scoring, advice, analysis, or builds of new tables of "
+        "house rules), or, where the advisor builds tables, too many of them wait "
+        "(`/problems/build-queue-full`). Ask again after Retry-After seconds"),
+        "headers": _LIMIT_HEADERS},
+}
+
+
+def add_tenancy(spec: dict[str, Any], keys_required: bool) -> None:
+    """Declare the API-key schemes and, on every /v1/ operation, the 401, 403 and 429
+    answers (`TENANCY_DOC`). Keys are required when the server runs with AUTH=keys; else
+    the empty requirement says they may be left out."""
+    components = spec.setdefault("components", {})
+    components["securitySchemes"] = SECURITY_SCHEMES
+    responses = components.setdefault("responses", {})
+    for status, name in TENANCY_RESPONSES.items():
+        responses[name] = TENANCY_DOC[status]
+    spec["security"] = [{"ApiKeyBearer": []}, {"ApiKeyHeader": []}]
+    if not keys_required:
+        spec["security"].append({})
+    refs = {status: {"$ref": f"#/components/responses/{name}"}
+            for status, name in TENANCY_RESPONSES.items()}
+    for path, item in spec.get("paths", {}).items():
+        if not path.startswith("/v1/"):
+            continue
+        for op in item.values():
+            if isinstance(op, dict) and "responses" in op:
+                op["responses"].update(refs)
+
+
 def new_blueprint(name: str, description: str) -> Blueprint:
     """A resource blueprint under /v1/variants."""
     return Blueprint(name, __name__, url_prefix="/v1/variants", description=description)

@@ -111,7 +111,7 @@ def scoring_requests(draw):
 
 
 def fast_path_of(app) -> ScoringFastPath:
-    fast = app.wsgi_app.wsgi_app  # under the ops middleware
+    fast = app.wsgi_app.wsgi_app.wsgi_app  # under the ops and the tenancy middleware
     assert isinstance(fast, ScoringFastPath)
     return fast
 

@@ -9,7 +9,7 @@ from flask_smorest import Api
 
 from ... import __version__
 from ..busy import TableBuildingSchema
-from ..openapi import VariantConverter, fill_batch_limits, variant_converter_doc
+from ..openapi import VariantConverter, add_tenancy, fill_batch_limits, variant_converter_doc
 from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
 from ..schemas import analysis as analysis_schemas
 from ..schemas import common
@@ -82,10 +82,12 @@ class ProblemApi(Api):
 
     def document(self) -> dict:
         """The OpenAPI document as served and committed: one path per variant
-        (`variant_spec.specialise`), built once."""
+        (`variant_spec.specialise`), the batch limits and whether keys are required as the
+        server's settings say, built once."""
         if self._document is None:
             spec = self.spec.to_dict()
             fill_batch_limits(spec, self._app.config)
+            add_tenancy(spec, self._app.config["AUTH"] == "keys")
             self._document = specialise(spec)
         return self._document
 
