@@ -697,6 +697,7 @@ def test_an_existing_secret_is_mounted_and_none_is_made():
     # the chart cannot see the Secret's content: no checksum (docs: kubectl rollout restart)
     annotations = deployment(objs)["spec"]["template"]["metadata"].get("annotations", {})
     assert "checksum/api-keys" not in annotations
+    assert "rollout restart" in objs[("NOTES", "")]["text"]
     other_key = render({"auth": {"tenants": [], "existingSecret": "acme-keys",
                                  "existingSecretKey": "tenants.json"}})
     assert keys_volume(other_key)["secret"]["items"] == [{"key": "tenants.json",
@@ -719,6 +720,7 @@ def test_keys_are_required_unless_auth_is_disabled():
     assert [name for kind, name in objs if kind == "Secret"] == []
     assert keys_volume(objs) is None
     assert [m["name"] for m in container(objs)["volumeMounts"]] == ["tmp"]
+    assert "AUTH=off" in objs[("NOTES", "")]["text"]
 
 
 def test_quotas_are_counted_in_each_pod_by_default_with_no_egress():
