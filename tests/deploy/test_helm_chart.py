@@ -9,6 +9,8 @@ the oldest Kubernetes the chart supports and the newest the package knows.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -25,10 +27,35 @@ KUBE_VERSIONS = ("1.25.0", kubernetes_validate.latest_version())
 INFO = 1  # helm lint severities: 1 info, 2 warning, 3 error
 
 
-def render(values: dict | None = None) -> dict[tuple[str, str], dict]:
-    """Rendered objects by (kind, name); NOTES.txt under ('NOTES', '')."""
+# A tenant of the tenants file, with one key: the chart requires API keys unless told otherwise
+# (auth.enabled=false), so every render and lint starts from KEYS unless it says keys=False.
+ACME = {
+    "name": "acme",
+    "keys": [{"id": "3f9a1c7e", "hash": "sha256:" + "5a" * 16 + ":" + "c3" * 32}],
+    "origins": ["https://play.acme.example"],
+    "quotas": {"scoring": "600/minute", "advice": "120/minute", "analysis": "30/minute",
+               "builds": "20/hour"},
+}
+KEYS = {"auth": {"tenants": [ACME]}}
+
+
+def merged(base: dict, values: dict | None) -> dict:
+    """values over base, mappings merged key by key (as Helm merges values files)."""
+    out = dict(base)
+    for key, value in (values or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def render(values: dict | None = None, *, keys: bool = True) -> dict[tuple[str, str], dict]:
+    """Rendered objects by (kind, name); NOTES.txt under ('NOTES', ''). With keys, the values
+    go over KEYS."""
+    values = merged(KEYS, values) if keys else values or {}
     with helm.Chart.load(CHART) as chart:
-        files = chart.render(values or {}, name="rel", namespace="games", is_install=True)
+        files = chart.render(values, name="rel", namespace="games", is_install=True)
     out: dict[tuple[str, str], dict] = {}
     for path, text in files.items():
         if path.endswith("NOTES.txt"):
@@ -53,6 +80,10 @@ def env_of(objs) -> dict[str, str]:
     return {e["name"]: e.get("value") for e in container(objs)["env"]}
 
 
+def pod_spec(objs) -> dict:
+    return deployment(objs)["spec"]["template"]["spec"]
+
+
 # Values that turn on every optional object: ServiceMonitor, NetworkPolicy, and two
 # topology spread constraints (nodes, zones).
 MONITORING = {
@@ -74,6 +105,15 @@ MONITORING = {
     ],
 }
 
+# Quotas shared through a Redis the operator runs, behind the NetworkPolicy.
+REDIS_PEER = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "data"}},
+              "podSelector": {"matchLabels": {"app.kubernetes.io/name": "redis"}}}
+REDIS = {
+    "rateLimit": {"storage": "redis://redis-master.data.svc:6379/0",
+                  "redis": {"to": [REDIS_PEER]}},
+    "networkPolicy": {"enabled": True},
+}
+
 
 @pytest.mark.parametrize(
     "values",
@@ -82,11 +122,13 @@ MONITORING = {
         {"ingress": {"enabled": True, "className": "nginx"}},
         {"autoscaling": {"enabled": False}},
         MONITORING,
+        REDIS,
+        {"auth": {"enabled": False}},
     ],
-    ids=["defaults", "ingress", "no-hpa", "monitoring-networkpolicy-spread"],
+    ids=["defaults", "ingress", "no-hpa", "monitoring-networkpolicy-spread", "redis", "auth-off"],
 )
 def test_lint_strict_is_clean(values):
-    report = helm.lint(CHART, values, strict=True, kube_version="1.25.0")
+    report = helm.lint(CHART, merged(KEYS, values), strict=True, kube_version="1.25.0")
     assert report["errors"] == []
     assert [m for m in report["messages"] if m["severity"] > INFO] == []
 
@@ -112,9 +154,14 @@ def test_lint_does_catch_a_broken_chart(tmp_path):
         {"extraEnv": [{"name": "POD_NAME",
                        "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]},
         MONITORING,
+        REDIS,
+        {"auth": {"tenants": [], "existingSecret": "acme-keys"},
+         "rateLimit": {"storageSecret": {"name": "redis-url", "key": "url"}},
+         "networkPolicy": {"enabled": True}},
+        {"auth": {"enabled": False}},
     ],
     ids=["defaults", "ingress-tls", "single-nodeport", "extra-env",
-         "monitoring-networkpolicy-spread"],
+         "monitoring-networkpolicy-spread", "redis", "existing-secrets", "auth-off"],
 )
 def test_rendered_objects_match_the_kubernetes_schemas(values, kube):
     objs = render(values)
@@ -132,8 +179,8 @@ def test_default_objects():
     kinds = sorted(k for k, _ in objs)
     assert kinds == sorted(
         ["Deployment", "Service", "ServiceAccount", "HorizontalPodAutoscaler",
-         "PodDisruptionBudget", "Pod", "NOTES"]
-    )  # Pod: the `helm test` hook; no Ingress by default
+         "PodDisruptionBudget", "Pod", "Secret", "NOTES"]
+    )  # Pod: the `helm test` hook; Secret: the tenants (KEYS); no Ingress by default
     hook = objs[("Pod", "rel-yahtzee-scoring-test-connection")]
     assert hook["metadata"]["annotations"]["helm.sh/hook"] == "test"
 
@@ -308,8 +355,15 @@ def test_values_are_documented():
 
 # --- values.schema.json: wrong values fail at install, naming the value ------------------------
 SCHEMA = json.loads((CHART / "values.schema.json").read_text())
-# Settings the chart sets itself, from its own values (containerPort, workers, the /tmp volume).
-CHART_OWNED_SETTINGS = {"PORT", "WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR"}
+# Settings the chart sets itself, from its own values (containerPort, workers, the /tmp volume,
+# auth, rateLimit, forwardedAllowIps), or keeps out of `config`: API_KEYS (tenants inline; the
+# chart mounts the tenants file from a Secret instead).
+CHART_OWNED_SETTINGS = {
+    "PORT", "WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR",
+    "AUTH", "API_KEYS_FILE", "API_KEYS", "RATE_LIMIT_STORAGE", "RATE_LIMIT_REDIS_TIMEOUT",
+    "RATE_LIMIT_REDIS_RETRY", "QUOTA_SCORING", "QUOTA_ADVICE", "QUOTA_ANALYSIS", "QUOTA_BUILDS",
+    "FORWARDED_ALLOW_IPS",
+}
 
 
 def _resolve(node: dict) -> dict:
@@ -407,6 +461,40 @@ BAD_VALUES = [
     ({"networkPolicy": {"enabled": True, "from": [{"podSelectr": {}}]}},
      "additional properties 'podSelectr' not allowed"),
     ({"nameOverride": "Yahtzee_Scoring"}, "at '/nameOverride'"),
+    # API keys and quotas
+    ({"config": {"AUTH": "off"}}, "additional properties 'AUTH' not allowed"),
+    ({"auth": {"enabled": "no"}}, "at '/auth/enabled': got string, want boolean"),
+    ({"auth": {"tenants": [{"name": "acme", "keys": [{"id": "3f9a1c7e"}]}]}},
+     "at '/auth/tenants/0/keys/0': missing property 'hash'"),
+    ({"auth": {"tenants": [{**ACME, "keys": [{**ACME["keys"][0], "revokd": True}]}]}},
+     "additional properties 'revokd' not allowed"),
+    ({"auth": {"tenants": [{**ACME, "keys": [{"id": "3f9a1c7e", "hash": "yz_3f9a1c7e_secret"}]}]}},
+     "at '/auth/tenants/0/keys/0/hash'"),  # the key itself, not its hash
+    ({"auth": {"tenants": [{**ACME, "origins": ["https://play.acme.example/"]}]}},
+     "at '/auth/tenants/0/origins/0'"),
+    ({"auth": {"tenants": [{**ACME, "quotas": {"scoring": 600}}]}},
+     "at '/auth/tenants/0/quotas/scoring': got number, want string"),
+    ({"auth": {"tenants": [ACME, {**ACME, "name": "acme-staging"}]}},
+     'key id "3f9a1c7e" is given twice (tenants "acme" and "acme-staging")'),
+    ({"auth": {"existingSecret": "acme-keys"}},
+     "auth.existingSecret and auth.tenants are both set"),
+    ({"rateLimit": {"storage": "http://x"}}, "at '/rateLimit/storage'"),
+    ({"rateLimit": {"storage": "redis.data.svc:6379"}}, "at '/rateLimit/storage'"),
+    ({"rateLimit": {"quotas": {"scoring": 6000}}},
+     "at '/rateLimit/quotas/scoring': got number, want string"),
+    ({"rateLimit": {"quotas": {"advice": "1200 a minute"}}}, "at '/rateLimit/quotas/advice'"),
+    ({"rateLimit": {"quotas": {"moves": "10/second"}}},
+     "additional properties 'moves' not allowed"),
+    ({"rateLimit": {"storageSecret": {"name": "redis-url"}}},
+     "at '/rateLimit/storageSecret': properties 'key' required"),
+    ({"rateLimit": {"storage": "redis://r:6379/0",
+                    "storageSecret": {"name": "redis-url", "key": "url"}}},
+     "rateLimit.storage and rateLimit.storageSecret are both set"),
+    ({"rateLimit": {"storage": "rediss://redis.data.svc:6380/0"}},
+     "rateLimit.redis.port (6379) is not the port of rateLimit.storage (6380)"),
+    ({"rateLimit": {"redis": {"port": "6379"}}}, "at '/rateLimit/redis/port': got string"),
+    ({"rateLimit": {"redis": {"timeoutSeconds": 0}}}, "at '/rateLimit/redis/timeoutSeconds'"),
+    ({"forwardedAllowIps": "ingress-nginx"}, "at '/forwardedAllowIps'"),
 ]
 
 
@@ -545,3 +633,185 @@ def test_topology_spread_across_nodes_by_default_and_from_values():
                     ("topology.kubernetes.io/zone", "ScheduleAnyway")]
     assert deployment(render({"topologySpreadConstraints": []}))["spec"]["template"]["spec"].get(
         "topologySpreadConstraints") is None
+
+
+# --- API keys (auth), quotas (rateLimit), FORWARDED_ALLOW_IPS -----------------------------------
+KEYS_DIR = "/etc/yahtzee-scoring/keys"
+
+
+def env_entry(objs, name: str) -> dict:
+    return next(e for e in container(objs)["env"] if e["name"] == name)
+
+
+def keys_volume(objs) -> dict | None:
+    return next((v for v in pod_spec(objs)["volumes"] if v["name"] == "api-keys"), None)
+
+
+def test_keys_go_in_a_secret_mounted_read_only_as_the_tenants_file():
+    objs = render()
+    secret = objs[("Secret", "rel-yahtzee-scoring-api-keys")]
+    tenants_file = base64.b64decode(secret["data"]["api-keys.json"])
+    assert json.loads(tenants_file) == {"tenants": [ACME]}
+    volume = keys_volume(objs)
+    assert volume["secret"]["secretName"] == "rel-yahtzee-scoring-api-keys"
+    assert volume["secret"]["items"] == [{"key": "api-keys.json", "path": "api-keys.json"}]
+    # read by the pod's group (fsGroup) only: the container runs as 10001:10001
+    assert volume["secret"]["defaultMode"] == 0o440
+    assert pod_spec(objs)["securityContext"]["fsGroup"] == 10001
+    mount = next(m for m in container(objs)["volumeMounts"] if m["name"] == "api-keys")
+    assert mount == {"name": "api-keys", "mountPath": KEYS_DIR, "readOnly": True}
+    env = env_of(objs)
+    assert env["AUTH"] == "keys"
+    assert env["API_KEYS_FILE"] == f"{KEYS_DIR}/api-keys.json"
+    assert "API_KEYS" not in env
+    # the root filesystem stays read-only: the keys are a volume of their own
+    assert container(objs)["securityContext"]["readOnlyRootFilesystem"] is True
+
+
+def test_a_change_of_keys_rolls_the_pods_and_nothing_else_does():
+    def checksum(values=None):
+        annotations = deployment(render(values))["spec"]["template"]["metadata"]["annotations"]
+        return annotations["checksum/api-keys"]
+
+    objs = render()
+    tenants_file = base64.b64decode(
+        objs[("Secret", "rel-yahtzee-scoring-api-keys")]["data"]["api-keys.json"])
+    assert checksum() == hashlib.sha256(tenants_file).hexdigest()
+    # rotation: a second key, then the first one revoked; each is a new pod template
+    second = {"id": "b2d4e6f8", "hash": "sha256:" + "7e" * 16 + ":" + "d1" * 32}
+    two_keys = {**ACME, "keys": [*ACME["keys"], second]}
+    revoked = {**ACME, "keys": [{**ACME["keys"][0], "revoked": True}, second]}
+    sums = {checksum(), checksum({"auth": {"tenants": [two_keys]}}),
+            checksum({"auth": {"tenants": [revoked]}})}
+    assert len(sums) == 3
+    assert checksum({"workers": 3, "metrics": {"scrapeAnnotations": False}}) == checksum()
+
+
+def test_an_existing_secret_is_mounted_and_none_is_made():
+    objs = render({"auth": {"tenants": [], "existingSecret": "acme-keys"}})
+    assert [name for kind, name in objs if kind == "Secret"] == []
+    assert keys_volume(objs)["secret"]["secretName"] == "acme-keys"
+    assert keys_volume(objs)["secret"]["items"][0]["key"] == "api-keys.json"
+    assert env_of(objs)["AUTH"] == "keys"
+    assert env_of(objs)["API_KEYS_FILE"] == f"{KEYS_DIR}/api-keys.json"
+    # the chart cannot see the Secret's content: no checksum (docs: kubectl rollout restart)
+    annotations = deployment(objs)["spec"]["template"]["metadata"].get("annotations", {})
+    assert "checksum/api-keys" not in annotations
+    assert "rollout restart" in objs[("NOTES", "")]["text"]
+    other_key = render({"auth": {"tenants": [], "existingSecret": "acme-keys",
+                                 "existingSecretKey": "tenants.json"}})
+    assert keys_volume(other_key)["secret"]["items"] == [{"key": "tenants.json",
+                                                          "path": "api-keys.json"}]
+
+
+def test_keys_are_required_unless_auth_is_disabled():
+    with pytest.raises(helm.HelmError) as failed:
+        render(keys=False)
+    message = str(failed.value)
+    for way_out in ("auth.tenants", "auth.existingSecret", "auth.enabled=false",
+                    "python -m service.web.auth new-key"):
+        assert way_out in message, message
+    # (helm lint renders in lint mode, where `fail` only logs: it cannot check this)
+
+    objs = render({"auth": {"enabled": False}}, keys=False)
+    env = env_of(objs)
+    assert env["AUTH"] == "off"
+    assert "API_KEYS_FILE" not in env
+    assert [name for kind, name in objs if kind == "Secret"] == []
+    assert keys_volume(objs) is None
+    assert [m["name"] for m in container(objs)["volumeMounts"]] == ["tmp"]
+    assert "AUTH=off" in objs[("NOTES", "")]["text"]
+
+
+def test_quotas_are_counted_in_each_pod_by_default_with_no_egress():
+    objs = render({"networkPolicy": {"enabled": True}})
+    env = env_of(objs)
+    assert env["RATE_LIMIT_STORAGE"] == "memory://"
+    assert "RATE_LIMIT_REDIS_TIMEOUT" not in env and "RATE_LIMIT_REDIS_RETRY" not in env
+    assert {k: v for k, v in env.items() if k.startswith("QUOTA_")} == {
+        "QUOTA_SCORING": "6000/minute", "QUOTA_ADVICE": "1200/minute",
+        "QUOTA_ANALYSIS": "300/minute", "QUOTA_BUILDS": "60/minute"}
+    assert objs[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"] == []
+    assert env_of(render({"rateLimit": {"storage": "memory://"}}))["RATE_LIMIT_STORAGE"] == \
+        "memory://"
+
+
+def test_redis_storage_is_set_and_let_out_through_the_network_policy():
+    objs = render(REDIS)
+    env = env_of(objs)
+    assert env["RATE_LIMIT_STORAGE"] == "redis://redis-master.data.svc:6379/0"
+    assert env["RATE_LIMIT_REDIS_TIMEOUT"] == "0.25"
+    assert env["RATE_LIMIT_REDIS_RETRY"] == "5"
+    egress = objs[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"]
+    to_redis, dns = egress
+    assert to_redis == {"to": [REDIS_PEER], "ports": [{"port": 6379, "protocol": "TCP"}]}
+    # the Redis host name must be looked up; anywhere unless rateLimit.redis.dnsTo says where
+    assert dns == {"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}
+    kube_dns = {"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "kube-system"}}}
+    tls = render(merged(REDIS, {"rateLimit": {
+        "storage": "rediss://redis.data.svc:6380/1",
+        "redis": {"port": 6380, "to": [], "dnsTo": [kube_dns],
+                  "timeoutSeconds": 0.5, "retrySeconds": 10}}}))
+    assert env_of(tls)["RATE_LIMIT_REDIS_TIMEOUT"] == "0.5"
+    assert env_of(tls)["RATE_LIMIT_REDIS_RETRY"] == "10"
+    to_redis, dns = tls[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"]
+    assert to_redis == {"ports": [{"port": 6380, "protocol": "TCP"}]}  # no `to`: any host
+    assert dns["to"] == [kube_dns]
+    # the operator's own egress rules are kept, the chart's added after them
+    extra = {"to": [{"ipBlock": {"cidr": "10.0.0.0/8"}}]}
+    both = render(merged(REDIS, {"networkPolicy": {"egress": [extra]}}))
+    assert both[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"][0] == extra
+    assert len(both[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"]) == 3
+
+
+def test_redis_url_from_a_secret():
+    objs = render({"rateLimit": {"storageSecret": {"name": "redis-url", "key": "url"}},
+                   "networkPolicy": {"enabled": True}})
+    storage = env_entry(objs, "RATE_LIMIT_STORAGE")
+    assert storage == {"name": "RATE_LIMIT_STORAGE",
+                       "valueFrom": {"secretKeyRef": {"name": "redis-url", "key": "url"}}}
+    assert "RATE_LIMIT_REDIS_TIMEOUT" in env_of(objs)
+    egress = objs[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"]
+    assert egress[0]["ports"] == [{"port": 6379, "protocol": "TCP"}]
+
+
+def test_quotas_and_trusted_proxies_from_values():
+    objs = render({"rateLimit": {"quotas": {"scoring": "20/second;600/minute",
+                                            "builds": "unlimited"}},
+                   "forwardedAllowIps": "10.244.0.0/16"})
+    env = env_of(objs)
+    assert env["QUOTA_SCORING"] == "20/second;600/minute"
+    assert env["QUOTA_BUILDS"] == "unlimited"
+    assert env["QUOTA_ADVICE"] == "1200/minute"  # the other classes keep their defaults
+    assert env["FORWARDED_ALLOW_IPS"] == "10.244.0.0/16"
+    assert env_of(render())["FORWARDED_ALLOW_IPS"] == "127.0.0.1,::1"
+
+
+def test_quota_pattern_takes_the_limits_notation():
+    """The schema's quota pattern accepts what the `limits` library parses, and refuses what
+    it does not."""
+    limits = pytest.importorskip("limits")
+    pattern = re.compile(SCHEMA["definitions"]["quota"]["pattern"])
+    good = ["6000/minute", "20/second;600/minute", "10 per second", "5/2 minutes",
+            "1/day, 100/month | 1000/year", "3 PER HOUR"]
+    bad = ["6000", "6000/minutes/", "many/minute", "10/fortnight", "", "/minute"]
+    for quota in good:
+        assert pattern.match(quota), quota
+        limits.parse_many(quota)
+    for quota in bad:
+        assert not pattern.match(quota), quota
+    assert pattern.match("unlimited")
+
+
+def test_the_chart_sets_only_settings_the_service_reads():
+    """Every variable the chart puts in the container's environment is named in the service's
+    sources or gunicorn.conf.py: a misspelt name would be ignored without a word."""
+    sources = "\n".join(path.read_text() for path in
+                        [*(ROOT / "service").rglob("*.py"), ROOT / "gunicorn.conf.py"])
+    if not re.search(r'(?:_env_\w+|environ\.get)\(\s*"AUTH"', sources):
+        pytest.skip("the service does not read AUTH (API keys and quotas) yet")
+    objs = render(REDIS)
+    names = {e["name"] for e in container(objs)["env"]}
+    unknown = {n for n in names if not re.search(rf"\b{n}\b", sources)}
+    assert unknown == set()

@@ -90,4 +90,54 @@ names the values.
 {{- if le (int .Values.terminationGracePeriodSeconds) (int $needed) }}
 {{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) + config.GUNICORN_GRACEFUL_TIMEOUT (%d), or Kubernetes kills pods mid-request" (int .Values.terminationGracePeriodSeconds) (int .Values.preStopSleepSeconds) $graceful) }}
 {{- end }}
+{{- if .Values.auth.enabled }}
+{{- if and .Values.auth.existingSecret .Values.auth.tenants }}
+{{- fail "auth.existingSecret and auth.tenants are both set: give the tenants in one place, either your own Secret (auth.existingSecret) or auth.tenants for a Secret the chart makes" }}
+{{- end }}
+{{- if not (or .Values.auth.existingSecret .Values.auth.tenants) }}
+{{- fail "auth.enabled is true (the service requires API keys) but no keys are given: set auth.tenants (make a key and its entry with `python -m service.web.auth new-key --tenant NAME`) or auth.existingSecret (a Secret holding the tenants file), or set auth.enabled=false to serve everyone as the anonymous tenant (AUTH=off)" }}
+{{- end }}
+{{- $ids := dict }}
+{{- range $tenant := .Values.auth.tenants }}
+{{- range $key := $tenant.keys }}
+{{- if hasKey $ids $key.id }}
+{{- fail (printf "auth.tenants: key id %q is given twice (tenants %q and %q); each key needs its own id" $key.id (get $ids $key.id) $tenant.name) }}
+{{- end }}
+{{- $_ := set $ids $key.id $tenant.name }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with .Values.rateLimit }}
+{{- if and .storage .storageSecret }}
+{{- fail "rateLimit.storage and rateLimit.storageSecret are both set: give the Redis URL in one of them" }}
+{{- end }}
+{{- if regexMatch "^rediss?://" .storage }}
+{{- $port := (regexFind ":[0-9]+$" (urlParse .storage).host | trimPrefix ":") | default "6379" }}
+{{- if ne $port (toString .redis.port) }}
+{{- fail (printf "rateLimit.redis.port (%v) is not the port of rateLimit.storage (%s): the NetworkPolicy would block the service's connections to Redis" .redis.port $port) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when quotas are counted in Redis (rateLimit.storage is a redis:// or rediss:// URL, or
+comes from rateLimit.storageSecret), else empty.
+*/}}
+{{- define "yahtzee-scoring.redisStorage" -}}
+{{- if or .Values.rateLimit.storageSecret (regexMatch "^rediss?://" .Values.rateLimit.storage) }}true{{ end }}
+{{- end }}
+
+{{/*
+The Secret holding the tenants file: auth.existingSecret, or the one the chart makes.
+*/}}
+{{- define "yahtzee-scoring.keysSecretName" -}}
+{{- .Values.auth.existingSecret | default (printf "%s-api-keys" (include "yahtzee-scoring.fullname" .)) }}
+{{- end }}
+
+{{/*
+The tenants file the chart puts in its Secret (from auth.tenants).
+*/}}
+{{- define "yahtzee-scoring.tenantsFile" -}}
+{{- dict "tenants" .Values.auth.tenants | toPrettyJson }}
 {{- end }}
