@@ -72,9 +72,9 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
-@pytest.fixture()
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    """A fresh page that records every host it asks for, and refuses the others."""
+@contextlib.contextmanager
+def _recording_page(browser: Browser, server: str) -> Iterator[Page]:
+    """A fresh page that records every host it asks for, and refuses any but `server`'s."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.foreign_hosts = []  # type: ignore[attr-defined]
@@ -91,8 +91,18 @@ def page(browser: Browser, server: str) -> Iterator[Page]:
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.js_errors = errors  # type: ignore[attr-defined]
-    yield page
-    context.close()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture()
+def page(browser: Browser, server: str) -> Iterator[Page]:
+    """A fresh page of the server, which records every host it asks for, and refuses the
+    others."""
+    with _recording_page(browser, server) as p:
+        yield p
 
 
 def _offline_and_clean(page: Page) -> None:
@@ -206,4 +216,63 @@ def test_a_whole_game_through_the_playground(page: Page, server: str):
         assert json.load(resp)["total"] == shown
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "playground-finished-game.png"), full_page=True)
+    _offline_and_clean(page)
+
+
+@pytest.fixture(scope="module")
+def keyed_server(tmp_path_factory) -> Iterator[tuple[str, str]]:
+    """The app with AUTH=keys (one tenant, no browser origins but the service's own pages):
+    its address and the tenant's key."""
+    from service.web.auth import hash_key, new_key
+
+    key_id, key = new_key()
+    tenants = {"tenants": [{"name": "page", "keys": [{"id": key_id, "hash": hash_key(key)}]}]}
+    app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
+                              advisor_builds="inline", metrics_enabled=False, auth="keys",
+                              api_keys=json.dumps(tenants)))
+    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}", key
+    httpd.shutdown()
+
+
+@pytest.fixture()
+def keyed_page(browser: Browser, keyed_server) -> Iterator[Page]:
+    """A fresh page of the keyed server (as `page`)."""
+    with _recording_page(browser, keyed_server[0]) as p:
+        yield p
+
+
+def test_the_playground_says_how_to_send_a_key_and_sends_it(keyed_page: Page, keyed_server):
+    server, key = keyed_server
+    page = keyed_page
+    page.goto(server + "/playground")
+    message = page.locator("#message")
+    message.wait_for(timeout=30_000)
+    page.wait_for_function("() => document.getElementById('message').textContent.length > 0")
+    assert "Authorization: Bearer" in message.inner_text()
+    sent = []
+    page.on("request", lambda r: sent.append(r.headers.get("authorization")))
+    page.fill("[data-testid=api-key]", key)
+    page.dispatch_event("[data-testid=api-key]", "change")
+    _wait_ready(page)
+    page.fill("[data-testid=typed]", "6 6 6 6 6")
+    page.click("[data-testid=set-dice]")
+    page.locator("[data-testid=place-five_of_a_kind]").wait_for(timeout=20_000)
+    assert f"Bearer {key}" in sent
+    # the key is the tab's: a reload keeps it
+    page.reload()
+    _wait_ready(page)
+    _offline_and_clean(page)
+
+
+def test_the_docs_page_offers_to_authorize(keyed_page: Page, keyed_server):
+    server, page = keyed_server[0], keyed_page
+    page.goto(server + "/docs")
+    page.locator(".btn.authorize").wait_for(timeout=30_000)
+    page.click(".btn.authorize")
+    dialog = page.locator(".dialog-ux")
+    dialog.wait_for(timeout=10_000)
+    text = dialog.inner_text()
+    assert "ApiKeyBearer" in text and "X-API-Key" in text
     _offline_and_clean(page)

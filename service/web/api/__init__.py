@@ -65,7 +65,14 @@ API_CONFIG = {
             "Validates dice hands, lists the boxes a hand can fill with their scores, scores "
             "whole scorecards, plays turns and validates whole games, for YAHTZEE, Kniffel, "
             "Yam's, Yatzy, Maxi Yatzy, Yacht, General, Generala and Bozó, with options and "
-            "house rules. Errors are RFC 9457 application/problem+json.")},
+            "house rules. Errors are RFC 9457 application/problem+json.\n\n"
+            "**API keys.** A server run with AUTH=keys answers `/v1/` requests only with a "
+            "tenant's key: `Authorization: Bearer yz_<id>_<secret>` (or `X-API-Key: ...`); "
+            "on this page, *Authorize* sets it for every call. Without one: 401; from a "
+            "browser origin the tenant does not allow: 403. **Quotas.** Each tenant has a "
+            "quota per operation class (scoring, advice, analysis, table builds); "
+            "`RateLimit-Policy` states it, and over it the answer is 429 with `Retry-After` "
+            "and `RateLimit`.")},
     },
 }
 

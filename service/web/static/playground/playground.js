@@ -12,7 +12,9 @@ const UI = {
         upper: "Upper section", upperBonus: "Upper bonus", lower: "Lower section",
         fiveBonus: "Five-of-a-kind bonus", total: "Total", gameOver: "Game over: {total} points",
         won: "Won at once! {total} points", rollFirst: "Roll the dice (or type them) first.",
-        nothing: "keep nothing", column: "col." },
+        nothing: "keep nothing", column: "col.",
+        apiKey: "API key",
+        needKey: "This server asks for an API key: paste your tenant's key (yz_…) in the API key field; it is sent as Authorization: Bearer." },
   pt: { title: "Playground", variant: "Variante", language: "Idioma", newGame: "Novo jogo",
         turn: "Rodada", throw: "Lance", roll: "Jogar", setDice: "Usar dados",
         emBaixo: "Em baixo", keepHint: "Clique num dado para guardá-lo; jogar lança os outros.",
@@ -22,7 +24,9 @@ const UI = {
         lower: "Parte de baixo", fiveBonus: "Bônus de general", total: "Total",
         gameOver: "Fim de jogo: {total} pontos", won: "Vitória imediata! {total} pontos",
         rollFirst: "Jogue os dados (ou digite-os) primeiro.", nothing: "não guardar nada",
-        column: "col." },
+        column: "col.",
+        apiKey: "Chave da API",
+        needKey: "Este servidor pede uma chave da API: cole a chave do seu tenant (yz_…) no campo Chave da API; ela vai como Authorization: Bearer." },
   es: { title: "Playground", variant: "Variante", language: "Idioma", newGame: "Nueva partida",
         turn: "Turno", throw: "Tiro", roll: "Tirar", setDice: "Usar dados", emBaixo: "Em baixo",
         keepHint: "Haga clic en un dado para guardarlo; tirar lanza los demás.",
@@ -33,7 +37,9 @@ const UI = {
         total: "Total", gameOver: "Fin de la partida: {total} puntos",
         won: "¡Ganó de inmediato! {total} puntos",
         rollFirst: "Primero tire los dados (o escríbalos).", nothing: "no guardar nada",
-        column: "col." },
+        column: "col.",
+        apiKey: "Clave de API",
+        needKey: "Este servidor pide una clave de API: pegue la clave de su tenant (yz_…) en el campo Clave de API; se envía como Authorization: Bearer." },
   de: { title: "Spielwiese", variant: "Variante", language: "Sprache", newGame: "Neues Spiel",
         turn: "Runde", throw: "Wurf", roll: "Würfeln", setDice: "Würfel setzen",
         emBaixo: "Em baixo", keepHint: "Würfel anklicken zum Behalten; Würfeln wirft die anderen.",
@@ -43,7 +49,9 @@ const UI = {
         upperBonus: "Bonus oben", lower: "Unterer Teil", fiveBonus: "Kniffel-Bonus",
         total: "Gesamt", gameOver: "Spielende: {total} Punkte", won: "Sofort gewonnen! {total} Punkte",
         rollFirst: "Erst würfeln (oder Würfel eingeben).", nothing: "nichts behalten",
-        column: "Sp." },
+        column: "Sp.",
+        apiKey: "API-Schlüssel",
+        needKey: "Dieser Server verlangt einen API-Schlüssel: den Schlüssel Ihres Mandanten (yz_…) ins Feld API-Schlüssel einfügen; er wird als Authorization: Bearer gesendet." },
   sv: { title: "Lekplats", variant: "Variant", language: "Språk", newGame: "Nytt spel",
         turn: "Runda", throw: "Kast", roll: "Kasta", setDice: "Sätt tärningar",
         emBaixo: "Em baixo", keepHint: "Klicka på en tärning för att spara den; kasta slår om resten.",
@@ -52,7 +60,9 @@ const UI = {
         regret: "Förlust", upper: "Övre delen", upperBonus: "Bonus", lower: "Nedre delen",
         fiveBonus: "Yatzybonus", total: "Summa", gameOver: "Spelet slut: {total} poäng",
         won: "Vann direkt! {total} poäng", rollFirst: "Kasta tärningarna (eller skriv dem) först.",
-        nothing: "spara inget", column: "kol." },
+        nothing: "spara inget", column: "kol.",
+        apiKey: "API-nyckel",
+        needKey: "Servern kräver en API-nyckel: klistra in din nyckel (yz_…) i fältet API-nyckel; den skickas som Authorization: Bearer." },
   fr: { title: "Bac à sable", variant: "Variante", language: "Langue", newGame: "Nouvelle partie",
         turn: "Tour", throw: "Lancer", roll: "Lancer", setDice: "Poser les dés",
         emBaixo: "Em baixo", keepHint: "Cliquez sur un dé pour le garder ; lancer relance les autres.",
@@ -62,7 +72,9 @@ const UI = {
         upperBonus: "Prime", lower: "Partie basse", fiveBonus: "Prime de Yam's", total: "Total",
         gameOver: "Fin de partie : {total} points", won: "Gagné d'un coup ! {total} points",
         rollFirst: "Lancez les dés (ou tapez-les) d'abord.", nothing: "ne rien garder",
-        column: "col." },
+        column: "col.",
+        apiKey: "Clé d'API",
+        needKey: "Ce serveur demande une clé d'API : collez la clé de votre locataire (yz_…) dans le champ Clé d'API ; elle est envoyée en Authorization: Bearer." },
 };
 
 const $ = (id) => document.getElementById(id);
@@ -82,15 +94,25 @@ function label(boxId) {
   return box ? (box.labels[state.lang] || box.labels.en) : boxId;
 }
 
+// A server run with AUTH=keys wants a tenant's API key on every /v1/ request: the one typed
+// in the API key field (kept for this tab only), sent as `Authorization: Bearer <key>`.
+const KEY_STORE = "yahtzee-api-key";
+
+function apiKey() {
+  return sessionStorage.getItem(KEY_STORE) || "";
+}
+
 async function api(method, path, body) {
   // 202: the advisor's table of these rules is being built; the same request, asked again
   // after Retry-After seconds, gets the answer (a few tries, then the detail is shown).
   for (let attempt = 0; ; attempt++) {
+    const headers = body ? { "Content-Type": "application/json" } : {};
+    if (apiKey()) headers.Authorization = `Bearer ${apiKey()}`;
     const res = await fetch(path, {
-      method, headers: body ? { "Content-Type": "application/json" } : {},
-      body: body ? JSON.stringify(body) : undefined,
+      method, headers, body: body ? JSON.stringify(body) : undefined,
     });
     const data = await res.json();
+    if (res.status === 401) throw new Error(`${t("needKey")} (${data.detail})`);
     if (res.status === 202 && attempt < 20) {
       const wait = Number(res.headers.get("Retry-After")) || data.retry_after || 1;
       await new Promise((done) => setTimeout(done, wait * 1000));
@@ -392,9 +414,20 @@ function translate() {
 
 // ------------------------------------------------------------------------------ wiring
 
-async function main() {
+async function start() {
   await loadVariants();
   renderOptions();
+  await newGame();
+  translate();
+  document.body.dataset.ready = "true";
+}
+
+async function main() {
+  $("api-key").value = apiKey();
+  $("api-key").addEventListener("change", () => {
+    sessionStorage.setItem(KEY_STORE, $("api-key").value.trim());
+    start().catch((err) => message(err.message));
+  });
   $("variant").addEventListener("change", () => { renderOptions(); newGame(); });
   $("options").addEventListener("change", () => newGame());
   $("lang").addEventListener("change", () => { state.lang = $("lang").value; translate(); });
@@ -405,9 +438,7 @@ async function main() {
   document.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && document.activeElement === $("typed")) setDice();
   });
-  await newGame();
-  translate();
-  document.body.dataset.ready = "true";
+  await start();
 }
 
 main().catch((err) => message(err.message));
