@@ -112,9 +112,9 @@ class Settings:
     # QUOTA_SCORING, QUOTA_ADVICE, QUOTA_ANALYSIS, QUOTA_BUILDS: default quotas per operation
     # class (the anonymous tenant's, and a tenant's where its entry sets none), in the
     # notation of the `limits` library: "6000/minute", "20/second;600/minute", "unlimited".
-    quota_scoring: str = "120000/minute"
-    quota_advice: str = "30000/minute"
-    quota_analysis: str = "6000/minute"
+    quota_scoring: str = "600000/minute"
+    quota_advice: str = "120000/minute"
+    quota_analysis: str = "12000/minute"
     quota_builds: str = "120/minute"
     # FORWARDED_ALLOW_IPS: proxies (addresses or networks, comma-separated; "*" for any)
     # whose X-Forwarded-For names the client (the anonymous tenant's quota key and build

@@ -4,8 +4,9 @@ every variant.
 `npm ci` installs the pinned packages (package-lock.json); openapi-typescript generates the
 types from the committed openapi/openapi.json; `tsc --strict` checks the client; then the
 compiled client (node) plays a whole two-player game of GENERALA and of YAHTZEE against the
-service under gunicorn, turn by turn (`games/turn`, following `moves/suggest`), each through
-the same `playGame<V extends Variant>`, has each recorded game checked by `games/validate`,
+service under gunicorn (API keys required: it sends its tenant's), turn by turn
+(`games/turn`, following `moves/suggest`), each through the same
+`playGame<V extends Variant>`, has each recorded game checked by `games/validate`,
 and compares the totals. Nothing is fetched but the packages `npm ci` installs; its cache
 stays in the client's ignored folders.
 
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from service.web.auth import hash_key, new_key
 from tests.live.server import Server
 
 CLIENT = Path(__file__).resolve().parent
@@ -48,9 +50,10 @@ if NODE is None or NPM is None:
     pytest.skip(_reason, allow_module_level=True)
 
 
-def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(cmd: list[str], timeout: float,
+         extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """A command in the client's folder, its own npm cache there too; fails with its output."""
-    env = {**os.environ, "npm_config_cache": str(CLIENT / ".npm-cache"),
+    env = {**os.environ, **(extra_env or {}), "npm_config_cache": str(CLIENT / ".npm-cache"),
            "npm_config_update_notifier": "false", "npm_config_fund": "false",
            "npm_config_audit": "false"}
     done = subprocess.run(cmd, cwd=CLIENT, env=env, capture_output=True, text=True,
@@ -70,10 +73,16 @@ def project() -> Path:
     return CLIENT
 
 
+KEY_ID, KEY = new_key()
+TENANTS = {"tenants": [{"name": "ts-client", "keys": [{"id": KEY_ID, "hash": hash_key(KEY)}]}]}
+
+
 @pytest.fixture(scope="module")
 def service() -> Iterator[Server]:
-    """The service under gunicorn, its GENERALA and YAHTZEE tables built before it listens."""
-    srv = Server(env={"ADVISOR_WARM": ",".join(PLAYED), "WEB_CONCURRENCY": "1"})
+    """The service under gunicorn, its GENERALA and YAHTZEE tables built before it listens,
+    with API keys required (the client sends its tenant's)."""
+    srv = Server(env={"ADVISOR_WARM": ",".join(PLAYED), "WEB_CONCURRENCY": "1",
+                      "AUTH": "keys", "API_KEYS": json.dumps(TENANTS)})
     try:
         yield srv.start(ready="/healthz", timeout=600)  # numba may compile first: minutes
     finally:
@@ -95,7 +104,8 @@ def test_the_client_type_checks_strictly(project: Path):
 
 def test_one_generic_function_plays_and_validates_both_games(project: Path, service: Server):
     _run([*TSC, "-p", ".", "--strict"], timeout=300)
-    done = _run([NODE, "dist/src/main.js", service.url(""), *PLAYED], timeout=300)
+    done = _run([NODE, "dist/src/main.js", service.url(""), *PLAYED], timeout=300,
+                extra_env={"YAHTZEE_API_KEY": KEY})
     games = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     print("\n".join(done.stdout.splitlines()))
     assert [g["variant"] for g in games] == PLAYED

@@ -5,6 +5,7 @@ union narrowed on `action`), and a scorecard the service returns is sent back as
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import random
 import shutil
@@ -19,6 +20,7 @@ from werkzeug.serving import make_server
 
 from service.config import Settings
 from service.web.app import create_app
+from service.web.auth import hash_key, new_key
 
 SPEC = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 GENERATOR = shutil.which("openapi-python-client",
@@ -46,18 +48,35 @@ def generated(tmp_path_factory) -> object:
         sys.path.remove(str(out))
 
 
+KEY_ID, KEY = new_key()
+TENANTS = {"tenants": [{"name": "py-client", "keys": [{"id": KEY_ID, "hash": hash_key(KEY)}]}]}
+
+
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory) -> Iterator[str]:
+    """The app with API keys required, on a loopback port."""
     app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
-                              advisor_builds="inline"))
+                              advisor_builds="inline", auth="keys",
+                              api_keys=json.dumps(TENANTS)))
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_port}"
     httpd.shutdown()
 
 
+def test_a_generated_client_sends_its_key_and_is_refused_without(generated, base_url):
+    """The spec's security schemes give the generated client an AuthenticatedClient, which
+    sends the key as `Authorization: Bearer`; the plain client is answered 401."""
+    variants = importlib.import_module("yahtzee_client.api.variants.list_variants")
+    keyed = generated.AuthenticatedClient(base_url=base_url, token=KEY)
+    assert variants.sync_detailed(client=keyed).status_code == 200
+    bare = generated.Client(base_url=base_url)
+    assert variants.sync_detailed(client=bare).status_code == 401
+
+
 def test_a_generated_client_plays_a_game(generated, base_url):
-    client = generated.Client(base_url=base_url, raise_on_unexpected_status=True)
+    client = generated.AuthenticatedClient(base_url=base_url, token=KEY,
+                                           raise_on_unexpected_status=True)
     moves = importlib.import_module("yahtzee_client.api.moves.suggest_move_yahtzee")
     hands = importlib.import_module("yahtzee_client.api.hands.score_hand_yahtzee")
     cards = importlib.import_module("yahtzee_client.api.scorecards.score_scorecard_yahtzee")
