@@ -67,8 +67,10 @@ def service_answers() -> str:
     return f.name
 
 
-def start(app: str, warm: str, extra_env: dict[str, str] | None = None
-          ) -> tuple[subprocess.Popen, int]:
+def start(app: str, warm: str, extra_env: dict[str, str] | None = None,
+          ready_path: str = "/v1/variants/yacht") -> tuple[subprocess.Popen, int]:
+    """Start `app` under gunicorn on a free loopback port; return once `ready_path` answers
+    (a path that needs no API key when the server runs with AUTH=keys)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}", "PORT": str(port),
            "ADVISOR_WARM": warm, **(extra_env or {})}
@@ -78,10 +80,11 @@ def start(app: str, warm: str, extra_env: dict[str, str] | None = None
         stderr=subprocess.DEVNULL)
     for _ in range(1200):
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/variants/yacht", timeout=1)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}{ready_path}", timeout=1)
             return proc, port
         except OSError:
             time.sleep(0.1)
+    stop(proc)  # not left running (and building tables) behind the error
     raise RuntimeError(f"{app} did not start")
 
 
@@ -130,29 +133,41 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait(timeout=30)
 
 
-def wrk(url: str, body: dict | list, seconds: int, connections: int) -> tuple[float, float]:
-    """(requests/s, p99 latency in ms) from wrk."""
+def wrk(url: str, body: dict | list, seconds: int, connections: int,
+        headers: dict[str, str] | None = None, strict: bool = False) -> tuple[float, float]:
+    """(requests/s, p99 latency in ms) from wrk. `headers` go with every request; `strict`
+    raises if any answer was not 2xx/3xx (a 401 or 429 is cheaper than an answer and would
+    count as throughput)."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
                 f"wrk.body = {json.dumps(json.dumps(body))}\n")
+        for name, value in (headers or {}).items():
+            f.write(f"wrk.headers[{json.dumps(name)}] = {json.dumps(value)}\n")
         script = f.name
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency",
                           "-s", script, url], capture_output=True, text=True, check=True).stdout
     os.unlink(script)
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    if strict and bad:
+        raise RuntimeError(f"{url}: {bad.group(1)} answers were not 2xx/3xx")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     m = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
     p99 = float(m.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
     return rps, p99
 
 
-def pyload(url: str, body: dict | list, seconds: int, connections: int) -> tuple[float, float]:
-    """A plain Python load generator (threads, one connection each) when wrk is missing."""
+def pyload(url: str, body: dict | list, seconds: int, connections: int,
+           headers: dict[str, str] | None = None, strict: bool = False) -> tuple[float, float]:
+    """A plain Python load generator (threads, one connection each) when wrk is missing;
+    `headers` and `strict` as for `wrk`."""
     import http.client
     from urllib.parse import urlparse
 
     u = urlparse(url)
     data = json.dumps(body).encode()
+    sent = {"Content-Type": "application/json", **(headers or {})}
     latencies: list[float] = []
+    statuses: set[int] = set()
     lock = threading.Lock()
     deadline = time.perf_counter() + seconds
 
@@ -161,10 +176,14 @@ def pyload(url: str, body: dict | list, seconds: int, connections: int) -> tuple
         while time.perf_counter() < deadline:
             conn = http.client.HTTPConnection(u.hostname, u.port)
             t0 = time.perf_counter()
-            conn.request("POST", u.path, data, {"Content-Type": "application/json"})
-            conn.getresponse().read()
+            conn.request("POST", u.path, data, sent)
+            response = conn.getresponse()
+            response.read()
             local.append(time.perf_counter() - t0)
             conn.close()
+            if response.status >= 400:
+                with lock:
+                    statuses.add(response.status)
         with lock:
             latencies.extend(local)
 
@@ -173,6 +192,8 @@ def pyload(url: str, body: dict | list, seconds: int, connections: int) -> tuple
         t.start()
     for t in threads:
         t.join()
+    if strict and statuses:
+        raise RuntimeError(f"{url}: answers with status {sorted(statuses)}")
     latencies.sort()
     return len(latencies) / seconds, latencies[int(len(latencies) * 0.99)] * 1000
 
