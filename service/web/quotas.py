@@ -94,6 +94,116 @@ def parse_quota(text: str) -> tuple[RateLimitItem, ...]:
     return items
 
 
+class _Charge:
+    """One request's charge of one limit, waiting to be sent to Redis (`RedisCharges`)."""
+
+    __slots__ = ("answered", "done", "error", "expiry", "keys", "lead", "limit", "result")
+
+    def __init__(self, keys: tuple[str, str], limit: int, expiry: int) -> None:
+        self.keys, self.limit, self.expiry = keys, limit, expiry
+        self.done = threading.Event()  # answered, or handed the lead
+        self.answered = self.lead = False
+        self.result = False
+        self.error: BaseException | None = None
+
+
+class RedisCharges:
+    """Charges of requests that arrive together go to Redis together: one pipeline of the
+    `limits` sliding-window script (the one `SlidingWindowCounterRateLimiter.hit` runs, on
+    the same keys) per round trip.
+
+    A request that finds no pipeline in flight sends one with every charge waiting (its own
+    among them) and sends again while charges arrived meanwhile, until its own is answered;
+    then the oldest waiting request takes over. So each request is still charged in Redis,
+    exactly, before it is answered, but under load one round trip (two system calls and a
+    switch of greenlets) serves many requests, not one each. Nobody waits for a batch
+    longer than the Redis timeout allows; a failed pipeline fails each of its charges (the
+    caller counts them in memory instead).
+    """
+
+    def __init__(self, storage: Any, timeout: float) -> None:
+        self.storage = storage
+        self.script = storage.lua_acquire_sliding_window  # registered by limits
+        self.wait = 4 * timeout + 1.0  # a leader's sends: its socket timeout bounds each
+        self._lock = threading.Lock()
+        self._pending: list[_Charge] = []
+        self._leading = False
+
+    def _keys(self, key: str) -> tuple[str, str]:
+        """The two Redis keys of a limit's sliding window, as `limits` names them."""
+        s = self.storage
+        return (s.prefixed_key(s._previous_window_key(key)),
+                s.prefixed_key(s._current_window_key(key)))
+
+    def acquire(self, item: RateLimitItem, key: str) -> bool:
+        """Charge one request to `item` under `key` in Redis: whether it fits the limit.
+        Raises what Redis raised, or TimeoutError."""
+        charge = _Charge(self._keys(item.key_for(key)), item.amount, item.get_expiry())
+        with self._lock:
+            self._pending.append(charge)
+            lead = not self._leading
+            self._leading = True
+        if not lead:
+            charge.done.wait(self.wait)
+            with self._lock:
+                if not charge.answered and not charge.lead:  # given up on: not sent
+                    if charge in self._pending:
+                        self._pending.remove(charge)
+                    raise TimeoutError("quota storage: no answer in time")
+            lead = not charge.answered
+        if lead:
+            self._lead(charge)
+        if charge.error is not None:
+            raise charge.error
+        return charge.result
+
+    def _lead(self, mine: _Charge) -> None:
+        """Send what waits until `mine` is answered, then hand the lead on."""
+        try:
+            while not mine.answered:
+                with self._lock:
+                    batch, self._pending = self._pending, []
+                self._send(batch)
+        finally:
+            with self._lock:
+                if self._pending:
+                    heir = self._pending[0]
+                    heir.lead = True
+                    heir.done.set()
+                else:
+                    self._leading = False
+
+    def _send(self, batch: list[_Charge]) -> None:
+        """One pipeline for the batch; each charge gets its answer or the error."""
+        try:
+            results = self._execute(batch)
+        except Exception as exc:
+            results = [exc] * len(batch)
+        for charge, result in zip(batch, results):
+            if isinstance(result, BaseException):
+                charge.error = result
+            else:
+                charge.result = bool(result)
+            charge.answered = True
+            charge.done.set()
+
+    def _execute(self, batch: list[_Charge]) -> list[Any]:
+        from redis.exceptions import NoScriptError
+
+        for attempt in (0, 1):
+            pipe = self.storage.get_connection().pipeline(transaction=False)
+            for c in batch:
+                pipe.evalsha(self.script.sha, 2, *c.keys, c.limit, c.expiry, 1)
+            results = pipe.execute(raise_on_error=False)
+            if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
+                # Redis restarted (or flushed its scripts): load it, send the batch again
+                # (a NOSCRIPT answer charged nothing)
+                self.script.sha = self.storage.get_connection().script_load(self.script.script)
+                continue
+            return results
+        return results  # pragma: no cover - the loop returns
+
+
 class QuotaExceeded(Exception):
     """A tenant asked for more than its quota of an operation class allows."""
 
@@ -141,6 +251,7 @@ class Quotas:
                 socket_connect_timeout=settings.rate_limit_redis_timeout,
                 retry=Retry(NoBackoff(), 0))
             self.shared = SlidingWindowCounterRateLimiter(storage)
+            self.charges = RedisCharges(storage, settings.rate_limit_redis_timeout)
         self.retry_seconds = settings.rate_limit_redis_retry
         self._down_since: float | None = None  # wall clock, for /readyz
         self._next_try = 0.0  # monotonic: when to try Redis again
@@ -185,7 +296,7 @@ class Quotas:
         if limiter is self.local:
             return limiter.hit(item, key), limiter
         try:
-            allowed = limiter.hit(item, key)
+            allowed = self.charges.acquire(item, key)
         except Exception as exc:  # any storage failure: never a 5xx, never a hang
             self._failed(exc)
             return self.local.hit(item, key), self.local
