@@ -5,11 +5,11 @@ flooding one gets 429s. Marked `timing` (tests/conftest.py's TIMING): it measure
 throughput, after the rest of the suite. (Tenants' other live tests: test_tenants.py.)
 
 A refusal costs the server about what a scoring answer does; what keeps the flood cheap is
-that each 429 is held half a second (`service.web.quotas.hold_refusal`): without the hold,
-six flooding connections took the steady tenant down to 0.3-0.45 of its throughput alone.
-With it, measured on the shared 2-core machine (load average 6-11 from other work, so not
-alone): 0.74-0.77, and 0.77-1.03 for a flood without house rules (the two table builds the
-flooding tenant is allowed run at a lower priority but still take some CPU). KEEP (0.6)
+that each 429 is held half a second (`service.web.quotas.hold_refusal`). Measured on the
+shared 2-core machine, this test alone (load average about 4 with it): without the hold,
+about 2000 refusals in the 6 s of flood and a ratio of 0.21-0.26; with it, about 70 refusals
+and 0.91-0.95. Beside other work (load average 6-11): 0.74-0.77 (the two table builds the
+flooding tenant is allowed run at a lower priority, but still take some CPU). KEEP (0.6)
 allows for that noise, as in test_hostile_clients.py."""
 
 from __future__ import annotations
