@@ -40,7 +40,7 @@ LIVE = ("tests/live/", "tests/deploy/test_container_steps.py", "tests/client/")
 #: Tests that time probes and throughput against hostile clients: marked `timing`, which
 #: `make test` runs after the rest, alone on the machine (beside the suite's other xdist
 #: worker, a build or a fuzz run has stalled a probe past its timeout).
-TIMING = ("tests/live/test_hostile_clients.py",)
+TIMING = ("tests/live/test_hostile_clients.py", "tests/live/test_tenant_flood.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -12,7 +12,9 @@ allows; one Redis round trip a request).
 Over quota: `QuotaExceeded`, which the web layer answers with a 429 problem, `Retry-After`
 and the IETF draft's `RateLimit` and `RateLimit-Policy` headers
 (draft-ietf-httpapi-ratelimit-headers-10): `RateLimit-Policy: "scoring-60s";q=600;w=60` on
-every answer of the class, and `RateLimit: "scoring-60s";r=0;t=12` on the 429.
+every answer of the class, and `RateLimit: "scoring-60s";r=0;t=12` on the 429. Under
+gevent the 429 is held `REFUSAL_HOLD` seconds first (`hold_refusal`), so that a tenant
+flooding past its quota cannot take the CPU from the others with refusals.
 
 If Redis fails (refused, or slower than `RATE_LIMIT_REDIS_TIMEOUT`), quotas are counted in
 the pod's memory (per-pod limits) until Redis answers again, tried every
@@ -42,6 +44,8 @@ log = logging.getLogger(__name__)
 OPERATION_CLASSES = ("scoring", "advice", "analysis", "builds")
 _ADVICE = ("/moves/suggest", "/positions/value")
 _ANALYSIS = ("/games/analyze", "/games/win-probability")
+#: Seconds a refusal (429) is held before it is answered, under gevent (`hold_refusal`).
+REFUSAL_HOLD = 0.5
 #: The Redis keys' prefix (one Redis may serve other apps).
 KEY_PREFIX = "yahtzee-scoring-quota"
 
@@ -204,6 +208,26 @@ class RedisCharges:
         return results  # pragma: no cover - the loop returns
 
 
+def hold_refusal() -> None:
+    """Wait `REFUSAL_HOLD` seconds before a refusal is answered, under gevent only (there the
+    wait holds a greenlet, not a worker: nothing else waits). A client over its quota that
+    keeps asking on a connection, without waiting Retry-After, then gets at most 1 /
+    REFUSAL_HOLD refusals a second on it: refusing costs about what answering a scoring
+    request does, so an unheld flood from a few connections would take most of the CPU
+    from the other tenants (tests/live/test_tenant_flood.py). The client loses nothing:
+    Retry-After asks it to wait at least a second anyway."""
+    if REFUSAL_HOLD > 0 and _gevent_time():
+        time.sleep(REFUSAL_HOLD)  # gevent's sleep (monkey-patched)
+
+
+def _gevent_time() -> bool:
+    try:
+        from gevent import monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency
+        return False
+    return bool(monkey.is_module_patched("time"))
+
+
 class QuotaExceeded(Exception):
     """A tenant asked for more than its quota of an operation class allows."""
 
@@ -330,6 +354,7 @@ class Quotas:
         for name, item in zip(policy.names, policy.items):
             allowed, limiter = self._hit(item, key)
             if not allowed:
+                hold_refusal()
                 raise self._exceeded(tenant, policy, name, item, key, limiter)
         return policy.header
 

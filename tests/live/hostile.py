@@ -177,13 +177,16 @@ class Tally:
 
 class Normal(Background):
     """`n` well-behaved clients, each on one keep-alive connection, posting `body` to `url`
-    as fast as the server answers; `tally` counts every answer."""
+    (with `headers`, such as a tenant's key) as fast as the server answers; `tally` counts
+    every answer."""
 
     def __init__(self, port: int, n: int = 4, url: str = HAND_URL,
-                 body: Any = HAND, timeout: float = 10.0) -> None:
+                 body: Any = HAND, timeout: float = 10.0,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__()
         self.port, self.url, self.timeout = port, url, timeout
         self.data = json.dumps(body).encode()
+        self.headers = {"Content-Type": "application/json", **(headers or {})}
         self.tally = Tally()
         for _ in range(n):
             self.spawn(self._run)
@@ -203,7 +206,7 @@ class Normal(Background):
                 conn = http.client.HTTPConnection(HOST, self.port, timeout=self.timeout)
             t0 = time.monotonic()
             try:
-                conn.request("POST", self.url, self.data, {"Content-Type": "application/json"})
+                conn.request("POST", self.url, self.data, self.headers)
                 resp = conn.getresponse()
                 resp.read()
                 self.tally.add(resp.status, time.monotonic() - t0)

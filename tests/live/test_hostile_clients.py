@@ -23,13 +23,15 @@ PROBE_TIMEOUT = 2.0
 
 
 def compare(port: int, start: Callable[[], object], stop: Callable[[object], None],
-            rounds: int = 3, seconds: float = 1.5) -> tuple[float, float, Tally]:
+            rounds: int = 3, seconds: float = 1.5,
+            headers: dict[str, str] | None = None) -> tuple[float, float, Tally]:
     """Normal clients' answers a second without and with hostile clients, in alternating
     windows (so that the rest of the machine's load falls on both alike): (without, with,
-    the normal clients' tally over the windows with hostile clients)."""
+    the normal clients' tally over the windows with hostile clients). `headers`: the normal
+    clients' (a tenant's key)."""
     without = with_ = 0.0
     seen = Tally()
-    with Normal(port, n=4) as normal:
+    with Normal(port, n=4, headers=headers) as normal:
         time.sleep(0.5)
         for _ in range(rounds):
             normal.reset()
