@@ -67,6 +67,29 @@ def test_queue_and_per_client_limits(queue):
     assert not err.value.per_client and err.value.limit == 4
 
 
+def test_admit_is_asked_before_a_new_table_is_queued_and_may_refuse(settings):
+    """The web layer charges the tenant's `builds` quota here (`Quotas.admit_build`): asked
+    once per new job, with its client, not for a job already waiting; a refusal queues
+    nothing."""
+    asked = []
+
+    class Refused(Exception):
+        pass
+
+    def admit(client: str) -> None:
+        asked.append(client)
+        if client == "broke":
+            raise Refused(client)
+
+    queue = BuildQueue(settings, autostart=False, admit=admit)
+    queue.submit(house(35), "tenant-a")
+    queue.submit(house(35), "tenant-b")  # already waiting: no new build, nothing charged
+    with pytest.raises(Refused):
+        queue.submit(house(36), "broke")
+    assert asked == ["tenant-a", "broke"]
+    assert [j["client"] for j in queue.jobs()] == ["tenant-a"]
+
+
 def test_retry_after_follows_the_measured_build_time(queue, settings):
     settings.directory.mkdir(parents=True)
     (settings.directory / "builder.json").write_text(json.dumps({"mean_seconds": 2.5}))

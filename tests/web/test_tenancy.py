@@ -21,7 +21,7 @@ from service.web.auth import (
     main,
     new_key,
 )
-from service.web.quotas import operation_class, parse_quota
+from service.web.quotas import QuotaExceeded, operation_class, parse_quota
 
 HAND = {"dice": [1, 2, 3, 4, 5]}
 SCORE = "/v1/variants/yahtzee/hands/score"
@@ -253,3 +253,44 @@ def test_problem_documents_name_the_tenant(keyed):
 def test_readyz_says_where_quotas_are_counted(keyed):
     body = keyed.test_client().get("/readyz").json
     assert body["rate_limits"] == {"storage": "memory", "shared": False, "state": "ok"}
+
+
+def test_builds_are_queued_for_the_tenant_or_the_client_address_and_charged_to_it():
+    """Inside a /v1/ request, the build queue's client (its per-client limit and its turns)
+    is the tenant, or without keys the client's address; builds are charged to the same key
+    (`Quotas.admit_build`), and both are cleared after the request."""
+    from service.advisor.tables.build_process import BUILD_CLIENT
+    from service.web.quotas import CALLER, Quotas
+    from service.web.tenancy import TenantMiddleware
+
+    seen = []
+
+    def inner(environ, start_response):
+        seen.append((BUILD_CLIENT.get(), CALLER.get()))
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b"{}"]
+
+    def call(app, **environ):
+        env = {"REQUEST_METHOD": "POST", "PATH_INFO": SCORE, **environ}
+        return b"".join(app(env, lambda status, headers, exc=None: None))
+
+    for settings, environ, key in [
+        (Settings(auth="keys", api_keys=json.dumps(TENANTS)),
+         {"HTTP_X_API_KEY": ZETA_KEY, "REMOTE_ADDR": "192.0.2.1"}, "zeta"),
+        (Settings(), {"REMOTE_ADDR": "192.0.2.1"}, "anonymous/192.0.2.1"),
+    ]:
+        app = TenantMiddleware(inner, settings, Authenticator(settings), Quotas(settings))
+        call(app, **environ)
+        client, caller = seen[-1]
+        assert client == key and caller[2] == key
+        assert BUILD_CLIENT.get() == "" and CALLER.get() is None
+    quotas = Quotas(Settings(quota_builds="1/minute"))
+    token = CALLER.set(("zeta", "1/minute", "zeta"))
+    try:
+        quotas.admit_build("zeta")
+        with pytest.raises(QuotaExceeded) as refused:
+            quotas.admit_build("zeta")
+    finally:
+        CALLER.reset(token)
+    assert refused.value.operation == "builds" and refused.value.tenant == "zeta"
+    quotas.admit_build("anyone")  # outside a request (warming, the command line): free
