@@ -92,11 +92,11 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _roll(kd, kmass, mass):
+def _roll(kd, kmass, mass, share):
     """Rethrow: mass on keeps becomes mass on hands (overwriting `mass`); kmass is used
-    up."""
+    up; `share`: scratch of one element."""
     rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass.reshape((kd.nk, 1)),
-                 mass.reshape((kd.nh, 1)), np.empty(1), True)
+                 mass.reshape((kd.nh, 1)), share, True)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -110,7 +110,8 @@ def push_from(kd, DEC, start_throw, last, kmass0, hmass0):
     S = np.zeros((last + 1, nh))
     mass = np.empty(nh)
     kmass = kmass0.copy()
-    _roll(kd, kmass, mass)
+    share = np.empty(1)
+    _roll(kd, kmass, mass, share)
     for h in range(nh):
         mass[h] += hmass0[h]
     t = start_throw
@@ -125,7 +126,7 @@ def push_from(kd, DEC, start_throw, last, kmass0, hmass0):
                 S[t, h] += m
             else:
                 kmass[d] += m
-        _roll(kd, kmass, mass)
+        _roll(kd, kmass, mass, share)
         t += 1
     for h in range(nh):
         S[last, h] += mass[h]
