@@ -24,10 +24,9 @@ import numba as nb
 import numpy as np
 
 from .policy import decisions_block, first_scored, scored_arrays
+from .steps import rethrow_mass
 from .threads import cpu_workers, kernel_pool
 from .values import LANES
-
-SIXTH = 1.0 / 6.0  # one die's share, multiplied: a vector division takes several times longer
 
 
 @dataclass
@@ -97,6 +96,7 @@ def push_turn(kd, DEC, lane, start_throw, mass0, stop_first, stop_later):
     """
     mass = np.empty(kd.nh)
     kmass = np.empty(kd.nk)
+    share = np.empty(1)
     nh = kd.nh
     mass[:] = mass0
     for h in range(nh):
@@ -116,15 +116,9 @@ def push_turn(kd, DEC, lane, start_throw, mass0, stop_first, stop_later):
                     stop_later[h] += m
             else:
                 kmass[d] += m
-        # keep ids are sorted by size: one more die always leads to a later id
-        for k in range(kd.n_small):
-            m = kmass[k]
-            if m != 0.0:
-                m6 = m / 6.0
-                for f in range(1, 7):
-                    kmass[kd.add[k, f]] += m6
-        for h in range(nh):
-            mass[h] = kmass[kd.hand_keep[h]]
+        # one state: its keeps and hands as one lane
+        rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass.reshape((kd.nk, 1)),
+                     mass.reshape((nh, 1)), share, True)
     for h in range(nh):
         if mass[h] != 0.0:
             if kd.throws == 1 and start_throw == 1:
@@ -145,7 +139,7 @@ def push_block(kd, DEC, mass0, SF, SL, mass, kmass):
     scalar code before its loop vectorizer runs (3x slower here)."""
     nh = kd.nh
     L = mass.shape[1]
-    m6 = np.empty(L)
+    share = np.empty(L)
     for h in range(nh):
         mr = mass[h]
         sf = SF[h]
@@ -172,27 +166,8 @@ def push_block(kd, DEC, mass0, SF, SL, mass, kmass):
                     sr[lane] += mr[lane]
                 else:
                     kmass[d, lane] += mr[lane]
-        # keep ids are sorted by size: one more die always leads to a later id
-        for k in range(kd.n_small):
-            row = kmass[k]
-            live = False
-            for lane in range(L):
-                if row[lane] != 0.0:
-                    live = True
-                    break
-            if not live:
-                continue
-            for lane in range(L):
-                m6[lane] = row[lane] * SIXTH
-            for f in range(1, 7):
-                dst = kmass[kd.add[k, f]]
-                for lane in range(L):
-                    dst[lane] += m6[lane]
-        for h in range(nh):
-            src = kmass[kd.hand_keep[h]]
-            mr = mass[h]
-            for lane in range(L):
-                mr[lane] = src[lane]
+        # a sixth multiplied: a vector division takes several times longer
+        rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass, mass, share, False)
     last = SF if kd.throws == 1 else SL
     for h in range(nh):
         lr = last[h]

@@ -279,7 +279,7 @@ def reachable_states(m: Model) -> list[np.ndarray]:
 def canon(t: int, maxrem: np.ndarray, total: int, mask: int) -> int:
     """The upper code of an upper total with the boxes `mask` filled, for upper-bonus
     threshold t (0: no bonus) and `maxrem` (a model's: the most the open upper boxes can
-    still add). Plain Python, written once: the kernels run it compiled (`values.canon`)."""
+    still add). Plain Python, written once: the kernels run it compiled (`steps.canon`)."""
     if t == 0:
         return 0
     if total >= t or total + maxrem[mask] < t:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .model import KIND_TRACKED, KIND_UPPER
-from .values import LANES, canon, five_arrays, five_placements, order_ok, read_only
+from .steps import best_five, class_marks, classes, rethrow_mean
+from .values import LANES, five_arrays, five_placements, order_ok, read_only
 
 NEG = -1e30
 
@@ -74,6 +74,7 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
     NI = -np.ones((nbox, nd + 2, L), np.int64)
     rm = np.zeros((nbox, L))
     BB = np.zeros((kd.nh, L))  # best box so far, as a float: blends vectorise, selects not
+    maxrem = kd.maxrem
     for h in range(kd.nh):
         for lane in range(L):
             S1[h, lane] = NEG
@@ -83,6 +84,8 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
             if order_ok(kd.order, nbox, bm[lane], b, first):
                 any_legal = True
         kb = kd.kind[b]
+        bit = kd.trk_bit[b]
+        fc = kd.face[b]
         for lane in range(L):
             mask = bm[lane]
             u = bu[lane]
@@ -94,32 +97,13 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
                 continue
             rb = kd.req_bit[b]
             rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
-            if kb == KIND_UPPER:
-                fc = kd.face[b]
-                for c in range(nd + 1):
-                    code = u
-                    if kd.threshold > 0 and u < kd.threshold:
-                        tot = u + fc * c
-                        if tot >= kd.threshold:
-                            X[b, c, lane] = kd.amount
-                        code = canon(kd.threshold, kd.maxrem, tot, nmask)
-                    W1[b, c, lane] = T1[nmask, code, fl]
-                    W2[b, c, lane] = T2[nmask, code, fl]
-                    NI[b, c, lane] = (nmask * NU + code) * NF + fl
-            elif kb == KIND_TRACKED:
-                bit = kd.trk_bit[b]
-                f0 = fl & ~(1 << bit)
-                f1 = fl | (1 << bit)
-                W1[b, 0, lane] = T1[nmask, u, f0]
-                W2[b, 0, lane] = T2[nmask, u, f0]
-                NI[b, 0, lane] = (nmask * NU + u) * NF + f0
-                W1[b, 1, lane] = T1[nmask, u, f1]
-                W2[b, 1, lane] = T2[nmask, u, f1]
-                NI[b, 1, lane] = (nmask * NU + u) * NF + f1
-            else:
-                W1[b, 0, lane] = T1[nmask, u, fl]
-                W2[b, 0, lane] = T2[nmask, u, fl]
-                NI[b, 0, lane] = (nmask * NU + u) * NF + fl
+            for c in range(classes(kb, nd)):
+                bonus, nu, nfl = class_marks(kd.threshold, maxrem, kd.amount, kb, bit, fc,
+                                             u, fl, c, nmask)
+                X[b, c, lane] = bonus
+                W1[b, c, lane] = T1[nmask, nu, nfl]
+                W2[b, c, lane] = T2[nmask, nu, nfl]
+                NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
         if not any_legal:
             continue
         R = kd.reward[fi, b]
@@ -159,30 +143,22 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
             if not (mask >> kd.five_box & 1):
                 continue
             for f in range(1, 7):
-                best = NEG
+                h = kd.five_hand[f]
+                bb = best_five(NU5, NF5, G5, T1, mask, f, lane, S1, h)
                 b2 = 0.0
                 bx = -1
                 bg = 0.0
-                bb = -1
                 bs = 0.0
-                for b in range(nbox):
-                    nu = NU5[f, b, lane]
-                    if nu < 0:
-                        continue
-                    nmask = mask | (1 << b)
-                    nfl = NF5[f, b, lane]
-                    g = G5[f, b, lane]
+                if bb >= 0:
+                    nmask = mask | (1 << bb)
+                    nu = NU5[f, bb, lane]
+                    nfl = NF5[f, bb, lane]
+                    g = G5[f, bb, lane]
                     w1 = T1[nmask, nu, nfl]
-                    v = g + w1
-                    if v > best:
-                        best = v
-                        b2 = g * g + 2.0 * g * w1 + T2[nmask, nu, nfl]
-                        bx = (nmask * NU + nu) * NF + nfl
-                        bg = g
-                        bb = b
-                        bs = SC5[f, b, lane]
-                h = kd.five_hand[f]
-                S1[h, lane] = best
+                    b2 = g * g + 2.0 * g * w1 + T2[nmask, nu, nfl]
+                    bx = (nmask * NU + nu) * NF + nfl
+                    bg = g
+                    bs = SC5[f, bb, lane]
                 S2[h, lane] = b2
                 NX[h, lane] = bx
                 GN[h, lane] = bg
@@ -199,23 +175,9 @@ def keeps2(kd, cur1, cur2, E1, E2, M1, M2):
     its sub-multisets.
     """
     L = cur1.shape[1]
-    for h in range(kd.nh):
-        k = kd.hand_keep[h]
-        for lane in range(L):
-            E1[k, lane] = cur1[h, lane]
-            E2[k, lane] = cur2[h, lane]
-    for k in range(kd.n_small - 1, -1, -1):
-        a1 = kd.add[k, 1]
-        a2 = kd.add[k, 2]
-        a3 = kd.add[k, 3]
-        a4 = kd.add[k, 4]
-        a5 = kd.add[k, 5]
-        a6 = kd.add[k, 6]
-        for lane in range(L):
-            E1[k, lane] = (E1[a1, lane] + E1[a2, lane] + E1[a3, lane] + E1[a4, lane]
-                           + E1[a5, lane] + E1[a6, lane]) / 6.0
-            E2[k, lane] = (E2[a1, lane] + E2[a2, lane] + E2[a3, lane] + E2[a4, lane]
-                           + E2[a5, lane] + E2[a6, lane]) / 6.0
+    # each moment is an average over the rethrow of its own
+    rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur1, E1, L)
+    rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur2, E2, L)
     if kd.em_baixo:
         for k in range(kd.n_small):
             mk = kd.mirror[k]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .model import KIND_TRACKED, KIND_UPPER
-from .values import NEG, canon, five_arrays, five_placements, order_ok
+from .steps import best_five, class_marks, classes, rethrow_mean
+from .values import NEG, five_arrays, five_placements, order_ok
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -54,6 +54,7 @@ def score32(kd, V, bm, bu, bf, first, out):
     NI[:, :, :] = -1
     rm[:, :] = 0.0
     ON[:, :] = -2
+    maxrem = kd.maxrem
     for h in range(kd.nh):
         for lane in range(L):
             S[h, lane] = NEG
@@ -61,6 +62,8 @@ def score32(kd, V, bm, bu, bf, first, out):
     for b in range(nbox):
         any_legal = False
         kb = kd.kind[b]
+        bit = kd.trk_bit[b]
+        fc = kd.face[b]
         for lane in range(L):
             mask = bm[lane]
             u = bu[lane]
@@ -73,28 +76,12 @@ def score32(kd, V, bm, bu, bf, first, out):
             any_legal = True
             rb = kd.req_bit[b]
             rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
-            if kb == KIND_UPPER:
-                fc = kd.face[b]
-                for c in range(nd + 1):
-                    code = u
-                    if kd.threshold > 0 and u < kd.threshold:
-                        tot = u + fc * c
-                        if tot >= kd.threshold:
-                            X[b, c, lane] = kd.amount
-                        code = canon(kd.threshold, kd.maxrem, tot, nmask)
-                    W[b, c, lane] = V[nmask, code, fl] + X[b, c, lane]
-                    NI[b, c, lane] = (nmask * NU + code) * NF + fl
-            elif kb == KIND_TRACKED:
-                bit = kd.trk_bit[b]
-                f0 = fl & ~(1 << bit)
-                f1 = fl | (1 << bit)
-                W[b, 0, lane] = V[nmask, u, f0]
-                NI[b, 0, lane] = (nmask * NU + u) * NF + f0
-                W[b, 1, lane] = V[nmask, u, f1]
-                NI[b, 1, lane] = (nmask * NU + u) * NF + f1
-            else:
-                W[b, 0, lane] = V[nmask, u, fl]
-                NI[b, 0, lane] = (nmask * NU + u) * NF + fl
+            for c in range(classes(kb, nd)):
+                bonus, nu, nfl = class_marks(kd.threshold, maxrem, kd.amount, kb, bit, fc,
+                                             u, fl, c, nmask)
+                X[b, c, lane] = bonus
+                W[b, c, lane] = V[nmask, nu, nfl] + X[b, c, lane]
+                NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
         if not any_legal:
             continue
         R = kd.reward[fi, b]
@@ -121,26 +108,14 @@ def score32(kd, V, bm, bu, bf, first, out):
             if not (mask >> kd.five_box & 1):
                 continue
             for f in range(1, 7):
-                best = NEG
+                bb = best_five(NU5, NF5, G5, V, mask, f, lane, S, kd.five_hand[f])
                 bx = -1
                 bg = 0.0
-                bb = -1
                 bs = 0.0
-                for b in range(nbox):
-                    nu = NU5[f, b, lane]
-                    if nu < 0:
-                        continue
-                    nmask = mask | (1 << b)
-                    nfl = NF5[f, b, lane]
-                    g = G5[f, b, lane]
-                    v = np.float32(g + V[nmask, nu, nfl])
-                    if v > best:
-                        best = v
-                        bx = (nmask * NU + nu) * NF + nfl
-                        bg = g
-                        bb = b
-                        bs = SC5[f, b, lane]
-                S[kd.five_hand[f], lane] = best
+                if bb >= 0:
+                    bx = ((mask | (1 << bb)) * NU + NU5[f, bb, lane]) * NF + NF5[f, bb, lane]
+                    bg = G5[f, bb, lane]
+                    bs = SC5[f, bb, lane]
                 ON[f, lane] = bx
                 OG[f, lane] = bg
                 OB[f, lane] = bb
@@ -180,21 +155,7 @@ def keeps32(kd, cur, E, M, MA):
     M its value, MA which keep (an effective keep id, int32: picked by a bit mask, which
     vectorizes, where a conditional does not)."""
     L = cur.shape[1]
-    six = np.float32(6.0)
-    for h in range(kd.nh):
-        k = kd.hand_keep[h]
-        for lane in range(L):
-            E[k, lane] = cur[h, lane]
-    for k in range(kd.n_small - 1, -1, -1):
-        a1 = kd.add[k, 1]
-        a2 = kd.add[k, 2]
-        a3 = kd.add[k, 3]
-        a4 = kd.add[k, 4]
-        a5 = kd.add[k, 5]
-        a6 = kd.add[k, 6]
-        for lane in range(L):
-            E[k, lane] = (E[a1, lane] + E[a2, lane] + E[a3, lane] + E[a4, lane]
-                          + E[a5, lane] + E[a6, lane]) / six
+    rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, L)
     for k in range(kd.nk):
         fk = np.int32(k)
         for lane in range(L):

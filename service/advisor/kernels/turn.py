@@ -9,6 +9,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .steps import rethrow_mass, rethrow_mean
+
 
 @nb.njit(cache=True, error_model="numpy")
 def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
@@ -36,19 +38,14 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
     m1 = np.empty(nk)
     m2 = np.empty(nk)
     ma = np.empty(nk, np.int64)
+    add = kd.add
+    hand_keep = kd.hand_keep
     for t in range(last - 1, throw - 1, -1):
-        for h in range(nh):
-            k = kd.hand_keep[h]
-            e1[k] = H1[t + 1, h]
-            e2[k] = H2[t + 1, h]
-        for k in range(kd.n_small - 1, -1, -1):
-            a1 = 0.0
-            a2 = 0.0
-            for f in range(1, 7):
-                a1 += e1[kd.add[k, f]]
-                a2 += e2[kd.add[k, f]]
-            e1[k] = a1 / 6.0
-            e2[k] = a2 / 6.0
+        # one state: its hands and keeps as one lane
+        rethrow_mean(add, hand_keep, kd.n_small, H1[t + 1].reshape((nh, 1)),
+                     e1.reshape((nk, 1)), 1)
+        rethrow_mean(add, hand_keep, kd.n_small, H2[t + 1].reshape((nh, 1)),
+                     e2.reshape((nk, 1)), 1)
         E1[t, :] = e1
         E2[t, :] = e2
         for k in range(nk):
@@ -95,16 +92,11 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _roll(kd, kmass, mass):
-    """Rethrow: mass on keeps becomes mass on hands (added to `mass`); kmass is consumed."""
-    for k in range(kd.n_small):  # keep ids are sorted by size
-        m = kmass[k]
-        if m != 0.0:
-            m6 = m / 6.0
-            for f in range(1, 7):
-                kmass[kd.add[k, f]] += m6
-    for h in range(kd.nh):
-        mass[h] += kmass[kd.hand_keep[h]]
+def _roll(kd, kmass, mass, share):
+    """Rethrow: mass on keeps becomes mass on hands (overwriting `mass`); kmass is used
+    up; `share`: scratch of one element."""
+    rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass.reshape((kd.nk, 1)),
+                 mass.reshape((kd.nh, 1)), share, True)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -116,9 +108,12 @@ def push_from(kd, DEC, start_throw, last, kmass0, hmass0):
     """
     nh = kd.nh
     S = np.zeros((last + 1, nh))
-    mass = hmass0.copy()
+    mass = np.empty(nh)
     kmass = kmass0.copy()
-    _roll(kd, kmass, mass)
+    share = np.empty(1)
+    _roll(kd, kmass, mass, share)
+    for h in range(nh):
+        mass[h] += hmass0[h]
     t = start_throw
     while t < last:
         kmass[:] = 0.0
@@ -131,8 +126,7 @@ def push_from(kd, DEC, start_throw, last, kmass0, hmass0):
                 S[t, h] += m
             else:
                 kmass[d] += m
-        mass[:] = 0.0
-        _roll(kd, kmass, mass)
+        _roll(kd, kmass, mass, share)
         t += 1
     for h in range(nh):
         S[last, h] += mass[h]

@@ -24,8 +24,8 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
-from . import model
 from .model import KIND_TRACKED, KIND_UPPER, Model
+from .steps import canon, next_marks, rethrow_mean
 
 LANES = 32
 NEG = np.float32(-1e30)
@@ -67,10 +67,6 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
         k.hand_keep, bool(em_baixo), mirror, pairs)
 
 
-#: `model.canon` compiled for the kernels (inlined where it is called).
-canon = nb.njit(cache=True, error_model="numpy", inline="always")(model.canon)
-
-
 @nb.njit(cache=True, error_model="numpy", inline="always")
 def order_ok(order, nbox, mask, b, first):
     """Whether box b may be filled on this sheet by the order rule (open included)."""
@@ -98,29 +94,6 @@ def five_arrays(kd, L):
     shape = (7, kd.nb, L)
     return (np.empty(shape, np.int64), np.empty(shape, np.int64), np.empty(shape),
             np.empty(shape))
-
-
-@nb.njit(cache=True, error_model="numpy", inline="always")
-def next_marks(threshold, maxrem, amount, kind, bit, u, fl, score, nmask):
-    """What filling a box with `score` does to the marks of the sheet: (upper bonus won,
-    next ucode, next flags). `kind` and `bit`: the box's kind and tracked-flag bit. Scalars
-    and one array, not the kernel data: a function that takes the kernel data counts a
-    reference to each of its arrays, even inlined."""
-    bonus = 0.0
-    nu = u
-    nfl = fl
-    if kind == KIND_UPPER:
-        if threshold > 0 and u < threshold:
-            tot = u + int(score)
-            if tot >= threshold:
-                bonus = amount
-            nu = canon(threshold, maxrem, tot, nmask)
-    elif kind == KIND_TRACKED:
-        if score != 0:
-            nfl = fl | (1 << bit)
-        else:
-            nfl = fl & ~(1 << bit)
-    return bonus, nu, nfl
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -254,6 +227,8 @@ def score_pass(kd, V, bm, bu, bf, first, S):
                 continue
             rb = kd.req_bit[b]
             rm[lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
+            # `steps.class_marks` written out: through it this pass (the solver's own, the
+            # table build's hot loop) took 5-7% longer to build a table
             if kb == KIND_UPPER:
                 fc = kd.face[b]
                 for c in range(nd + 1):
@@ -287,6 +262,7 @@ def score_pass(kd, V, bm, bu, bf, first, S):
             mask = bm[lane]
             if not (mask >> kd.five_box & 1):
                 continue
+            # `steps.best_five` without the box, written out for the same reason
             for f in range(1, 7):
                 best = NEG
                 for b in range(kd.nb):
@@ -306,21 +282,7 @@ def keep_pass(kd, cur, E, M, store, t):
     always LANES wide here (a constant trip count the compiler unrolls into SIMD).
     """
     L = LANES
-    six = np.float32(6.0)
-    for h in range(kd.nh):
-        k = kd.hand_keep[h]
-        for lane in range(L):
-            E[k, lane] = cur[h, lane]
-    for k in range(kd.n_small - 1, -1, -1):
-        a1 = kd.add[k, 1]
-        a2 = kd.add[k, 2]
-        a3 = kd.add[k, 3]
-        a4 = kd.add[k, 4]
-        a5 = kd.add[k, 5]
-        a6 = kd.add[k, 6]
-        for lane in range(L):
-            E[k, lane] = (E[a1, lane] + E[a2, lane] + E[a3, lane] + E[a4, lane]
-                          + E[a5, lane] + E[a6, lane]) / six
+    rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, L)
     if store.shape[0] > 0:
         store[t, :, :] = E
     if kd.em_baixo:
@@ -420,13 +382,8 @@ def turn_keeps(kd, term_first, term_later, throw, last, throw_value):
     m = np.zeros(nk)
     raw = np.zeros(nk)
     for t in range(last - 1, throw - 1, -1):
-        for h in range(kd.nh):
-            e[kd.hand_keep[h]] = v[h]
-        for k in range(kd.n_small - 1, -1, -1):
-            acc = 0.0
-            for f in range(1, 7):
-                acc += e[kd.add[k, f]]
-            e[k] = acc / 6.0
+        rethrow_mean(kd.add, kd.hand_keep, kd.n_small, v.reshape((kd.nh, 1)),
+                     e.reshape((nk, 1)), 1)
         raw[:] = e
         if kd.em_baixo:
             for k in range(kd.n_small):

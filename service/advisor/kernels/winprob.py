@@ -35,7 +35,8 @@ import numpy as np
 from .distribution import Distribution
 from .model import KIND_TRACKED, KIND_UPPER
 from .policy import first_scored
-from .values import five_arrays, five_placements, next_marks, order_ok
+from .steps import next_marks, rethrow_mean
+from .values import five_arrays, five_placements, order_ok
 
 ASSUMPTIONS = (
     "Every player plays the advisor's strategy (maximising their own expected final score), "
@@ -201,24 +202,8 @@ def _keeps_win(kd, cur, E, M):
     The kernel data's tables are read into locals once: each access to a field of it counts
     a reference to that array."""
     width = cur.shape[1]
-    add = kd.add
-    hand_keep = kd.hand_keep
     pairs = kd.pairs
-    for h in range(kd.nh):
-        ek = E[hand_keep[h]]
-        ch = cur[h]
-        for a in range(width):
-            ek[a] = ch[a]
-    for k in range(kd.n_small - 1, -1, -1):
-        ek = E[k]
-        e1 = E[add[k, 1]]
-        e2 = E[add[k, 2]]
-        e3 = E[add[k, 3]]
-        e4 = E[add[k, 4]]
-        e5 = E[add[k, 5]]
-        e6 = E[add[k, 6]]
-        for a in range(width):
-            ek[a] = (e1[a] + e2[a] + e3[a] + e4[a] + e5[a] + e6[a]) / 6.0
+    rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, width)
     if kd.em_baixo:
         mirror = kd.mirror
         for k in range(kd.n_small):
