@@ -63,7 +63,8 @@ def test_a_missing_key_is_a_401_problem_with_www_authenticate(keyed):
     assert "X-Request-ID" in r.headers
 
 
-@pytest.mark.parametrize("key", ["nonsense", "yz_0000_" + "a" * 43, ACME_KEY[:-1] + "x"])
+@pytest.mark.parametrize("key", ["nonsense", "yz_0000_" + "a" * 43, ACME_KEY[:-1] + "x"],
+                         ids=["not-a-key", "unknown-id", "wrong-secret"])
 def test_an_unknown_key_is_a_401(keyed, key):
     r = keyed.test_client().post(SCORE, json=HAND, headers=bearer(key))
     assert r.status_code == 401 and r.json["title"] == "Unknown API key"
