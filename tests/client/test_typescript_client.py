@@ -66,8 +66,16 @@ def _run(cmd: list[str], timeout: float,
 @pytest.fixture(scope="module")
 def project() -> Path:
     """The client with its packages installed (npm ci, once a run) and the types generated
-    from the committed spec."""
-    _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=600)
+    from the committed spec. A failed `npm ci` is tried once more from scratch: a fresh-clone
+    run saw npm find a downloaded tarball "corrupted", retry, and trip over its own half-made
+    node_modules (ENOENT)."""
+    try:
+        _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=600)
+    except AssertionError as first:
+        print(f"npm ci failed, trying once more from scratch:\n{str(first)[-2000:]}")
+        shutil.rmtree(MODULES, ignore_errors=True)
+        shutil.rmtree(CLIENT / ".npm-cache" / "_cacache", ignore_errors=True)
+        _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=600)
     _run([*OPENAPI_TS, str(SPEC), "--output",
           str(CLIENT / "generated" / "openapi.d.ts")], timeout=300)
     return CLIENT
