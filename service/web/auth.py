@@ -219,14 +219,6 @@ class Authenticator:
                                    "file, docs/deploy.md), or AUTH=off")
             self.keys = load_tenants(text, settings.default_quotas)
 
-    @property
-    def tenants(self) -> list[Tenant]:
-        """Every configured tenant (the anonymous one first): the bound on metric labels."""
-        out = {self.anonymous.name: self.anonymous}
-        for entry in self.keys.values():
-            out.setdefault(entry.tenant.name, entry.tenant)
-        return list(out.values())
-
     def identify(self, environ: Mapping[str, Any]) -> Tenant:
         """The tenant a request comes from; raises `Refused` (401, 403)."""
         if not self.enabled:

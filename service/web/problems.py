@@ -137,12 +137,13 @@ class RequestProblem(Exception):
 
 def problem_document(status: int, title: str, detail: str, type_: str, instance: str,
                      errors: list[Problem] | None = None,
-                     extra: dict[str, Any] | None = None) -> bytes:
+                     extra: dict[str, Any] | None = None,
+                     tenant: str | None = None) -> bytes:
     """A problem+json body (`extra`: extension members, e.g. an illegal move's code), naming
-    the request's tenant when it has a key (`service.logs.TENANT`)."""
+    `tenant`, by default the request's when it has a key (`service.logs.TENANT`)."""
     body: dict[str, Any] = {"type": type_, "title": title, "status": status, "detail": detail,
                             "instance": instance}
-    tenant = TENANT.get()
+    tenant = tenant or TENANT.get()
     if tenant is not None:
         body["tenant"] = tenant
     if extra:

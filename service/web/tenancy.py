@@ -111,11 +111,8 @@ class TenantMiddleware:
     def _problem(start_response: Any, environ: dict[str, Any], status: int, title: str,
                  detail: str, type_: str, headers: list[tuple[str, str]],
                  tenant: str | None) -> list[bytes]:
-        token = TENANT.set(tenant)
-        try:
-            body = problem_document(status, title, detail, type_, environ.get("PATH_INFO", ""))
-        finally:
-            TENANT.reset(token)
+        body = problem_document(status, title, detail, type_, environ.get("PATH_INFO", ""),
+                                tenant=tenant)
         start_response(f"{status} {_REASONS[status]}",
                        [("Content-Type", PROBLEM_MEDIA_TYPE),
                         ("Content-Length", str(len(body))), *headers])
