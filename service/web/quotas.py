@@ -360,16 +360,18 @@ class Quotas:
 
     def _exceeded(self, tenant: str, policy: _Policy, name: str, item: RateLimitItem,
                   key: str, limiter: SlidingWindowCounterRateLimiter) -> QuotaExceeded:
+        # Only the reset time is asked of the window: a refused request has nothing left
+        # (limits' `remaining` floors the sliding window's weighted count, so just after a
+        # window boundary it can say 1 for a count the hit found full).
         try:
-            stats = limiter.get_window_stats(item, key)
-            reset, remaining = stats.reset_time - time.time(), stats.remaining
+            reset = limiter.get_window_stats(item, key).reset_time - time.time()
         except Exception as exc:  # the storage failed just now: say a whole window
             self._failed(exc)
-            reset, remaining = float(item.get_expiry()), 0
+            reset = float(item.get_expiry())
         wait = max(1, math.ceil(reset))
         headers = [("Retry-After", str(wait)),
                    ("RateLimit-Policy", policy.header),
-                   ("RateLimit", f'"{name}";r={max(0, remaining)};t={wait}')]
+                   ("RateLimit", f'"{name}";r=0;t={wait}')]
         return QuotaExceeded(tenant, policy.operation, policy.text, wait, headers)
 
     def admit_build(self, client: str) -> None:
