@@ -386,6 +386,25 @@ def test_maxi_yatzy_is_approximate_and_uses_saved_throws():
     assert all(a.action == "score" for a in later.alternatives)
 
 
+def test_a_complete_part_offers_no_box_and_takes_nothing_from_the_others():
+    """Maxi Yatzy's upper section filled (a part with no open box): its score pass says
+    "no box" for every hand, so the advice ranks the lower section's boxes and keeps as it
+    would with the upper section left out (a stale work array once gave its boxes values,
+    and the rethrows vanished from the advice)."""
+    rs = effective_rules("maxi_yatzy")
+    upper = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
+    sheet = parse_scorecard(rs, {"boxes": upper})
+    st = strategy(rs)
+    part = st.parts[0]
+    mask, code, flags, _ = part_state(part, sheet)
+    assert mask == (1 << part.solution.kd.nb) - 1  # the upper part is complete
+    sug = suggest(rs, [1, 2, 2, 3, 3, 4], 1, sheet)
+    assert any(a.action == "keep" for a in sug.alternatives)
+    assert {a.box for a in sug.alternatives if a.action == "score"}.isdisjoint(upper)
+    top = max(a.expected_final_score for a in sug.alternatives if a.action == "keep")
+    assert sug.best.expected_final_score == top  # scoring 0 in a lower box is no better
+
+
 @pytest.mark.slow
 def test_maxi_yatzy_saved_throw_share_plays_better_than_the_whole_gain():
     """The share of a fourth throw's gain given to a saved throw was learned by simulation

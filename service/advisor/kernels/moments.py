@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .steps import best_five, class_marks, classes, rethrow_mean
-from .values import LANES, five_arrays, five_placements, order_ok, read_only
+from .policy import box_targets, five_choices
+from .steps import classes, rethrow_mean
+from .values import LANES, five_arrays, five_placements, read_only
 
 NEG = -1e30
 
@@ -68,44 +69,30 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
     fi = 1 if first else 0
     NU = T1.shape[1]
     NF = T1.shape[2]
-    W1 = np.empty((nbox, nd + 2, L))
+    W1 = np.full((nbox, nd + 2, L), NEG)  # NEG where the box may not be filled
     W2 = np.zeros((nbox, nd + 2, L))
-    X = np.zeros((nbox, nd + 2, L))
-    NI = -np.ones((nbox, nd + 2, L), np.int64)
-    rm = np.zeros((nbox, L))
+    X = np.empty((nbox, nd + 2, L))
+    NI = np.empty((nbox, nd + 2, L), np.int64)
+    rm = np.empty((nbox, L))
     BB = np.zeros((kd.nh, L))  # best box so far, as a float: blends vectorise, selects not
-    maxrem = kd.maxrem
     for h in range(kd.nh):
         for lane in range(L):
             S1[h, lane] = NEG
+    NUC = np.empty((nbox, nd + 2, L), np.int64)
+    NFC = np.empty((nbox, nd + 2, L), np.int64)
+    legal = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
+                        kd.maxrem, kd.amount, nd, bm, bu, bf, first, NU, NF, NI, NUC, NFC, X, rm)
     for b in range(nbox):
-        any_legal = False
-        for lane in range(L):
-            if order_ok(kd.order, nbox, bm[lane], b, first):
-                any_legal = True
-        kb = kd.kind[b]
-        bit = kd.trk_bit[b]
-        fc = kd.face[b]
-        for lane in range(L):
-            mask = bm[lane]
-            u = bu[lane]
-            fl = bf[lane]
-            nmask = mask | (1 << b)
-            if not order_ok(kd.order, nbox, mask, b, first):
-                for c in range(nd + 2):
-                    W1[b, c, lane] = NEG
-                continue
-            rb = kd.req_bit[b]
-            rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
-            for c in range(classes(kb, nd)):
-                bonus, nu, nfl = class_marks(kd.threshold, maxrem, kd.amount, kb, bit, fc,
-                                             u, fl, c, nmask)
-                X[b, c, lane] = bonus
-                W1[b, c, lane] = T1[nmask, nu, nfl]
-                W2[b, c, lane] = T2[nmask, nu, nfl]
-                NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
-        if not any_legal:
+        if not (legal >> b & 1):
             continue
+        for lane in range(L):
+            nmask = bm[lane] | (1 << b)
+            for c in range(classes(kd.kind[b], nd)):
+                if NI[b, c, lane] >= 0:
+                    nu = NUC[b, c, lane]
+                    nfl = NFC[b, c, lane]
+                    W1[b, c, lane] = T1[nmask, nu, nfl]
+                    W2[b, c, lane] = T2[nmask, nu, nfl]
         R = kd.reward[fi, b]
         C = kd.cls[fi, b]
         rmb = rm[b]
@@ -133,37 +120,35 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
             GN[h, lane] = g
             BX[h, lane] = b if NI[b, c, lane] >= 0 else -1
             SC[h, lane] = np.float64(kd.reward[fi, b, h]) * rm[b, lane]
-    if kd.five_box >= 0:
-        # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
-        five = five_arrays(kd, L)
-        five_placements(kd, bm, bu, bf, first, five)
-        NU5, NF5, G5, SC5 = five
+    if kd.five_box < 0:
+        return
+    # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
+    ON = np.full((7, L), -2, np.int64)
+    OG = np.empty((7, L))
+    OB = np.empty((7, L), np.int64)
+    OS = np.empty((7, L))
+    five = five_arrays(kd, L)
+    five_placements(kd, bm, bu, bf, first, five)
+    five_choices(five, kd.five_box, kd.five_hand, T1, bm, S1, ON, OG, OB, OS)
+    for f in range(1, 7):
+        h = kd.five_hand[f]
         for lane in range(L):
-            mask = bm[lane]
-            if not (mask >> kd.five_box & 1):
+            i = ON[f, lane]
+            if i == -2:
                 continue
-            for f in range(1, 7):
-                h = kd.five_hand[f]
-                bb = best_five(NU5, NF5, G5, T1, mask, f, lane, S1, h)
-                b2 = 0.0
-                bx = -1
-                bg = 0.0
-                bs = 0.0
-                if bb >= 0:
-                    nmask = mask | (1 << bb)
-                    nu = NU5[f, bb, lane]
-                    nfl = NF5[f, bb, lane]
-                    g = G5[f, bb, lane]
-                    w1 = T1[nmask, nu, nfl]
-                    b2 = g * g + 2.0 * g * w1 + T2[nmask, nu, nfl]
-                    bx = (nmask * NU + nu) * NF + nfl
-                    bg = g
-                    bs = SC5[f, bb, lane]
-                S2[h, lane] = b2
-                NX[h, lane] = bx
-                GN[h, lane] = bg
-                BX[h, lane] = bb
-                SC[h, lane] = bs
+            b2 = 0.0
+            if i >= 0:
+                g = OG[f, lane]
+                bb = OB[f, lane]
+                nmask = bm[lane] | (1 << bb)
+                nu = five[0][f, bb, lane]
+                nfl = five[1][f, bb, lane]
+                b2 = g * g + 2.0 * g * T1[nmask, nu, nfl] + T2[nmask, nu, nfl]
+            S2[h, lane] = b2
+            NX[h, lane] = i
+            GN[h, lane] = OG[f, lane]
+            BX[h, lane] = OB[f, lane]
+            SC[h, lane] = OS[f, lane]
 
 
 @nb.njit(cache=True, error_model="numpy")

@@ -49,41 +49,23 @@ def score32(kd, V, bm, bu, bf, first, out):
     fi = 1 if first else 0
     NU = V.shape[1]
     NF = V.shape[2]
-    W = np.empty((nbox, nd + 2, L), np.float32)
-    X[:, :, :] = 0.0
-    NI[:, :, :] = -1
-    rm[:, :] = 0.0
-    ON[:, :] = -2
-    maxrem = kd.maxrem
+    W = np.full((nbox, nd + 2, L), NEG, np.float32)  # NEG where the box may not be filled
     for h in range(kd.nh):
         for lane in range(L):
             S[h, lane] = NEG
             BB[h, lane] = 0.0
+    NUC = np.empty((nbox, nd + 2, L), np.int64)
+    NFC = np.empty((nbox, nd + 2, L), np.int64)
+    legal = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
+                        kd.maxrem, kd.amount, nd, bm, bu, bf, first, NU, NF, NI, NUC, NFC, X, rm)
     for b in range(nbox):
-        any_legal = False
-        kb = kd.kind[b]
-        bit = kd.trk_bit[b]
-        fc = kd.face[b]
-        for lane in range(L):
-            mask = bm[lane]
-            u = bu[lane]
-            fl = bf[lane]
-            nmask = mask | (1 << b)
-            if not order_ok(kd.order, nbox, mask, b, first):
-                for c in range(nd + 2):
-                    W[b, c, lane] = NEG
-                continue
-            any_legal = True
-            rb = kd.req_bit[b]
-            rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
-            for c in range(classes(kb, nd)):
-                bonus, nu, nfl = class_marks(kd.threshold, maxrem, kd.amount, kb, bit, fc,
-                                             u, fl, c, nmask)
-                X[b, c, lane] = bonus
-                W[b, c, lane] = V[nmask, nu, nfl] + X[b, c, lane]
-                NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
-        if not any_legal:
+        if not (legal >> b & 1):
             continue
+        for lane in range(L):
+            nmask = bm[lane] | (1 << b)
+            for c in range(classes(kd.kind[b], nd)):
+                if NI[b, c, lane] >= 0:
+                    W[b, c, lane] = V[nmask, NUC[b, c, lane], NFC[b, c, lane]] + X[b, c, lane]
         R = kd.reward[fi, b]
         C = kd.cls[fi, b]
         rmb = rm[b]
@@ -98,28 +80,87 @@ def score32(kd, V, bm, bu, bf, first, out):
                 # boxes come in increasing order: a better one is always the highest yet
                 bb[lane] = np.maximum(bb[lane], np.float32(v > s[lane]) * fb)
                 s[lane] = np.maximum(v, s[lane])
+    ON[:, :] = -2
     if kd.five_box >= 0:
         # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
         five = five_arrays(kd, L)
         five_placements(kd, bm, bu, bf, first, five)
-        NU5, NF5, G5, SC5 = five
+        five_choices(five, kd.five_box, kd.five_hand, V, bm, S, ON, OG, OB, OS)
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def box_targets(order, kind, trk_bit, face, req_bit, threshold, maxrem, amount, nd, bm, bu, bf,
+                first, NU, NF, NI, NUC, NFC, X, rm):
+    """What filling each box does, for the states of the block's lanes (the gathering step
+    of a score pass, `score32`'s and `moments.score2`'s): per box, lane and outcome class
+    (`steps.classes`), NI the next state's flat index in a table of NU ucodes and NF flag
+    sets (-1: the box may not be filled), its ucode NUC and flags NFC (the state's parts, so
+    that a table is read without dividing the flat index: a division per class and box made
+    a score pass of one state 10% slower) and X the upper bonus won; rm[box, lane] is 0 where
+    the box's requirement is unmet (it scores 0). Returns the boxes legal in some lane, as
+    a bit mask. X and rm take the caller's float type. The kernel data's arrays are passed
+    one by one: a call that takes the kernel data counts a reference to each of its arrays
+    (for one state at a time, as `positions.terminals64` calls, 5% of the call)."""
+    L = bm.shape[0]
+    nbox = kind.shape[0]
+    X[:, :, :] = 0.0
+    NI[:, :, :] = -1
+    rm[:, :] = 0.0
+    legal = 0
+    for b in range(nbox):
+        kb = kind[b]
+        bit = trk_bit[b]
+        fc = face[b]
         for lane in range(L):
             mask = bm[lane]
-            if not (mask >> kd.five_box & 1):
+            if not order_ok(order, nbox, mask, b, first):
                 continue
-            for f in range(1, 7):
-                bb = best_five(NU5, NF5, G5, V, mask, f, lane, S, kd.five_hand[f])
-                bx = -1
-                bg = 0.0
-                bs = 0.0
-                if bb >= 0:
-                    bx = ((mask | (1 << bb)) * NU + NU5[f, bb, lane]) * NF + NF5[f, bb, lane]
-                    bg = G5[f, bb, lane]
-                    bs = SC5[f, bb, lane]
-                ON[f, lane] = bx
-                OG[f, lane] = bg
-                OB[f, lane] = bb
-                OS[f, lane] = bs
+            legal |= 1 << b
+            u = bu[lane]
+            fl = bf[lane]
+            nmask = mask | (1 << b)
+            rb = req_bit[b]
+            rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
+            for c in range(classes(kb, nd)):
+                bonus, nu, nfl = class_marks(threshold, maxrem, amount, kb, bit, fc, u, fl, c,
+                                             nmask)
+                X[b, c, lane] = bonus
+                NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
+                NUC[b, c, lane] = nu
+                NFC[b, c, lane] = nfl
+    return legal
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def five_choices(five, five_box, five_hand, V, bm, S, ON, OG, OB, OS):
+    """A score pass's step for five equal dice on a sheet whose five-of-a-kind box is filled
+    (Joker and bonus rules): from the placements `values.five_placements` wrote into `five`,
+    S[h, lane] for those hands by table V, and the placement chosen, per face and lane: ON
+    the next state's flat index (-1: no box may take the hand), OG the points, OB the box,
+    OS the box's score. Lanes whose five-of-a-kind box is open are left as they are (the
+    callers set ON to -2 there: not scored apart). `score32`'s and `moments.score2`'s; the
+    kernel data's arrays are passed one by one (see `box_targets`)."""
+    NU5, NF5, G5, SC5 = five
+    L = bm.shape[0]
+    NU = V.shape[1]
+    NF = V.shape[2]
+    for lane in range(L):
+        mask = bm[lane]
+        if not (mask >> five_box & 1):
+            continue
+        for f in range(1, 7):
+            bb = best_five(NU5, NF5, G5, V, mask, f, lane, S, five_hand[f])
+            bx = -1
+            bg = 0.0
+            bs = 0.0
+            if bb >= 0:
+                bx = ((mask | (1 << bb)) * NU + NU5[f, bb, lane]) * NF + NF5[f, bb, lane]
+                bg = G5[f, bb, lane]
+                bs = SC5[f, bb, lane]
+            ON[f, lane] = bx
+            OG[f, lane] = bg
+            OB[f, lane] = bb
+            OS[f, lane] = bs
 
 
 @nb.njit(cache=True, error_model="numpy")

@@ -13,6 +13,7 @@ import numpy as np
 
 from .moments import score2
 from .policy import policy_block
+from .steps import unflat
 from .turn import turn_tables2
 from .values import LANES
 
@@ -61,6 +62,15 @@ def _terminals(kds, tabs, st, first, t1, choice):
                 choice[h, 3] = int(np.rint(sc[h, 0]))
 
 
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def _turn_start(kd, resume, start_throw, start_hand, size, keep_hand):
+    """The throw and the hand a turn starts from: the position's own when the game resumes
+    in a turn already thrown (`resume`), else a first throw of every die."""
+    if resume:
+        return start_throw, start_hand
+    return 1, _draw(kd, size, keep_hand, 0)
+
+
 @nb.njit(cache=True, error_model="numpy", nogil=True)
 def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_games, seed,
          start_throw, start_hand, size, keep_hand, trace):
@@ -99,12 +109,8 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
             _terminals(kds, tabs, st, False, t1l, cl)
             t0 = start_throw if (first_turn and start_hand >= 0) else 1
             _, _, _, _, dec = turn_tables2(kd0, t1f, t1f, t1l, t1l, t0, last, tv)
-            if first_turn and start_hand >= 0:
-                t = start_throw
-                h = start_hand
-            else:
-                t = 1
-                h = _draw(kd0, size, keep_hand, 0)
+            t, h = _turn_start(kd0, first_turn and start_hand >= 0, start_throw, start_hand,
+                               size, keep_hand)
             first_turn = False
             while t < last and dec[t, h] >= 0:
                 h = _draw(kd0, size, keep_hand, dec[t, h])
@@ -113,9 +119,7 @@ def play(kds, tabs, st0, total0, saved0, base_throws, saves, throw_value, n_game
             p = c[0]
             nu = tabs[p].shape[1]
             nf = tabs[p].shape[2]
-            st[p, 0] = c[1] // (nu * nf)
-            st[p, 1] = (c[1] // nf) % nu
-            st[p, 2] = c[1] % nf
+            st[p, 0], st[p, 1], st[p, 2] = unflat(c[1], nu, nf)
             total += c[2]
             if tracing:
                 trace[g, turn] = c[2] - c[3]
@@ -163,12 +167,8 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
         while bm[0] != full:
             policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC)
             for lane in range(L):
-                if first_turn and start_hand >= 0:
-                    t = start_throw
-                    h = start_hand
-                else:
-                    t = 1
-                    h = _draw(kd, size, keep_hand, 0)
+                t, h = _turn_start(kd, first_turn and start_hand >= 0, start_throw, start_hand,
+                                   size, keep_hand)
                 while t < kd.throws and DEC[t, h, lane] >= 0:
                     h = _draw(kd, size, keep_hand, DEC[t, h, lane])
                     t += 1
@@ -183,9 +183,7 @@ def play_lanes(kd, V, st0, total0, n_games, seed, start_throw, start_hand, size,
                 tot[lane] += gain
                 if tracing and g0 + lane < n_games:
                     trace[g0 + lane, turn] = gain - int(np.rint(score))
-                bm[lane] = nx // (NU * NF)
-                bu[lane] = (nx // NF) % NU
-                bf[lane] = nx % NF
+                bm[lane], bu[lane], bf[lane] = unflat(nx, NU, NF)
             first_turn = False
             turn += 1
         for lane in range(L):

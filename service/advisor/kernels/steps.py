@@ -10,6 +10,8 @@ even inlined (the callers read the arrays they need out of it).
   (`policy`, `moments`; the solver's `values.score_pass` writes it out, see there);
 - `rethrow_mass`: probability on keeps pushed through a rethrow onto the hands (`turn`,
   `distribution`);
+- `unflat`: a state's (mask, ucode, flags) from its flat index in a table (`policy`,
+  `moments`, `selfplay`);
 - `best_five`: the best placement of a five of a kind scored apart (Joker, five-of-a-kind
   bonus) among those `values.five_placements` gives (`policy`, `moments`; written out in
   `values.score_pass`).
@@ -171,3 +173,10 @@ def best_five(NU5: np.ndarray, NF5: np.ndarray, G5: np.ndarray, V: np.ndarray, m
             bb = b
     S[h, lane] = best
     return bb
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def unflat(i: int, nu: int, nf: int) -> tuple[int, int, int]:
+    """The state (mask, ucode, flags) at flat index `i` of a [mask, ucode, flags] table of
+    `nu` ucodes and `nf` flag sets: the inverse of ``(mask * nu + ucode) * nf + flags``."""
+    return i // (nu * nf), i // nf % nu, i % nf

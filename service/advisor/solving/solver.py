@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -57,19 +58,27 @@ def solve(rs: RuleSet, order: str | None = None, threads: int = 0) -> Solution:
     m, kd = prepare(rs, order)
     values = np.full(m.table_shape, np.nan, np.float32)
     values[(1 << m.nb) - 1] = 0.0
+    by_levels(m, threads, lambda states: solve_level(kd, values, states), rs.variant.id)
+    return Solution(m, kd, values)
+
+
+def by_levels(m: Model, threads: int, step: Callable[[np.ndarray], object],
+              what: str) -> None:
+    """Run a kernel `step` on every reachable state of a sheet, level by level from the
+    last (the fullest sheets) to the first, on `threads` threads (0: every CPU): the kernels
+    release the GIL, so a level is split between threads in whole blocks of LANES states.
+    Stops between levels with `Cancelled(what)` once `CANCEL` is set."""
     levels = reachable_states(m)
     cpus = os.cpu_count() or 1
     workers = max(1, min(threads or cpus, cpus))
     with ThreadPoolExecutor(workers) as pool:
         for level in range(m.nb - 1, -1, -1):
             if CANCEL.is_set():
-                raise Cancelled(rs.variant.id)
+                raise Cancelled(what)
             states = levels[level]
-            # the kernel releases the GIL: split a level between threads, in whole blocks
             per = -(-len(states) // (workers * LANES)) * LANES
             chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
-            list(pool.map(lambda c: solve_level(kd, values, c), chunks))
-    return Solution(m, kd, values)
+            list(pool.map(step, chunks))
 
 
 def attach(rs: RuleSet, values: np.ndarray, order: str | None = None) -> Solution:
@@ -87,13 +96,5 @@ def solve_moments(sol: Solution, threads: int = 0) -> Moments:
     t2 = np.full(m.table_shape, np.nan)
     t1[(1 << m.nb) - 1] = 0.0
     t2[(1 << m.nb) - 1] = 0.0
-    levels = reachable_states(m)
-    cpus = os.cpu_count() or 1
-    workers = max(1, min(threads or cpus, cpus))
-    with ThreadPoolExecutor(workers) as pool:
-        for level in range(m.nb - 1, -1, -1):
-            states = levels[level]
-            per = -(-len(states) // (workers * LANES)) * LANES
-            chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
-            list(pool.map(lambda c: moments_level(kd, t1, t2, c), chunks))
+    by_levels(m, threads, lambda states: moments_level(kd, t1, t2, states), "moments")
     return Moments(t1, t2)
