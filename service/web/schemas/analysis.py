@@ -16,6 +16,7 @@ from .common import (
     MAX_THROW,
     MAX_VALUE,
     AnswerFields,
+    BoxColumnFields,
     RulesRequestFields,
     ScorecardSchema,
     StrictSchema,
@@ -32,13 +33,9 @@ MAX_PLAYERS = 8  # games/win-probability
 # --------------------------------------------------------------------------- coaching
 
 
-class BoxChanceSchema(ma.Schema):
+class BoxChanceSchema(BoxColumnFields):
     """The chance that the turn ends with points in one box."""
 
-    box = box_id(required=True, metadata={
-        "description": 'The box id'})
-    column = fields.Integer(allow_none=True, required=True, metadata={
-        "description": "Column number (1-4) on a column sheet, else null"})
     probability = fields.Float(required=True, metadata={
         "description": 'Probability that the turn ends with points in this box'})
 

@@ -367,11 +367,16 @@ def _fast(checks: dict, required: tuple[str, ...]) -> object:
 
 # --------------------------------------------------------------------------- responses
 
-class EchoRulesSchema(ma.Schema):
-    """The effective rules a response was computed with."""
+class VariantFields(ma.Schema):
+    """The variant an answer is about (every answer about a variant names it)."""
 
     variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
         "description": "The variant id"})
+
+
+class EchoRulesSchema(VariantFields):
+    """The effective rules a response was computed with."""
+
     options = fields.Dict(required=True, metadata={
         "description": "Every option of the variant with its effective value"})
     overrides = fields.Dict(required=True, metadata={
@@ -380,12 +385,10 @@ class EchoRulesSchema(ma.Schema):
         "description": "Stable hash of the effective rules"})
 
 
-class AnswerFields(ma.Schema):
+class AnswerFields(VariantFields):
     """What every answer about a table of rules says first: the variant and the effective
     rules (options, house rules) it was computed with."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
     rules = fields.Nested(EchoRulesSchema, required=True, metadata={
         "description": "The effective rules the answer was computed with"})
 
@@ -403,12 +406,23 @@ class TotalsFields(ma.Schema):
     total = fields.Integer(required=True, metadata={"description": "The total so far"})
 
 
-class PlacementFields(ma.Schema):
-    """What writing a hand in one box gives: the box, its score and the bonuses it brings."""
+class BoxFields(ma.Schema):
+    """An answer's entry about one box of the sheet: the box it is about."""
 
     box = box_id(required=True, metadata={"description": "The box id"})
+
+
+class BoxColumnFields(BoxFields):
+    """An answer's entry about one box of a sheet that may have columns: the box and its
+    column."""
+
     column = fields.Integer(allow_none=True, required=True, metadata={
         "description": "Column number (1-4) on a column sheet, else null"})
+
+
+class PlacementFields(BoxColumnFields):
+    """What writing a hand in one box gives: the box, its score and the bonuses it brings."""
+
     score = fields.Integer(required=True, metadata={
         "description": "Points the box receives (0: a scratch)"})
     joker = fields.Boolean(required=True, metadata={"description": "Scored as a Joker"})

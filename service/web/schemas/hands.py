@@ -6,13 +6,13 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...domain.dice import HAND_PATTERNS
-from ...domain.variants import VARIANT_IDS
 from .common import (
     MAX_THROW,
     AnswerFields,
     PlacementFields,
     RulesRequestFields,
     ScorecardSchema,
+    VariantFields,
     _bool,
     _fast,
     _fast_dice,
@@ -100,11 +100,9 @@ class ValidateProblemSchema(ma.Schema):
     detail = fields.String(required=True, metadata={"description": "What is wrong"})
 
 
-class HandValidationSchema(ma.Schema):
+class HandValidationSchema(VariantFields):
     """Whether a hand is legal for the variant, and what it forms."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
     valid = fields.Boolean(required=True, metadata={
         "description": "The hand is legal for the variant"})
     dice_count = fields.Integer(required=True, metadata={
