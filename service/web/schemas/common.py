@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
+from collections.abc import Iterable
 from contextvars import ContextVar
 from functools import cache
 
@@ -391,6 +392,18 @@ class AnswerFields(VariantFields):
 
     rules = fields.Nested(EchoRulesSchema, required=True, metadata={
         "description": "The effective rules the answer was computed with"})
+
+
+def problem_code(codes: Iterable[str]) -> fields.String:
+    """The `code` field of a problem an answer reports: one of `codes` (docs/problems.md)."""
+    return fields.String(required=True, validate=validate.OneOf(codes), metadata={
+        "description": "Machine-readable reason (docs/problems.md)"})
+
+
+def problem_detail() -> fields.String:
+    """The `detail` field of a problem an answer reports (its `pointer` is each schema's own:
+    what it points into differs)."""
+    return fields.String(required=True, metadata={"description": "What is wrong"})
 
 
 class TotalsFields(ma.Schema):

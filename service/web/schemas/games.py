@@ -27,6 +27,8 @@ from .common import (
     _int,
     box_id,
     dice_field,
+    problem_code,
+    problem_detail,
 )
 
 MAX_PLAYERS = 16
@@ -238,9 +240,8 @@ class GameProblemSchema(ma.Schema):
     pointer = fields.String(required=True, metadata={
         "description": "JSON pointer into the request body (batch: starts with the game's "
                        "index)"})
-    code = fields.String(required=True, validate=validate.OneOf(ALL_CODES), metadata={
-        "description": "Machine-readable reason (docs/problems.md)"})
-    detail = fields.String(required=True, metadata={"description": 'What is wrong'})
+    code = problem_code(ALL_CODES)
+    detail = problem_detail()
 
 
 class TurnRecordSchema(EarnedSchema):

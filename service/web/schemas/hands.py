@@ -20,6 +20,7 @@ from .common import (
     _fast_scorecard,
     _int,
     dice_field,
+    problem_detail,
 )
 
 _FAST_HAND = {
@@ -97,7 +98,7 @@ class ValidateProblemSchema(ma.Schema):
 
     pointer = fields.String(required=True, metadata={
         "description": "JSON pointer to the offending field of the request"})
-    detail = fields.String(required=True, metadata={"description": "What is wrong"})
+    detail = problem_detail()
 
 
 class HandValidationSchema(VariantFields):

@@ -17,6 +17,8 @@ from .common import (
     TotalsFields,
     _bool,
     _fast,
+    problem_code,
+    problem_detail,
 )
 
 _FAST_CARD = {**_FAST_SCORECARD, "final": lambda v: type(v) is bool}
@@ -65,9 +67,8 @@ class SheetProblemSchema(ma.Schema):
 
     pointer = fields.String(required=True, metadata={
         "description": 'JSON pointer to the offending field of the scorecard'})
-    code = fields.String(required=True, validate=validate.OneOf(SHEET_CODES), metadata={
-        "description": 'Machine-readable reason (docs/problems.md)'})
-    detail = fields.String(required=True, metadata={"description": 'What is wrong'})
+    code = problem_code(SHEET_CODES)
+    detail = problem_detail()
 
 
 class ScorecardTotalsSchema(AnswerFields, SheetTotalsFields):
