@@ -17,6 +17,7 @@ from .common import (
     MAX_VALUE,
     AnswerFields,
     BoxColumnFields,
+    NamedPlayerFields,
     RulesRequestFields,
     ScorecardSchema,
     StrictSchema,
@@ -54,6 +55,12 @@ class TurnOutlookSchema(ma.Schema):
 # --------------------------------------------------------------------------- positions
 
 
+def _position_em_baixo() -> fields.Boolean:
+    """The `em_baixo` flag of a request about a position, perhaps mid-turn (positions/value,
+    games/win-probability)."""
+    return _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+
+
 class PositionValueRequestSchema(RulesRequestFields):
     """A position: a scorecard at the start of a turn, or with the dice after a throw."""
 
@@ -61,7 +68,7 @@ class PositionValueRequestSchema(RulesRequestFields):
     dice = dice_field(metadata={"description": "The dice now (mid-turn); needs `throw`"})
     throw = _int(1, MAX_THROW, metadata={
         "description": "Throw of the turn the dice stand on (1 = first); required with dice"})
-    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+    em_baixo = _position_em_baixo()
     at_least = fields.List(_int(0, MAX_VALUE), validate=validate.Length(max=MAX_THRESHOLDS),
                            metadata={"description": "Totals t for which P(final >= t) is "
                                                     "wanted"})
@@ -259,11 +266,9 @@ class GameAnalysisSchema(AnswerFields):
 # --------------------------------------------------------------------------- win probability
 
 
-class WinPlayerSchema(StrictSchema):
+class WinPlayerSchema(NamedPlayerFields):
     """One player's sheet."""
 
-    name = fields.String(validate=validate.Length(max=100), metadata={
-        "description": "The player's name (optional)"})
     scorecard = fields.Nested(ScorecardSchema, metadata={"description": "Default: empty"})
 
 
@@ -278,7 +283,7 @@ class WinProbabilityRequestSchema(RulesRequestFields):
     dice = dice_field(metadata={"description": "The dice of the player to move (mid-turn); "
                                                "needs `throw`"})
     throw = _int(1, MAX_THROW, metadata={"description": "Throw the dice stand on (1 = first)"})
-    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+    em_baixo = _position_em_baixo()
 
 
 class PlayerChancesSchema(ma.Schema):

@@ -32,6 +32,7 @@ from ..variant_spec import variant_facts
 MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
 MAX_BONUSES = 100
+MAX_NAME = 100  # characters of a player's name
 
 
 
@@ -309,11 +310,23 @@ class ScorecardSchema(ScorecardFields):
     """A player's sheet."""
 
 
+class NamedPlayerFields(StrictSchema):
+    """A player of a request that lists players: their name, optional."""
+
+    name = fields.String(validate=validate.Length(max=MAX_NAME), metadata={
+        "description": "The player's name (optional)"})
+
+
 class RulesRequestFields(StrictSchema):
     """Options and house rules, accepted wherever a variant is named."""
 
     options = fields.Nested(OptionsSchema)
     rules = fields.Nested(RulesSchema)
+
+
+def scoring_em_baixo() -> fields.Boolean:
+    """The `em_baixo` flag of a request that scores its dice now (games/turn, hands/score)."""
+    return _bool(metadata={"description": "Bozó: score the faces turned to the table"})
 
 
 # --------------------------------------------------------------------------- fast paths

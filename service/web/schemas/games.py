@@ -15,9 +15,11 @@ from marshmallow import fields, validate
 from ...domain.games import ALL_CODES
 from ...domain.variants import ALL_BOX_IDS
 from .common import (
+    MAX_NAME,
     MAX_THROW,
     MAX_VALUE,
     AnswerFields,
+    NamedPlayerFields,
     PlacementFields,
     RulesRequestFields,
     ScorecardSchema,
@@ -29,6 +31,7 @@ from .common import (
     dice_field,
     problem_code,
     problem_detail,
+    scoring_em_baixo,
 )
 
 MAX_PLAYERS = 16
@@ -58,7 +61,7 @@ class TurnRequestSchema(RulesRequestFields):
                        "win (Generala servida, General de boca) that writes no box"})
     column = _int(1, 4, allow_none=True, metadata={
         "description": "Column sheets: the column of the box (1-4)"})
-    em_baixo = _bool(metadata={"description": "Bozó: score the faces turned to the table"})
+    em_baixo = scoring_em_baixo()
     scratch = _bool(metadata={
         "description": "Write 0 in the box whatever the dice score there (a chosen 0, "
                        "docs/rules.md decisions 3 and 25): allowed in any box the dice may "
@@ -136,11 +139,9 @@ class RecordedTurnSchema(StrictSchema):
         "description": "Optional claim: the points written in the box (0 for a scratch)"})
 
 
-class PlayerSchema(StrictSchema):
+class PlayerSchema(NamedPlayerFields):
     """A player and the turns they played, in order."""
 
-    name = fields.String(validate=validate.Length(max=100), metadata={
-        "description": "The player's name (optional)"})
     turns = fields.List(fields.Nested(RecordedTurnSchema), required=True,
                         validate=validate.Length(max=MAX_GAME_TURNS), metadata={
         "description": "The player's turns, in order"})
@@ -194,7 +195,7 @@ def _fast_player(player: object) -> bool:
             ok = (type(value) is list and len(value) <= MAX_GAME_TURNS
                   and all(_fast_turn(t) for t in value))
         elif key == "name":
-            ok = type(value) is str and len(value) <= 100
+            ok = type(value) is str and len(value) <= MAX_NAME
         elif key == "total":
             ok = value is None or (type(value) is int and 0 <= value <= MAX_TOTAL)
         else:

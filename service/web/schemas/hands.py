@@ -13,7 +13,6 @@ from .common import (
     RulesRequestFields,
     ScorecardSchema,
     VariantFields,
-    _bool,
     _fast,
     _fast_dice,
     _fast_int,
@@ -21,6 +20,7 @@ from .common import (
     _int,
     dice_field,
     problem_detail,
+    scoring_em_baixo,
 )
 
 _FAST_HAND = {
@@ -40,7 +40,7 @@ class HandScoreRequestSchema(RulesRequestFields):
     throw = _int(1, MAX_THROW, metadata={
         "description": "Throw of the turn these dice stand on (1 = first: servida, de boca)"})
     scorecard = fields.Nested(ScorecardSchema)
-    em_baixo = _bool(metadata={"description": "Bozó: score the faces turned to the table"})
+    em_baixo = scoring_em_baixo()
 
 
 class HandValidateRequestSchema(RulesRequestFields):
