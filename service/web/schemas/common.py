@@ -419,6 +419,16 @@ def problem_detail() -> fields.String:
     return fields.String(required=True, metadata={"description": "What is wrong"})
 
 
+def throw_stood_on() -> fields.Integer:
+    """An answer's `throw`: the throw the dice of a turn or decision stood on."""
+    return fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+
+
+def values_method() -> fields.String:
+    """An answer's `method`: how the advisor computed the values it gives."""
+    return fields.String(required=True, metadata={"description": 'How the values are computed'})
+
+
 class TotalsFields(ma.Schema):
     """A sheet's (or a column's) totals."""
 

@@ -32,6 +32,7 @@ from .common import (
     problem_code,
     problem_detail,
     scoring_em_baixo,
+    throw_stood_on,
 )
 
 MAX_PLAYERS = 16
@@ -94,7 +95,7 @@ class TurnResultSchema(AnswerFields):
         "description": 'The dice, sorted'})
     scored_dice = fields.List(fields.Integer(), required=True, metadata={
         "description": "The faces scored (the bottom faces with em_baixo)"})
-    throw = fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+    throw = throw_stood_on()
     scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The sheet after the turn, to send as the next turn's scorecard"})
     earned = fields.Nested(EarnedSchema, required=True)
@@ -263,18 +264,28 @@ class TurnRecordSchema(EarnedSchema):
         "description": "The player's total after this turn"})
 
 
+def _player_index() -> fields.Integer:
+    """Which player of the request an answer's entry is about."""
+    return fields.Integer(required=True, metadata={
+        "description": "The player's index in the request"})
+
+
+def _player_total() -> fields.Integer:
+    """A player's total in an answer."""
+    return fields.Integer(required=True, metadata={"description": "The player's total"})
+
+
 class PlayerResultSchema(ma.Schema):
     """A player's game replayed."""
 
-    player = fields.Integer(required=True, metadata={
-        "description": "The player's index in the request"})
+    player = _player_index()
     name = fields.String(required=True, metadata={
         "description": "The player's name ('' when not given)"})
     turns = fields.List(fields.Nested(TurnRecordSchema), required=True, metadata={
         "description": 'Each turn replayed'})
     scorecard = fields.Nested(ScorecardSchema, required=True)
     totals = fields.Nested(GameTotalsSchema, required=True)
-    total = fields.Integer(required=True, metadata={"description": "The player's total"})
+    total = _player_total()
     complete = fields.Boolean(required=True, metadata={
         "description": "The player's sheet is full (or the game was won at once)"})
     won = fields.Boolean(required=True, metadata={
@@ -285,10 +296,9 @@ class StandingSchema(ma.Schema):
     """A player's place."""
 
     rank = fields.Integer(required=True, metadata={"description": "1 = first; ties share"})
-    player = fields.Integer(required=True, metadata={
-        "description": "The player's index in the request"})
+    player = _player_index()
     name = fields.String(required=True, metadata={"description": "The player's name"})
-    total = fields.Integer(required=True, metadata={"description": "The player's total"})
+    total = _player_total()
     winner = fields.Boolean(required=True, metadata={
         "description": 'The player is among the winners'})
 
