@@ -5,6 +5,7 @@ answer one object; their `/batch` operation (`hands/score/batch`, ...) takes a l
 answers the list of results in the same order. Both read the body with the same schema and
 answer each item with the same function, so an item means the same in either. A domain error
 in a batch names its item: its pointers are prefixed with the item's index (`/3/dice/0`).
+`answer_one` also answers the operations that have no batch form.
 """
 
 from __future__ import annotations

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Response, current_app
 from flask.views import MethodView
 
 from ...advisor.analysis.analyst import win_probability
 from ...advisor.analysis.games import analyze
 from ...domain.errors import InvalidInput
-from ...domain.rules import get_variant
-from ..body import json_response, load_items, rules_for, sheet_for
+from ..batch import answer_one
+from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint
@@ -20,6 +22,29 @@ blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win 
 
 _game_schema = GameSchema()
 _win_schema = WinProbabilityRequestSchema()
+
+
+def _analyze_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The games/analyze answer to one loaded game."""
+    rs = rules_for(variant, item)
+    result = analyze(analyst_of(current_app), rs, item)
+    return {"variant": variant, "rules": rs.describe(), **result}
+
+
+def _win_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The games/win-probability answer to one loaded request."""
+    rs = rules_for(variant, item)
+    to_move = item.get("to_move", 0)
+    players = item["players"]
+    if to_move >= len(players):
+        raise InvalidInput.one("/to_move", f"there are {len(players)} players")
+    sheets = [sheet_for(rs, p, base=f"/players/{i}") for i, p in enumerate(players)]
+    result = win_probability(analyst_of(current_app), rs, sheets, to_move,
+                             item.get("dice"), item.get("throw"),
+                             item.get("em_baixo", False))
+    for p, out in zip(players, result["players"], strict=True):
+        out["name"] = p.get("name")
+    return {"variant": variant, "rules": rs.describe(), "to_move": to_move, **result}
 
 
 @blp.route("/<variant:variant>/games/analyze")
@@ -53,12 +78,7 @@ class GameAnalysis(MethodView):
         (pointer, code, detail), and a 202 (table being built) comes only for one that can
         be analysed. A game not yet over is analysed as far as it goes.
         """
-        get_variant(variant)
-        items, _ = load_items(_game_schema, batch=False, variant=variant)
-        item = items[0]
-        rs = rules_for(variant, item)
-        result = analyze(analyst_of(current_app), rs, item)
-        return json_response({"variant": variant, "rules": rs.describe(), **result})
+        return answer_one(variant, _game_schema, _analyze_one)
 
 
 @blp.route("/<variant:variant>/games/win-probability")
@@ -91,19 +111,4 @@ class WinProbability(MethodView):
         open boxes) beside the move that maximises the expected score, each with its
         expected final score and its share of the win.
         """
-        get_variant(variant)
-        items, _ = load_items(_win_schema, batch=False, variant=variant)
-        item = items[0]
-        rs = rules_for(variant, item)
-        to_move = item.get("to_move", 0)
-        players = item["players"]
-        if to_move >= len(players):
-            raise InvalidInput.one("/to_move", f"there are {len(players)} players")
-        sheets = [sheet_for(rs, p, base=f"/players/{i}") for i, p in enumerate(players)]
-        result = win_probability(analyst_of(current_app), rs, sheets, to_move,
-                                 item.get("dice"), item.get("throw"),
-                                 item.get("em_baixo", False))
-        for p, out in zip(players, result["players"], strict=True):
-            out["name"] = p.get("name")
-        return json_response({"variant": variant, "rules": rs.describe(), "to_move": to_move,
-                              **result})
+        return answer_one(variant, _win_schema, _win_one)

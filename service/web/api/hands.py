@@ -7,10 +7,9 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
-from ...domain.rules import get_variant
 from ...domain.scoring import score_hand, validate_hand
 from ..batch import add_batch_operation, answer_one
-from ..body import json_response, load_items, rules_for, sheet_for
+from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint
 from ..schemas.hands import (
     HandScoreRequestSchema,
@@ -43,6 +42,13 @@ def score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _validate_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The hands/validate answer to one loaded hand."""
+    rs = rules_for(variant, item)
+    sheet = sheet_for(rs, item)
+    return {"variant": variant, **validate_hand(rs, item["dice"], item.get("throw"), sheet)}
+
+
 @blp.route("/<variant:variant>/hands/validate")
 class HandValidation(MethodView):
     """Hand validation."""
@@ -58,13 +64,7 @@ class HandValidation(MethodView):
         An illegal hand (wrong count, a face outside 1..6, not integers) is a 200 with
         `valid: false` and `problems`; only a malformed request is a 422.
         """
-        get_variant(variant)
-        items, _ = load_items(_validate_schema, batch=False, variant=variant)
-        item = items[0]
-        rs = rules_for(variant, item)
-        sheet = sheet_for(rs, item)
-        return json_response({"variant": variant,
-                              **validate_hand(rs, item["dice"], item.get("throw"), sheet)})
+        return answer_one(variant, _validate_schema, _validate_one)
 
 
 @blp.route("/<variant:variant>/hands/score")

@@ -7,8 +7,8 @@ from typing import Any
 from flask import Response, current_app, request
 from flask.views import MethodView
 
-from ...domain.rules import get_variant
-from ..body import json_response, load_items, rules_for, sheet_for
+from ..batch import answer_one
+from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import advisor_of, analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint
@@ -19,7 +19,8 @@ blp = new_blueprint("moves", "Optimal move advice (expected-score maximising sol
 _request_schema = MoveSuggestRequestSchema()
 
 
-def _advise(variant: str, item: dict[str, Any]) -> Response:
+def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The moves/suggest answer to one loaded position."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     throw = item["throw"]
@@ -38,8 +39,7 @@ def _advise(variant: str, item: dict[str, Any]) -> Response:
             body["alternatives"][i]["turn"] = outlook
         if body["best"]["action"] == "keep":
             body["best"] = body["alternatives"][0]
-    return json_response({"variant": variant, "rules": rs.describe(), "dice": result.dice,
-                          **body})
+    return {"variant": variant, "rules": rs.describe(), "dice": result.dice, **body}
 
 
 @blp.route("/<variant:variant>/moves/suggest")
@@ -70,6 +70,4 @@ class MoveSuggestion(MethodView):
         advisor's play of the rest of it: the probability that the turn ends with points in
         each box (e.g. P(YAHTZEE this turn | keep 3-3-3)) and the expected points of the turn.
         """
-        get_variant(variant)
-        items, _ = load_items(_request_schema, batch=False, variant=variant)
-        return _advise(variant, items[0])
+        return answer_one(variant, _request_schema, _advise)

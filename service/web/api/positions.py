@@ -7,8 +7,8 @@ from typing import Any
 from flask import Response, current_app
 from flask.views import MethodView
 
-from ...domain.rules import get_variant
-from ..body import json_response, load_items, rules_for, sheet_for
+from ..batch import answer_one
+from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint
@@ -59,6 +59,4 @@ class PositionValue(MethodView):
         the sample size and the standard error of the mean. Approximate methods (column
         sheets, Maxi Yatzy) are measured by simulating their own play (`exact: false`).
         """
-        get_variant(variant)
-        items, _ = load_items(_schema, batch=False, variant=variant)
-        return json_response(_value(variant, items[0]))
+        return answer_one(variant, _schema, _value)

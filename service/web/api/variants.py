@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
+from typing import Any
 
 from flask import Response, request
 from flask.views import MethodView
 
 from ...domain.rules import definition_document, effective_rules, get_variant
 from ...domain.variants import VARIANT_IDS
-from ..body import json_response, load_items, rules_for
+from ..batch import answer_one
+from ..body import rules_for
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint
 from ..schemas.variants import (
     EffectiveRulesRequestSchema,
@@ -46,6 +48,12 @@ def _cached(variant: str | None) -> Response:
 
 
 NOT_MODIFIED = {"304": {"description": "Not modified (If-None-Match matched the ETag)"}}
+
+
+def _effective_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The effective rules and definition of one loaded request's options and house rules."""
+    rs = rules_for(variant, item)
+    return {"rules": rs.describe(), "definition": definition_document(rs)}
 
 
 @blp.route("")
@@ -88,7 +96,4 @@ class EffectiveRules(MethodView):
 
         Lets a frontend show its table's sheet; `fingerprint` identifies the rules.
         """
-        get_variant(variant)
-        items, _ = load_items(EffectiveRulesRequestSchema(), batch=False, variant=variant)
-        rs = rules_for(variant, items[0])
-        return json_response({"rules": rs.describe(), "definition": definition_document(rs)})
+        return answer_one(variant, EffectiveRulesRequestSchema(), _effective_one)

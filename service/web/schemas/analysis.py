@@ -16,6 +16,8 @@ from .common import (
     MAX_THROW,
     MAX_VALUE,
     AnswerFields,
+    BoxColumnFields,
+    NamedPlayerFields,
     RulesRequestFields,
     ScorecardSchema,
     StrictSchema,
@@ -23,22 +25,52 @@ from .common import (
     _int,
     box_id,
     dice_field,
+    throw_stood_on,
+    values_method,
 )
 
 MAX_THRESHOLDS = 50
 MAX_PLAYERS = 8  # games/win-probability
 
 
+# --------------------------------------------------------------------------- shared fields
+# Fields that more than one answer below holds, declared once.
+
+
+def _player_name() -> fields.String:
+    """A player's name in an answer (null when the request gave none)."""
+    return fields.String(allow_none=True, required=True, metadata={
+        "description": "The player's name"})
+
+
+def _current_total() -> fields.Integer:
+    """The points a sheet holds now."""
+    return fields.Integer(required=True, metadata={"description": 'Points on the sheet now'})
+
+
+def _final_sd() -> fields.Float:
+    """The standard deviation of a final score."""
+    return fields.Float(required=True, metadata={
+        "description": 'Standard deviation of the final score'})
+
+
+def _action() -> fields.String:
+    """What a move or choice does: keep dice, or score them in a box."""
+    return fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
+        "description": 'keep or score'})
+
+
+def _turn_number() -> fields.Integer:
+    """The number of an analysed turn."""
+    return fields.Integer(required=True, metadata={"description": "The turn's number (1 = first)"})
+
+
 # --------------------------------------------------------------------------- coaching
 
 
-class BoxChanceSchema(ma.Schema):
+class BoxChanceSchema(BoxColumnFields):
     """The chance that the turn ends with points in one box."""
 
-    box = box_id(required=True, metadata={
-        "description": 'The box id'})
-    column = fields.Integer(allow_none=True, required=True, metadata={
-        "description": "Column number (1-4) on a column sheet, else null"})
     probability = fields.Float(required=True, metadata={
         "description": 'Probability that the turn ends with points in this box'})
 
@@ -57,6 +89,12 @@ class TurnOutlookSchema(ma.Schema):
 # --------------------------------------------------------------------------- positions
 
 
+def _position_em_baixo() -> fields.Boolean:
+    """The `em_baixo` flag of a request about a position, perhaps mid-turn (positions/value,
+    games/win-probability)."""
+    return _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+
+
 class PositionValueRequestSchema(RulesRequestFields):
     """A position: a scorecard at the start of a turn, or with the dice after a throw."""
 
@@ -64,7 +102,7 @@ class PositionValueRequestSchema(RulesRequestFields):
     dice = dice_field(metadata={"description": "The dice now (mid-turn); needs `throw`"})
     throw = _int(1, MAX_THROW, metadata={
         "description": "Throw of the turn the dice stand on (1 = first); required with dice"})
-    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+    em_baixo = _position_em_baixo()
     at_least = fields.List(_int(0, MAX_VALUE), validate=validate.Length(max=MAX_THRESHOLDS),
                            metadata={"description": "Totals t for which P(final >= t) is "
                                                     "wanted"})
@@ -106,8 +144,7 @@ class DistributionSchema(ma.Schema):
     standard_error = fields.Float(allow_none=True, required=True, metadata={
         "description": "Standard error of the sampled mean (null when exact)"})
     mean = fields.Float(required=True, metadata={"description": 'Expected final score'})
-    sd = fields.Float(required=True, metadata={
-        "description": 'Standard deviation of the final score'})
+    sd = _final_sd()
     min = fields.Integer(required=True, metadata={
         "description": 'Lowest final score with positive probability'})
     max = fields.Integer(required=True, metadata={
@@ -130,8 +167,7 @@ class PositionValueSchema(AnswerFields):
         "description": 'The throw the dice stand on (mid-turn)'})
     dice = fields.List(fields.Integer(), allow_none=True, required=True, metadata={
         "description": 'The dice of the position (mid-turn), sorted'})
-    current_total = fields.Integer(required=True, metadata={
-        "description": 'Points on the sheet now'})
+    current_total = _current_total()
     expected_final_score = fields.Float(required=True, metadata={
         "description": 'Expected final score under optimal play'})
     sd = fields.Float(required=True, metadata={
@@ -145,8 +181,7 @@ class PositionValueSchema(AnswerFields):
 class ChoiceSchema(ma.Schema):
     """A keep or a placement."""
 
-    action = fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
-        "description": 'keep or score'})
+    action = _action()
     dice = fields.List(fields.Integer(), metadata={"description": "keep: the dice kept"})
     box = box_id(metadata={
         "description": 'score: the box written'})
@@ -161,8 +196,8 @@ class ChoiceSchema(ma.Schema):
 class DecisionSchema(ma.Schema):
     """One decision: the position, the choice, the best choice, their values."""
 
-    turn = fields.Integer(required=True, metadata={"description": "The turn's number (1 = first)"})
-    throw = fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+    turn = _turn_number()
+    throw = throw_stood_on()
     dice = fields.List(fields.Integer(), required=True, metadata={
         "description": 'The dice the decision was made on'})
     choice = fields.Nested(ChoiceSchema, required=True)
@@ -186,7 +221,7 @@ class DecisionSchema(ma.Schema):
 class TurnAnalysisSchema(ma.Schema):
     """One turn: its decisions and its luck."""
 
-    turn = fields.Integer(required=True, metadata={"description": "The turn's number (1 = first)"})
+    turn = _turn_number()
     expected_final_score_at_start = fields.Float(required=True, metadata={
         "description": 'Expected final score before the turn'})
     expected_final_score_at_end = fields.Float(required=True, metadata={
@@ -215,8 +250,7 @@ class ClassCountsSchema(ma.Schema):
 class PlayerAnalysisSchema(ma.Schema):
     """One player's decisions and summary."""
 
-    name = fields.String(allow_none=True, required=True, metadata={
-        "description": "The player's name"})
+    name = _player_name()
     final_total = fields.Integer(required=True, metadata={
         "description": "The player's total at the end of the analysed turns"})
     finished = fields.Boolean(required=True, metadata={"description": "The player's sheet is full"})
@@ -253,7 +287,7 @@ class GameAnalysisSchema(AnswerFields):
 
     exact = fields.Boolean(required=True, metadata={
         "description": 'Exact optimum (false: a documented approximation)'})
-    method = fields.String(required=True, metadata={"description": 'How the values are computed'})
+    method = values_method()
     thresholds = fields.Nested(ThresholdsSchema, required=True)
     players = fields.List(fields.Nested(PlayerAnalysisSchema), required=True, metadata={
         "description": "Each player's analysis, in the request's order"})
@@ -262,11 +296,9 @@ class GameAnalysisSchema(AnswerFields):
 # --------------------------------------------------------------------------- win probability
 
 
-class WinPlayerSchema(StrictSchema):
+class WinPlayerSchema(NamedPlayerFields):
     """One player's sheet."""
 
-    name = fields.String(validate=validate.Length(max=100), metadata={
-        "description": "The player's name (optional)"})
     scorecard = fields.Nested(ScorecardSchema, metadata={"description": "Default: empty"})
 
 
@@ -281,20 +313,17 @@ class WinProbabilityRequestSchema(RulesRequestFields):
     dice = dice_field(metadata={"description": "The dice of the player to move (mid-turn); "
                                                "needs `throw`"})
     throw = _int(1, MAX_THROW, metadata={"description": "Throw the dice stand on (1 = first)"})
-    em_baixo = _bool(metadata={"description": "Bozó: the dice count by their bottom faces"})
+    em_baixo = _position_em_baixo()
 
 
 class PlayerChancesSchema(ma.Schema):
     """One player's chances."""
 
-    name = fields.String(allow_none=True, required=True, metadata={
-        "description": "The player's name"})
-    current_total = fields.Integer(required=True, metadata={
-        "description": 'Points on the sheet now'})
+    name = _player_name()
+    current_total = _current_total()
     expected_final_score = fields.Float(required=True, metadata={
         "description": 'Expected final score'})
-    sd = fields.Float(required=True, metadata={
-        "description": 'Standard deviation of the final score'})
+    sd = _final_sd()
     distribution_exact = fields.Boolean(required=True, metadata={
         "description": 'The final-score distribution is exact'})
     distribution_method = fields.String(required=True, metadata={
@@ -311,8 +340,7 @@ class PlayerChancesSchema(ma.Schema):
 class MoveChanceSchema(ma.Schema):
     """A move with its expected final score and its expected share of the win."""
 
-    action = fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
-        "description": 'keep or score'})
+    action = _action()
     expected_final_score = fields.Float(required=True, metadata={
         "description": 'Expected final score of the move'})
     win_share = fields.Float(required=True, metadata={

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
+from collections.abc import Iterable
 from contextvars import ContextVar
 from functools import cache
 
@@ -31,6 +32,7 @@ from ..variant_spec import variant_facts
 MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
 MAX_BONUSES = 100
+MAX_NAME = 100  # characters of a player's name
 
 
 
@@ -308,11 +310,23 @@ class ScorecardSchema(ScorecardFields):
     """A player's sheet."""
 
 
+class NamedPlayerFields(StrictSchema):
+    """A player of a request that lists players: their name, optional."""
+
+    name = fields.String(validate=validate.Length(max=MAX_NAME), metadata={
+        "description": "The player's name (optional)"})
+
+
 class RulesRequestFields(StrictSchema):
     """Options and house rules, accepted wherever a variant is named."""
 
     options = fields.Nested(OptionsSchema)
     rules = fields.Nested(RulesSchema)
+
+
+def scoring_em_baixo() -> fields.Boolean:
+    """The `em_baixo` flag of a request that scores its dice now (games/turn, hands/score)."""
+    return _bool(metadata={"description": "Bozó: score the faces turned to the table"})
 
 
 # --------------------------------------------------------------------------- fast paths
@@ -367,11 +381,16 @@ def _fast(checks: dict, required: tuple[str, ...]) -> object:
 
 # --------------------------------------------------------------------------- responses
 
-class EchoRulesSchema(ma.Schema):
-    """The effective rules a response was computed with."""
+class VariantFields(ma.Schema):
+    """The variant an answer is about (every answer about a variant names it)."""
 
     variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
         "description": "The variant id"})
+
+
+class EchoRulesSchema(VariantFields):
+    """The effective rules a response was computed with."""
+
     options = fields.Dict(required=True, metadata={
         "description": "Every option of the variant with its effective value"})
     overrides = fields.Dict(required=True, metadata={
@@ -380,14 +399,34 @@ class EchoRulesSchema(ma.Schema):
         "description": "Stable hash of the effective rules"})
 
 
-class AnswerFields(ma.Schema):
+class AnswerFields(VariantFields):
     """What every answer about a table of rules says first: the variant and the effective
     rules (options, house rules) it was computed with."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
     rules = fields.Nested(EchoRulesSchema, required=True, metadata={
         "description": "The effective rules the answer was computed with"})
+
+
+def problem_code(codes: Iterable[str]) -> fields.String:
+    """The `code` field of a problem an answer reports: one of `codes` (docs/problems.md)."""
+    return fields.String(required=True, validate=validate.OneOf(codes), metadata={
+        "description": "Machine-readable reason (docs/problems.md)"})
+
+
+def problem_detail() -> fields.String:
+    """The `detail` field of a problem an answer reports (its `pointer` is each schema's own:
+    what it points into differs)."""
+    return fields.String(required=True, metadata={"description": "What is wrong"})
+
+
+def throw_stood_on() -> fields.Integer:
+    """An answer's `throw`: the throw the dice of a turn or decision stood on."""
+    return fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+
+
+def values_method() -> fields.String:
+    """An answer's `method`: how the advisor computed the values it gives."""
+    return fields.String(required=True, metadata={"description": 'How the values are computed'})
 
 
 class TotalsFields(ma.Schema):
@@ -403,12 +442,23 @@ class TotalsFields(ma.Schema):
     total = fields.Integer(required=True, metadata={"description": "The total so far"})
 
 
-class PlacementFields(ma.Schema):
-    """What writing a hand in one box gives: the box, its score and the bonuses it brings."""
+class BoxFields(ma.Schema):
+    """An answer's entry about one box of the sheet: the box it is about."""
 
     box = box_id(required=True, metadata={"description": "The box id"})
+
+
+class BoxColumnFields(BoxFields):
+    """An answer's entry about one box of a sheet that may have columns: the box and its
+    column."""
+
     column = fields.Integer(allow_none=True, required=True, metadata={
         "description": "Column number (1-4) on a column sheet, else null"})
+
+
+class PlacementFields(BoxColumnFields):
+    """What writing a hand in one box gives: the box, its score and the bonuses it brings."""
+
     score = fields.Integer(required=True, metadata={
         "description": "Points the box receives (0: a scratch)"})
     joker = fields.Boolean(required=True, metadata={"description": "Scored as a Joker"})

@@ -15,9 +15,11 @@ from marshmallow import fields, validate
 from ...domain.games import ALL_CODES
 from ...domain.variants import ALL_BOX_IDS
 from .common import (
+    MAX_NAME,
     MAX_THROW,
     MAX_VALUE,
     AnswerFields,
+    NamedPlayerFields,
     PlacementFields,
     RulesRequestFields,
     ScorecardSchema,
@@ -27,6 +29,10 @@ from .common import (
     _int,
     box_id,
     dice_field,
+    problem_code,
+    problem_detail,
+    scoring_em_baixo,
+    throw_stood_on,
 )
 
 MAX_PLAYERS = 16
@@ -56,7 +62,7 @@ class TurnRequestSchema(RulesRequestFields):
                        "win (Generala servida, General de boca) that writes no box"})
     column = _int(1, 4, allow_none=True, metadata={
         "description": "Column sheets: the column of the box (1-4)"})
-    em_baixo = _bool(metadata={"description": "Bozó: score the faces turned to the table"})
+    em_baixo = scoring_em_baixo()
     scratch = _bool(metadata={
         "description": "Write 0 in the box whatever the dice score there (a chosen 0, "
                        "docs/rules.md decisions 3 and 25): allowed in any box the dice may "
@@ -89,7 +95,7 @@ class TurnResultSchema(AnswerFields):
         "description": 'The dice, sorted'})
     scored_dice = fields.List(fields.Integer(), required=True, metadata={
         "description": "The faces scored (the bottom faces with em_baixo)"})
-    throw = fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+    throw = throw_stood_on()
     scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The sheet after the turn, to send as the next turn's scorecard"})
     earned = fields.Nested(EarnedSchema, required=True)
@@ -134,11 +140,9 @@ class RecordedTurnSchema(StrictSchema):
         "description": "Optional claim: the points written in the box (0 for a scratch)"})
 
 
-class PlayerSchema(StrictSchema):
+class PlayerSchema(NamedPlayerFields):
     """A player and the turns they played, in order."""
 
-    name = fields.String(validate=validate.Length(max=100), metadata={
-        "description": "The player's name (optional)"})
     turns = fields.List(fields.Nested(RecordedTurnSchema), required=True,
                         validate=validate.Length(max=MAX_GAME_TURNS), metadata={
         "description": "The player's turns, in order"})
@@ -192,7 +196,7 @@ def _fast_player(player: object) -> bool:
             ok = (type(value) is list and len(value) <= MAX_GAME_TURNS
                   and all(_fast_turn(t) for t in value))
         elif key == "name":
-            ok = type(value) is str and len(value) <= 100
+            ok = type(value) is str and len(value) <= MAX_NAME
         elif key == "total":
             ok = value is None or (type(value) is int and 0 <= value <= MAX_TOTAL)
         else:
@@ -238,9 +242,8 @@ class GameProblemSchema(ma.Schema):
     pointer = fields.String(required=True, metadata={
         "description": "JSON pointer into the request body (batch: starts with the game's "
                        "index)"})
-    code = fields.String(required=True, validate=validate.OneOf(ALL_CODES), metadata={
-        "description": "Machine-readable reason (docs/problems.md)"})
-    detail = fields.String(required=True, metadata={"description": 'What is wrong'})
+    code = problem_code(ALL_CODES)
+    detail = problem_detail()
 
 
 class TurnRecordSchema(EarnedSchema):
@@ -261,18 +264,28 @@ class TurnRecordSchema(EarnedSchema):
         "description": "The player's total after this turn"})
 
 
+def _player_index() -> fields.Integer:
+    """Which player of the request an answer's entry is about."""
+    return fields.Integer(required=True, metadata={
+        "description": "The player's index in the request"})
+
+
+def _player_total() -> fields.Integer:
+    """A player's total in an answer."""
+    return fields.Integer(required=True, metadata={"description": "The player's total"})
+
+
 class PlayerResultSchema(ma.Schema):
     """A player's game replayed."""
 
-    player = fields.Integer(required=True, metadata={
-        "description": "The player's index in the request"})
+    player = _player_index()
     name = fields.String(required=True, metadata={
         "description": "The player's name ('' when not given)"})
     turns = fields.List(fields.Nested(TurnRecordSchema), required=True, metadata={
         "description": 'Each turn replayed'})
     scorecard = fields.Nested(ScorecardSchema, required=True)
     totals = fields.Nested(GameTotalsSchema, required=True)
-    total = fields.Integer(required=True, metadata={"description": "The player's total"})
+    total = _player_total()
     complete = fields.Boolean(required=True, metadata={
         "description": "The player's sheet is full (or the game was won at once)"})
     won = fields.Boolean(required=True, metadata={
@@ -283,10 +296,9 @@ class StandingSchema(ma.Schema):
     """A player's place."""
 
     rank = fields.Integer(required=True, metadata={"description": "1 = first; ties share"})
-    player = fields.Integer(required=True, metadata={
-        "description": "The player's index in the request"})
+    player = _player_index()
     name = fields.String(required=True, metadata={"description": "The player's name"})
-    total = fields.Integer(required=True, metadata={"description": "The player's total"})
+    total = _player_total()
     winner = fields.Boolean(required=True, metadata={
         "description": 'The player is among the winners'})
 

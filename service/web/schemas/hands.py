@@ -6,20 +6,21 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...domain.dice import HAND_PATTERNS
-from ...domain.variants import VARIANT_IDS
 from .common import (
     MAX_THROW,
     AnswerFields,
     PlacementFields,
     RulesRequestFields,
     ScorecardSchema,
-    _bool,
+    VariantFields,
     _fast,
     _fast_dice,
     _fast_int,
     _fast_scorecard,
     _int,
     dice_field,
+    problem_detail,
+    scoring_em_baixo,
 )
 
 _FAST_HAND = {
@@ -39,7 +40,7 @@ class HandScoreRequestSchema(RulesRequestFields):
     throw = _int(1, MAX_THROW, metadata={
         "description": "Throw of the turn these dice stand on (1 = first: servida, de boca)"})
     scorecard = fields.Nested(ScorecardSchema)
-    em_baixo = _bool(metadata={"description": "Bozó: score the faces turned to the table"})
+    em_baixo = scoring_em_baixo()
 
 
 class HandValidateRequestSchema(RulesRequestFields):
@@ -97,14 +98,12 @@ class ValidateProblemSchema(ma.Schema):
 
     pointer = fields.String(required=True, metadata={
         "description": "JSON pointer to the offending field of the request"})
-    detail = fields.String(required=True, metadata={"description": "What is wrong"})
+    detail = problem_detail()
 
 
-class HandValidationSchema(ma.Schema):
+class HandValidationSchema(VariantFields):
     """Whether a hand is legal for the variant, and what it forms."""
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
     valid = fields.Boolean(required=True, metadata={
         "description": "The hand is legal for the variant"})
     dice_count = fields.Integer(required=True, metadata={

@@ -14,6 +14,7 @@ from .common import (
     _bool,
     _int,
     dice_field,
+    values_method,
 )
 
 
@@ -91,8 +92,7 @@ class MoveSuggestionSchema(AnswerFields):
         "description": "Throws this turn may still make (saved throws included)"})
     exact = fields.Boolean(required=True, metadata={
         "description": "Exact optimum (false: a documented approximation, see method)"})
-    method = fields.String(required=True, metadata={
-        "description": "How the values are computed"})
+    method = values_method()
     current_total = fields.Integer(required=True, metadata={
         "description": "Points on the sheet now (bonuses included)"})
     expected_final_score = fields.Float(required=True, metadata={

@@ -10,13 +10,15 @@ from ...domain.variants import COLUMN_ORDERS
 from .common import (
     _FAST_SCORECARD,
     AnswerFields,
+    BoxFields,
     RulesRequestFields,
     ScorecardFields,
     ScorecardSchema,
     TotalsFields,
     _bool,
     _fast,
-    box_id,
+    problem_code,
+    problem_detail,
 )
 
 _FAST_CARD = {**_FAST_SCORECARD, "final": lambda v: type(v) is bool}
@@ -30,11 +32,9 @@ class ScorecardScoreRequestSchema(ScorecardFields, RulesRequestFields):
     final = _bool(metadata={"description": "The game is over: empty boxes count as 0"})
 
 
-class BoxCheckSchema(ma.Schema):
+class BoxCheckSchema(BoxFields):
     """A box of a scored scorecard."""
 
-    box = box_id(required=True, metadata={
-        "description": "The box id"})
     score = fields.Integer(allow_none=True, required=True, metadata={
         "description": "Points written in the box (null: open; 0 for an open box of a final "
                        "sheet)"})
@@ -67,9 +67,8 @@ class SheetProblemSchema(ma.Schema):
 
     pointer = fields.String(required=True, metadata={
         "description": 'JSON pointer to the offending field of the scorecard'})
-    code = fields.String(required=True, validate=validate.OneOf(SHEET_CODES), metadata={
-        "description": 'Machine-readable reason (docs/problems.md)'})
-    detail = fields.String(required=True, metadata={"description": 'What is wrong'})
+    code = problem_code(SHEET_CODES)
+    detail = problem_detail()
 
 
 class ScorecardTotalsSchema(AnswerFields, SheetTotalsFields):
