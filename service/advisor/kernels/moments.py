@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .policy import box_targets, five_choices
-from .steps import classes, rethrow_mean
+from .policy import box_targets, five_choices, next_values
+from .steps import rethrow_mean
 from .values import LANES, five_arrays, five_placements, read_only
 
 NEG = -1e30
@@ -78,21 +78,14 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
     for h in range(kd.nh):
         for lane in range(L):
             S1[h, lane] = NEG
-    NUC = np.empty((nbox, nd + 2, L), np.int64)
-    NFC = np.empty((nbox, nd + 2, L), np.int64)
-    legal = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
-                        kd.maxrem, kd.amount, nd, bm, bu, bf, first, NU, NF, NI, NUC, NFC, X, rm)
+    legal, NUC, NFC = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit,
+                                  kd.threshold, kd.maxrem, kd.amount, nd, bm, bu, bf, first,
+                                  NU, NF, NI, X, rm)
+    next_values(T1, legal, kd.kind, nd, bm, NI, NUC, NFC, W1)
+    next_values(T2, legal, kd.kind, nd, bm, NI, NUC, NFC, W2)
     for b in range(nbox):
         if not (legal >> b & 1):
             continue
-        for lane in range(L):
-            nmask = bm[lane] | (1 << b)
-            for c in range(classes(kd.kind[b], nd)):
-                if NI[b, c, lane] >= 0:
-                    nu = NUC[b, c, lane]
-                    nfl = NFC[b, c, lane]
-                    W1[b, c, lane] = T1[nmask, nu, nfl]
-                    W2[b, c, lane] = T2[nmask, nu, nfl]
         R = kd.reward[fi, b]
         C = kd.cls[fi, b]
         rmb = rm[b]

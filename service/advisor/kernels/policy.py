@@ -54,18 +54,14 @@ def score32(kd, V, bm, bu, bf, first, out):
         for lane in range(L):
             S[h, lane] = NEG
             BB[h, lane] = 0.0
-    NUC = np.empty((nbox, nd + 2, L), np.int64)
-    NFC = np.empty((nbox, nd + 2, L), np.int64)
-    legal = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
-                        kd.maxrem, kd.amount, nd, bm, bu, bf, first, NU, NF, NI, NUC, NFC, X, rm)
+    legal, NUC, NFC = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit,
+                                  kd.threshold, kd.maxrem, kd.amount, nd, bm, bu, bf, first,
+                                  NU, NF, NI, X, rm)
+    next_values(V, legal, kd.kind, nd, bm, NI, NUC, NFC, W)
+    W += X  # the upper bonus with the next state's value, in float32 as the solver adds them
     for b in range(nbox):
         if not (legal >> b & 1):
             continue
-        for lane in range(L):
-            nmask = bm[lane] | (1 << b)
-            for c in range(classes(kd.kind[b], nd)):
-                if NI[b, c, lane] >= 0:
-                    W[b, c, lane] = V[nmask, NUC[b, c, lane], NFC[b, c, lane]] + X[b, c, lane]
         R = kd.reward[fi, b]
         C = kd.cls[fi, b]
         rmb = rm[b]
@@ -90,19 +86,21 @@ def score32(kd, V, bm, bu, bf, first, out):
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
 def box_targets(order, kind, trk_bit, face, req_bit, threshold, maxrem, amount, nd, bm, bu, bf,
-                first, NU, NF, NI, NUC, NFC, X, rm):
+                first, NU, NF, NI, X, rm):
     """What filling each box does, for the states of the block's lanes (the gathering step
     of a score pass, `score32`'s and `moments.score2`'s): per box, lane and outcome class
     (`steps.classes`), NI the next state's flat index in a table of NU ucodes and NF flag
-    sets (-1: the box may not be filled), its ucode NUC and flags NFC (the state's parts, so
-    that a table is read without dividing the flat index: a division per class and box made
-    a score pass of one state 10% slower) and X the upper bonus won; rm[box, lane] is 0 where
-    the box's requirement is unmet (it scores 0). Returns the boxes legal in some lane, as
-    a bit mask. X and rm take the caller's float type. The kernel data's arrays are passed
-    one by one: a call that takes the kernel data counts a reference to each of its arrays
-    (for one state at a time, as `positions.terminals64` calls, 5% of the call)."""
+    sets (-1: the box may not be filled) and X the upper bonus won; rm[box, lane] is 0 where
+    the box's requirement is unmet (it scores 0). Returns the boxes legal in some lane (a bit
+    mask), and the next state's ucode NUC and flags NFC by box, class and lane (its parts,
+    so that a table is read without dividing the flat index: a division per class and box
+    made a score pass of one state 10% slower). X and rm take the caller's float type. The
+    kernel data's arrays are passed one by one: a call that takes the kernel data counts a
+    reference to each of its arrays."""
     L = bm.shape[0]
     nbox = kind.shape[0]
+    NUC = np.empty(NI.shape, np.int64)
+    NFC = np.empty(NI.shape, np.int64)
     X[:, :, :] = 0.0
     NI[:, :, :] = -1
     rm[:, :] = 0.0
@@ -128,7 +126,21 @@ def box_targets(order, kind, trk_bit, face, req_bit, threshold, maxrem, amount, 
                 NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
                 NUC[b, c, lane] = nu
                 NFC[b, c, lane] = nfl
-    return legal
+    return legal, NUC, NFC
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def next_values(T, legal, kind, nd, bm, NI, NUC, NFC, W):
+    """W[box, class, lane]: table T at the next state of every placement `box_targets`
+    found legal (its `legal`, NI, NUC, NFC); the rest of W is left as it is."""
+    for b in range(kind.shape[0]):
+        if not (legal >> b & 1):
+            continue
+        for lane in range(bm.shape[0]):
+            nmask = bm[lane] | (1 << b)
+            for c in range(classes(kind[b], nd)):
+                if NI[b, c, lane] >= 0:
+                    W[b, c, lane] = T[nmask, NUC[b, c, lane], NFC[b, c, lane]]
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
