@@ -32,5 +32,8 @@ test: setup lint
 spec: setup
 	$(BIN)/python -m service.web.spec > openapi/openapi.json
 
+# numba's cache of a compiled kernel follows the kernel's own file, not the helpers inlined
+# into it (service/advisor/kernels/steps.py): after editing those, `make clean`.
 clean:
 	rm -rf $(VENV)
+	find service -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -94,18 +94,20 @@ def push_turn(kd, DEC, lane, start_throw, mass0, stop_first, stop_later):
     On return stop_first[h] / stop_later[h] hold the probability that the turn is scored
     with hand h on the first throw / on a later one.
     """
-    mass = np.empty(kd.nh)
-    kmass = np.empty(kd.nk)
-    share = np.empty(1)
     nh = kd.nh
-    mass[:] = mass0
+    # one state: its hands and keeps as one lane ([item, 1] arrays: a reshape per rethrow
+    # cost more than the rethrow)
+    mass = np.empty((nh, 1))
+    kmass = np.empty((kd.nk, 1))
+    share = np.empty(1)
     for h in range(nh):
+        mass[h, 0] = mass0[h]
         stop_first[h] = 0.0
         stop_later[h] = 0.0
     for t in range(start_throw, kd.throws):
-        kmass[:] = 0.0
+        kmass[:, :] = 0.0
         for h in range(nh):
-            m = mass[h]
+            m = mass[h, 0]
             if m == 0.0:
                 continue
             d = DEC[t, h, lane]
@@ -115,16 +117,15 @@ def push_turn(kd, DEC, lane, start_throw, mass0, stop_first, stop_later):
                 else:
                     stop_later[h] += m
             else:
-                kmass[d] += m
-        # one state: its keeps and hands as one lane
-        rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass.reshape((kd.nk, 1)),
-                     mass.reshape((nh, 1)), share, True)
+                kmass[d, 0] += m
+        rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass, mass, share, True, 1)
     for h in range(nh):
-        if mass[h] != 0.0:
+        m = mass[h, 0]
+        if m != 0.0:
             if kd.throws == 1 and start_throw == 1:
-                stop_first[h] += mass[h]
+                stop_first[h] += m
             else:
-                stop_later[h] += mass[h]
+                stop_later[h] += m
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -167,7 +168,7 @@ def push_block(kd, DEC, mass0, SF, SL, mass, kmass):
                 else:
                     kmass[d, lane] += mr[lane]
         # a sixth multiplied: a vector division takes several times longer
-        rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass, mass, share, False)
+        rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass, mass, share, False, L)
     last = SF if kd.throws == 1 else SL
     for h in range(nh):
         lr = last[h]

@@ -116,10 +116,10 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
     if kd.five_box < 0:
         return
     # n equal dice on a sheet whose five-of-a-kind box is filled: Joker and bonus rules
-    ON = np.full((7, L), -2, np.int64)
-    OG = np.empty((7, L))
-    OB = np.empty((7, L), np.int64)
-    OS = np.empty((7, L))
+    ints = np.full((2, 7, L), -2, np.int64)  # two allocations, not four (see box_targets)
+    floats = np.empty((2, 7, L))
+    ON, OB = ints[0], ints[1]
+    OG, OS = floats[0], floats[1]
     five = five_arrays(kd, L)
     five_placements(kd, bm, bu, bf, first, five)
     five_choices(five, kd.five_box, kd.five_hand, T1, bm, S1, ON, OG, OB, OS)

@@ -99,8 +99,9 @@ def box_targets(order, kind, trk_bit, face, req_bit, threshold, maxrem, amount, 
     reference to each of its arrays."""
     L = bm.shape[0]
     nbox = kind.shape[0]
-    NUC = np.empty(NI.shape, np.int64)
-    NFC = np.empty(NI.shape, np.int64)
+    parts = np.empty((2,) + NI.shape, np.int64)  # one allocation: a score pass of one
+    NUC = parts[0]                                 # state spends much of its time in them
+    NFC = parts[1]
     X[:, :, :] = 0.0
     NI[:, :, :] = -1
     rm[:, :] = 0.0

@@ -17,9 +17,15 @@ even inlined (the callers read the arrays they need out of it).
   `values.score_pass`).
 
 Each works on rows of lanes (``[item, lane]``: states of a block side by side, or a
-player's own totals); a kernel of one state passes its vectors as one lane
-(``a.reshape((n, 1))``). The arithmetic is the callers' own, in the arrays' own type
-(numba compiles a version per type): float32 tables stay float32, float64 ones float64.
+player's own totals); a kernel of one state keeps its vectors as one lane, in ``[item, 1]``
+arrays of its own (a reshape per call cost more than the rethrow of one state; the two
+moments of `turn.turn_tables2` are two lanes). The arithmetic is the callers' own, in the
+arrays' own type (numba compiles a version per type): float32 tables stay float32, float64
+ones float64.
+
+numba's on-disk cache of a kernel is keyed by the kernel's own file, not by the helpers
+inlined into it: after editing this file, remove the cached kernels (`make clean`), or the
+other modules' kernels keep the old steps.
 """
 
 from __future__ import annotations
@@ -112,18 +118,21 @@ def class_marks(threshold: int, maxrem: np.ndarray, amount: int, kind: int, bit:
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
 def rethrow_mass(add: np.ndarray, hand_keep: np.ndarray, n_small: int, kmass: np.ndarray,
-                 mass: np.ndarray, share: np.ndarray, divide: bool) -> None:
+                 mass: np.ndarray, share: np.ndarray, divide: bool, width: int) -> None:
     """Pushing probability through a rethrow: the probability on keeps, kmass[keep, lane],
     spread over the hands the rethrow of the dice not kept gives, into mass[hand, lane]
     (overwritten). kmass is used up: each keep smaller than a hand passes a sixth of its
     probability to each keep with one more die, from the smaller keeps up (keep ids are
     sorted by size); a row with no probability in any lane is skipped. `share` is scratch
-    of one row.
+    of one row. `width`: the lanes, as in `rethrow_mean` (a kernel of one state passes the
+    constant 1, which makes its lane loops scalar code: read from an array it cost a turn
+    view's push three times as much; a block passes its lane count as read from an array,
+    see `distribution.push_block`).
 
     `divide`: a sixth is taken as m / 6 (the turn views' pushes) or as m * (1 / 6), which
     a vector unit does several times faster (the exact forward pass); the two round apart
     in the last bit, and each keeps its own results."""
-    L = share.shape[0]
+    L = width
     sixth = 1.0 / 6.0
     for k in range(n_small):
         row = kmass[k]

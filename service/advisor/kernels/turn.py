@@ -32,39 +32,37 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
     for h in range(nh):
         H1[last, h] = t1f[h] if last == 1 else t1l[h]
         H2[last, h] = t2f[h] if last == 1 else t2l[h]
-    e1 = np.empty(nk)
-    e2 = np.empty(nk)
+    # one state, its two moments side by side as two lanes ([item, 2] arrays)
+    cur = np.empty((nh, 2))
+    e = np.empty((nk, 2))
     ea = np.empty(nk, np.int64)
     m1 = np.empty(nk)
     m2 = np.empty(nk)
     ma = np.empty(nk, np.int64)
-    add = kd.add
-    hand_keep = kd.hand_keep
     for t in range(last - 1, throw - 1, -1):
-        # one state: its hands and keeps as one lane
-        rethrow_mean(add, hand_keep, kd.n_small, H1[t + 1].reshape((nh, 1)),
-                     e1.reshape((nk, 1)), 1)
-        rethrow_mean(add, hand_keep, kd.n_small, H2[t + 1].reshape((nh, 1)),
-                     e2.reshape((nk, 1)), 1)
-        E1[t, :] = e1
-        E2[t, :] = e2
+        for h in range(nh):
+            cur[h, 0] = H1[t + 1, h]
+            cur[h, 1] = H2[t + 1, h]
+        rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, e, 2)
         for k in range(nk):
+            E1[t, k] = e[k, 0]
+            E2[t, k] = e[k, 1]
             ea[k] = k
         if kd.em_baixo:
             for k in range(kd.n_small):
                 mk = kd.mirror[k]
                 if mk > k:
-                    if e1[mk] > e1[k]:
-                        e1[k] = e1[mk]
-                        e2[k] = e2[mk]
+                    if e[mk, 0] > e[k, 0]:
+                        e[k, 0] = e[mk, 0]
+                        e[k, 1] = e[mk, 1]
                         ea[k] = mk
-                    elif e1[k] > e1[mk]:
-                        e1[mk] = e1[k]
-                        e2[mk] = e2[k]
+                    elif e[k, 0] > e[mk, 0]:
+                        e[mk, 0] = e[k, 0]
+                        e[mk, 1] = e[k, 1]
                         ea[mk] = k
         for k in range(nk):
-            m1[k] = e1[k]
-            m2[k] = e2[k]
+            m1[k] = e[k, 0]
+            m2[k] = e[k, 1]
             ma[k] = ea[k]
         for p in range(kd.pairs.shape[0]):
             k = kd.pairs[p, 0]
@@ -94,9 +92,9 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
 @nb.njit(cache=True, error_model="numpy")
 def _roll(kd, kmass, mass, share):
     """Rethrow: mass on keeps becomes mass on hands (overwriting `mass`); kmass is used
-    up; `share`: scratch of one element."""
-    rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass.reshape((kd.nk, 1)),
-                 mass.reshape((kd.nh, 1)), share, True)
+    up; `share`: scratch of one element. One state: [item, 1] arrays (a reshape per
+    rethrow cost more than the rethrow)."""
+    rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass, mass, share, True, 1)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -108,26 +106,28 @@ def push_from(kd, DEC, start_throw, last, kmass0, hmass0):
     """
     nh = kd.nh
     S = np.zeros((last + 1, nh))
-    mass = np.empty(nh)
-    kmass = kmass0.copy()
+    mass = np.empty((nh, 1))
+    kmass = np.empty((kd.nk, 1))
+    for k in range(kd.nk):
+        kmass[k, 0] = kmass0[k]
     share = np.empty(1)
     _roll(kd, kmass, mass, share)
     for h in range(nh):
-        mass[h] += hmass0[h]
+        mass[h, 0] += hmass0[h]
     t = start_throw
     while t < last:
-        kmass[:] = 0.0
+        kmass[:, :] = 0.0
         for h in range(nh):
-            m = mass[h]
+            m = mass[h, 0]
             if m == 0.0:
                 continue
             d = DEC[t, h]
             if d < 0:
                 S[t, h] += m
             else:
-                kmass[d] += m
+                kmass[d, 0] += m
         _roll(kd, kmass, mass, share)
         t += 1
     for h in range(nh):
-        S[last, h] += mass[h]
+        S[last, h] += mass[h, 0]
     return S

@@ -377,27 +377,32 @@ def turn_keeps(kd, term_first, term_later, throw, last, throw_value):
     worth `throw_value`. Returns (E after `throw`, hand values at `throw`).
     """
     nk = kd.nk
-    v = term_later + throw_value * 0.0
-    e = np.zeros(nk)
+    nh = kd.nh
+    # one state: its hands and keeps as one lane ([item, 1] arrays: a reshape per rethrow
+    # cost more than the rethrow)
+    v = np.empty((nh, 1))
+    for h in range(nh):
+        v[h, 0] = term_later[h]
+    e = np.zeros((nk, 1))
     m = np.zeros(nk)
     raw = np.zeros(nk)
     for t in range(last - 1, throw - 1, -1):
-        rethrow_mean(kd.add, kd.hand_keep, kd.n_small, v.reshape((kd.nh, 1)),
-                     e.reshape((nk, 1)), 1)
-        raw[:] = e
+        rethrow_mean(kd.add, kd.hand_keep, kd.n_small, v, e, 1)
+        for k in range(nk):
+            raw[k] = e[k, 0]
         if kd.em_baixo:
             for k in range(kd.n_small):
                 mk = kd.mirror[k]
-                if raw[mk] > e[k]:
-                    e[k] = raw[mk]
+                if raw[mk] > e[k, 0]:
+                    e[k, 0] = raw[mk]
         for k in range(nk):
-            best = e[k]
+            best = e[k, 0]
             for f in range(1, 7):
                 s = kd.sub[k, f]
                 if s >= 0 and m[s] > best:
                     best = m[s]
             m[k] = best
-        for h in range(kd.nh):
+        for h in range(nh):
             now = (term_first[h] if t == 1 else term_later[h]) + throw_value * (last - t)
-            v[h] = max(m[kd.hand_keep[h]], now)
-    return raw, v
+            v[h, 0] = max(m[kd.hand_keep[h]], now)
+    return raw, v[:, 0].copy()
