@@ -33,7 +33,7 @@ def answer_one(variant: str, schema: ma.Schema, answer: Answer, with_base: bool 
                ) -> Response:
     """A single operation: check the variant, read one object, answer it."""
     get_variant(variant)
-    items, _ = load_items(schema, batch=False, variant=variant)
+    items = load_items(schema, batch=False, variant=variant)
     return json_response(answer(variant, items[0], "") if with_base
                          else answer(variant, items[0]))
 
@@ -43,7 +43,7 @@ def answer_batch(variant: str, schema: ma.Schema, answer: Answer, limit_key: str
     """A batch operation: check the variant, read a list of at most `app.config[limit_key]`
     objects using at most MAX_BATCH_RULE_SETS tables of rules, answer each in order."""
     get_variant(variant)
-    items, _ = load_items(schema, batch=True, limit_key=limit_key, variant=variant)
+    items = load_items(schema, batch=True, limit_key=limit_key, variant=variant)
     tables = {(canonical(it.get("options")), canonical(it.get("rules"))) for it in items
               if it.get("options") or it.get("rules")}
     limit = current_app.config["MAX_BATCH_RULE_SETS"]

@@ -138,12 +138,12 @@ def integral_numbers(data: Any) -> Any:
 
 
 def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS",
-               variant: str | None = None) -> tuple[list[dict[str, Any]], bool]:
+               variant: str | None = None) -> list[dict[str, Any]]:
     """Validate the body against the schema: one object, or (when `batch`, a batch
     operation) a list of 1 to `app.config[limit_key]` of them. `variant`, when the path names
     one, is what an unknown box id's message lists the ids of (`schemas.common.unknown_box`).
 
-    Returns the loaded items and whether the body was a list.
+    Returns the loaded items (one, for an operation that is not a batch).
     """
     data = read_json()
     is_list = isinstance(data, list)
@@ -170,7 +170,7 @@ def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS
     if fast_load is not None:
         fast = [fast_load(d) for d in data] if is_list else [fast_load(data)]
         if all(item is not None for item in fast):
-            return fast, is_list
+            return fast
     token = REQUEST_VARIANT.set(variant)
     try:
         items = schema.load(data, many=is_list)
@@ -182,7 +182,7 @@ def load_items(schema: ma.Schema, batch: bool, limit_key: str = "MAX_BATCH_ITEMS
                              problems) from None
     finally:
         REQUEST_VARIANT.reset(token)
-    return (items if is_list else [items]), is_list
+    return items if is_list else [items]
 
 
 def rules_for(variant: str, item: dict[str, Any]) -> RuleSet:
