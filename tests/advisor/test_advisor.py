@@ -396,7 +396,7 @@ def test_a_complete_part_offers_no_box_and_takes_nothing_from_the_others():
     sheet = parse_scorecard(rs, {"boxes": upper})
     st = strategy(rs)
     part = st.parts[0]
-    mask, code, flags, _ = part_state(part, sheet)
+    mask = part_state(part, sheet)[0]
     assert mask == (1 << part.solution.kd.nb) - 1  # the upper part is complete
     sug = suggest(rs, [1, 2, 2, 3, 3, 4], 1, sheet)
     assert any(a.action == "keep" for a in sug.alternatives)
