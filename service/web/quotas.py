@@ -42,7 +42,7 @@ from ..config import Settings
 log = logging.getLogger(__name__)
 
 OPERATION_CLASSES = ("scoring", "advice", "analysis", "builds")
-_ADVICE = ("/moves/suggest", "/positions/value")
+_ADVICE = ("/moves/suggest", "/moves/bot", "/positions/value")
 _ANALYSIS = ("/games/analyze", "/games/win-probability")
 #: Seconds a refusal (429) is held before it is answered, under gevent (`hold_refusal`).
 REFUSAL_HOLD = 0.5

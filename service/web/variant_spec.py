@@ -34,7 +34,7 @@ VARIANT_COMPONENTS = ("Options", "Rules", "BoxOverrides", "Scorecard", "Column",
                       "UpperBonus")
 #: Requests whose `throw` the service checks against the variant's throws (hands/validate
 #: reports a throw too many; a position's value takes any throw the sheet allows)
-THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "TurnRequest",
+THROW_CHECKED = ("HandScoreRequest", "MoveSuggestRequest", "BotMoveRequest", "TurnRequest",
                  "WinProbabilityRequest", "PositionValueRequest")
 #: Components of a recorded game: what was played is reported (games/validate's problems),
 #: not refused, so only their box ids are narrowed

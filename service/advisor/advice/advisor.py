@@ -23,7 +23,8 @@ from ..tables.build_process import BuildQueue, await_build
 from ..tables.cache import TableCache
 from ..tables.store import StoreChain, TableStore, is_builtin
 from ..tables.strategies import build_strategy, part_names, strategy_arrays, strategy_of
-from .moves import Suggestion, check_position, suggest
+from .bots import LEVELS, bot_move, position_rng
+from .moves import Action, Suggestion, check_position, suggest
 
 #: Seconds to build each built-in variant's table with one thread (2-core machine of the
 #: README's benchmarks, rounded up), and to compile the solver's kernels when numba's cache
@@ -99,6 +100,17 @@ class Advisor:
         sheet = sheet or empty_sheet(rs)
         checked = check_position(rs, dice, throw, sheet, em_baixo)
         return suggest(self.strategy(rs, client), dice, throw, sheet, em_baixo, checked)
+
+    def bot(self, rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
+            em_baixo: bool = False, level: str = "expert", seed: int = 0,
+            client: str = "") -> tuple[Action, Suggestion]:
+        """The move a computer player of `level` (`bots.LEVELS`) makes in a position, drawn
+        with `seed` (the same position and seed, the same move), and the advisor's ranking
+        it was drawn from."""
+        ranked = self.suggest(rs, dice, throw, sheet, em_baixo, client)
+        rng = position_rng(seed, rs.fingerprint, dice, throw, sheet or empty_sheet(rs),
+                           em_baixo, level)
+        return bot_move(rs, ranked, LEVELS[level], rng), ranked
 
     def status(self) -> dict[str, bool]:
         """Built-in variant id -> whether its table is ready (in memory or on disk)."""

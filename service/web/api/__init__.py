@@ -42,6 +42,8 @@ COMPONENTS = {
     "MoveSuggestion": move_schemas.MoveSuggestionSchema,
     "KeepMove": move_schemas.KeepMoveSchema,
     "ScoreMove": move_schemas.ScoreMoveSchema,
+    "BotMoveRequest": move_schemas.BotMoveRequestSchema,
+    "BotMove": move_schemas.BotMoveSchema,
     "TurnRequest": game_schemas.TurnRequestSchema,
     "TurnResult": game_schemas.TurnResultSchema,
     "Game": game_schemas.GameSchema,

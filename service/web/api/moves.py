@@ -1,7 +1,9 @@
-"""/v1/variants/{variant}/moves/suggest: the optimal move advisor over HTTP."""
+"""/v1/variants/{variant}/moves: the optimal move advisor over HTTP (`moves/suggest`), and
+computer players at a chosen strength (`moves/bot`)."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from flask import Response, current_app, request
@@ -12,11 +14,18 @@ from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import advisor_of, analyst_of
 from ..openapi import ERRORS_DOC, body_doc, new_blueprint
-from ..schemas.moves import MoveSuggestionSchema, MoveSuggestRequestSchema
+from ..schemas.moves import (
+    MAX_SEED,
+    BotMoveRequestSchema,
+    BotMoveSchema,
+    MoveSuggestionSchema,
+    MoveSuggestRequestSchema,
+)
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
 
 _request_schema = MoveSuggestRequestSchema()
+_bot_schema = BotMoveRequestSchema()
 
 
 def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +49,21 @@ def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
         if body["best"]["action"] == "keep":
             body["best"] = body["alternatives"][0]
     return {"variant": variant, "rules": rs.describe(), "dice": result.dice, **body}
+
+
+def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The moves/bot answer to one loaded position."""
+    rs = rules_for(variant, item)
+    sheet = sheet_for(rs, item)
+    seed = item["seed"] if "seed" in item else secrets.randbelow(MAX_SEED + 1)
+    move, ranked = advisor_of(current_app).bot(rs, item["dice"], item["throw"], sheet,
+                                               item.get("em_baixo", False), item["level"],
+                                               seed, client=request.remote_addr or "")
+    return {"variant": variant, "rules": rs.describe(), "dice": ranked.dice,
+            "throw": ranked.throw, "throws_left": ranked.throws_left, "exact": ranked.exact,
+            "method": ranked.method, "current_total": ranked.current_total,
+            "level": item["level"], "seed": seed, "move": move.as_dict(),
+            "best_expected_final_score": round(ranked.expected_final_score, 6)}
 
 
 @blp.route("/<variant:variant>/moves/suggest")
@@ -71,3 +95,30 @@ class MoveSuggestion(MethodView):
         each box (e.g. P(YAHTZEE this turn | keep 3-3-3)) and the expected points of the turn.
         """
         return answer_one(variant, _request_schema, _advise)
+
+
+@blp.route("/<variant:variant>/moves/bot")
+class BotMove(MethodView):
+    """A computer player's move."""
+
+    @blp.response(200, BotMoveSchema, description=(
+        "The bot's move (a keep or a box) with its expected final score and regret"))
+    @blp.doc(operationId="botMove",
+             requestBody=body_doc("BotMoveRequest",
+                                  "The dice, the throw, the scorecard and the bot's level"),
+             responses={**ERRORS_DOC, **BUSY_DOC})
+    def post(self, variant: str) -> Response:
+        """The move a computer player of a chosen strength makes.
+
+        The position is read as `moves/suggest` reads it. The move is drawn from the
+        advisor's ranking of every move: `expert` plays the best one; `strong`, `casual`
+        and `beginner` prefer better moves, overvalue points they can write now, misjudge
+        close calls, and never make a move no person would: none gives up more than 4, 6
+        or 10 points of expected final score in one move (so none scratches the YAHTZEE box
+        on the first turn), rethrows a hand that fills an open box with every die (a large
+        straight, a YAHTZEE, a Generala) or writes 0 while throws remain. Their mean scores
+        are in the README. The same request with the same `seed` gives the same move; each
+        position draws its own number from the seed, so one seed may serve a whole game.
+        Without a seed the service draws one and answers it.
+        """
+        return answer_one(variant, _bot_schema, _bot)

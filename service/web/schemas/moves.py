@@ -5,6 +5,7 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ...advisor.advice.bots import LEVEL_NAMES
 from .common import (
     MAX_THROW,
     AnswerFields,
@@ -18,8 +19,8 @@ from .common import (
 )
 
 
-class MoveSuggestRequestSchema(RulesRequestFields):
-    """A position to advise on: the dice, the throw they stand on, the sheet."""
+class PositionRequestFields(RulesRequestFields):
+    """A position to move in: the dice, the throw they stand on, the sheet."""
 
     dice = dice_field(required=True)
     throw = _int(1, MAX_THROW, required=True, metadata={
@@ -28,6 +29,11 @@ class MoveSuggestRequestSchema(RulesRequestFields):
     scorecard = fields.Nested(ScorecardSchema)
     em_baixo = _bool(metadata={"description": "Bozó: the dice are scored by the faces turned "
                                               "to the table"})
+
+
+class MoveSuggestRequestSchema(PositionRequestFields):
+    """A position to advise on: the dice, the throw they stand on, the sheet."""
+
     coach = _bool(metadata={
         "description": "Add to every keep the probability that the turn ends with points in "
                        "each box and the expected points of the turn (under the advisor's "
@@ -81,8 +87,8 @@ class MoveField(fields.Raw):
     }
 
 
-class MoveSuggestionSchema(AnswerFields):
-    """The best move for a position and every alternative, ranked."""
+class PositionAnswerFields(AnswerFields):
+    """What an answer about a position to move in says first."""
 
     dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
         "description": "The faces advised on (the bottom faces with em_baixo), sorted"})
@@ -95,9 +101,48 @@ class MoveSuggestionSchema(AnswerFields):
     method = values_method()
     current_total = fields.Integer(required=True, metadata={
         "description": "Points on the sheet now (bonuses included)"})
+
+
+class MoveSuggestionSchema(PositionAnswerFields):
+    """The best move for a position and every alternative, ranked."""
+
     expected_final_score = fields.Float(required=True, metadata={
         "description": "Expected final total under optimal play from here (the best "
                        "action's value)"})
     best = MoveField(required=True, metadata={"description": "The best action"})
     alternatives = fields.List(MoveField(), required=True, metadata={
         "description": "Every action (the best first), ranked by expected final score"})
+
+
+#: The largest seed: a JavaScript number holds every integer up to it exactly.
+MAX_SEED = 2**53 - 1
+
+
+class BotMoveRequestSchema(PositionRequestFields):
+    """A position for a computer player: the dice, the throw, the sheet, its strength."""
+
+    level = fields.String(required=True, validate=validate.OneOf(LEVEL_NAMES), metadata={
+        "description": "The computer player's strength: beginner, casual and strong err as "
+                       "people of that strength do (they prefer better moves, overvalue "
+                       "points they can write now, and never give up more than a few points "
+                       "in one move); expert plays the advisor's move"})
+    seed = _int(0, MAX_SEED, metadata={
+        "description": "Seed of the bot's choice: the same request and seed give the same "
+                       "move (each position draws its own number from it, so one seed may "
+                       "serve a whole game). Without it the service draws one and answers it"})
+
+
+class BotMoveSchema(PositionAnswerFields):
+    """The move a computer player makes in a position."""
+
+    level = fields.String(required=True, validate=validate.OneOf(LEVEL_NAMES), metadata={
+        "description": "The strength it played at, as sent"})
+    seed = fields.Integer(required=True, metadata={
+        "description": "The seed the move was drawn with (sent, or drawn by the service): "
+                       "sent again with the same position, it gives the same move"})
+    move = MoveField(required=True, metadata={
+        "description": "The move: a keep or a box, with its expected final score under "
+                       "optimal play afterwards and its regret against the best move"})
+    best_expected_final_score = fields.Float(required=True, metadata={
+        "description": "The best move's expected final score (the move's regret is the "
+                       "difference)"})

@@ -1,0 +1,120 @@
+"""Computer players at a chosen strength: the move a bot makes, drawn from the advisor's
+ranked moves (`moves.suggest`), so that a bot plays every rule, option and house rule the
+advisor knows.
+
+A level plays like a person of that strength:
+
+- it prefers better moves: each move's chance falls with its regret (the expected final
+  score it gives up against the best move), as ``exp(-regret / temperature)``;
+- it makes the mistakes people make: it overvalues points it can write now (`greed`: the
+  points a box takes this turn count as if they were worth `1 + greed` times as much
+  against a keep or a box scoring less), and it misjudges close calls (the temperature);
+- it never makes a move no person would make. A move whose regret is above the level's
+  `cap` is never chosen (writing 0 in the YAHTZEE box on the first turn gives up 10.4 points
+  at the least: every level's cap is below it). Whatever its regret, no level but `expert`
+  rethrows a hand that fills a box open for it with every die (a straight of all the dice,
+  all the dice alike: a large straight, a YAHTZEE, a Generala), nor writes 0 in a box while
+  throws remain in the turn. The best move is always a candidate.
+
+`expert` is the advisor's own move. The levels' means are measured by
+`bench/bench_bots.py` (the README's table).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass
+
+from ...domain.rules import RuleSet
+from ...domain.scoring import Sheet
+from .moves import Action, Suggestion
+
+
+@dataclass(frozen=True)
+class Level:
+    """How a computer player of one strength chooses among the ranked moves."""
+
+    name: str
+    #: points of regret that make a move e (2.718...) times less likely to be chosen
+    temperature: float
+    #: extra weight on the points a box takes now, against what the move gives up later
+    greed: float
+    #: the largest regret of a move the level may choose (the best move always may)
+    cap: float
+
+
+LEVELS: dict[str, Level] = {lv.name: lv for lv in (
+    Level("beginner", temperature=2.4, greed=0.2, cap=10.0),
+    Level("casual", temperature=1.4, greed=0.1, cap=6.0),
+    Level("strong", temperature=1.0, greed=0.03, cap=4.0),
+    Level("expert", temperature=0.0, greed=0.0, cap=0.0),
+)}
+
+LEVEL_NAMES = tuple(LEVELS)
+
+
+def position_rng(seed: int, variant_fingerprint: str, dice: list[int], throw: int,
+                 sheet: Sheet, em_baixo: bool, level: str) -> random.Random:
+    """The random source of one decision: the same request and seed give the same draw, and
+    one seed used for a whole game gives each position a draw of its own (not the same one
+    at every decision)."""
+    key = repr((seed, variant_fingerprint, sorted(dice), throw, sheet, em_baixo, level))
+    return random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
+
+
+def _now(a: Action) -> int:
+    """The points an action writes this turn (a keep writes none)."""
+    if a.action != "score":
+        return 0
+    return int(a.score or 0) + a.five_of_a_kind_bonus + a.upper_bonus
+
+
+def whole_hand_boxes(rs: RuleSet) -> frozenset[str]:
+    """The boxes a hand fills with every die: a straight of all the dice, all the dice
+    alike (a large straight, a YAHTZEE, a Generala). Nobody rethrows such a hand while its
+    box is open."""
+    n = rs.variant.dice
+    return frozenset(b.id for b in rs.variant.boxes
+                     if (b.pattern == "straight" and b.runs and all(len(r) == n for r in b.runs))
+                     or (b.pattern == "n_kind" and b.n == n))
+
+
+def _human(rs: RuleSet, suggestion: Suggestion, a: Action) -> bool:
+    """Whether a person could make move `a` at all (the module's last rule)."""
+    if a.action == "keep":
+        made = whole_hand_boxes(rs)
+        return not any(m.action == "score" and m.box in made and _now(m) > 0
+                       for m in suggestion.alternatives)
+    return _now(a) > 0 or suggestion.throws_left == 0
+
+
+def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[Action, float]]:
+    """The moves the level may choose, each with its weight (not normalised)."""
+    if level.temperature <= 0.0:
+        return [(suggestion.best, 1.0)]
+    moves = [a for a in suggestion.alternatives
+             if a is suggestion.best or (a.regret <= level.cap and _human(rs, suggestion, a))]
+    top = max(_now(a) for a in moves)
+    out = []
+    for a in moves:
+        # points now overvalued: a move writing fewer points than the most it could looks
+        # worse by `greed` times the difference
+        felt = a.regret + level.greed * (top - _now(a))
+        out.append((a, math.exp(-felt / level.temperature)))
+    return out
+
+
+def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Random) -> Action:
+    """The move a computer player of `level` makes in a position the advisor ranked."""
+    options = candidates(rs, suggestion, level)
+    if len(options) == 1:
+        return options[0][0]
+    total = sum(w for _, w in options)
+    x = rng.random() * total
+    for a, w in options:
+        x -= w
+        if x < 0.0:
+            return a
+    return options[-1][0]
