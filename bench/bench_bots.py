@@ -2,7 +2,7 @@
 level (`service/advisor/advice/bots.py`), and the time a bot move takes.
 
     python bench/bench_bots.py [--games N] [--major-games N] [--variants yahtzee ...]
-                               [--chart docs/bot-levels.svg]
+                               [--chart docs/bot-levels.svg] [--jobs 2]
 
 Prints, per variant and level, the mean, SD and median final score with the standard error
 of the mean and the mean regret per decision (expected final score given up against the
@@ -20,6 +20,7 @@ import random
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from service.advisor import Advisor
@@ -142,6 +143,13 @@ def svg_chart(stats: dict[str, dict[str, float]], path: Path, title: str) -> Non
     path.write_text("\n".join(parts) + "\n")
 
 
+def _variant_job(vid: str, games: int) -> tuple[str, int, dict, float]:
+    """One variant's games, in a process of its own (`--jobs`)."""
+    started = time.perf_counter()
+    advisor = Advisor(tempfile.mkdtemp(prefix="bench-bots-"))
+    return vid, games, run_variant(advisor, vid, games), time.perf_counter() - started
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=2000, help="games a level, most variants")
@@ -149,21 +157,21 @@ def main() -> None:
                     help="games a level for YAHTZEE, Yatzy and Generala")
     ap.add_argument("--variants", nargs="*", default=list(VARIANT_IDS))
     ap.add_argument("--chart", default="docs/bot-levels.svg")
+    ap.add_argument("--jobs", type=int, default=1, help="variants played side by side")
     args = ap.parse_args()
-    advisor = Advisor(tempfile.mkdtemp(prefix="bench-bots-"))
     print("| variant | level | games | mean (SE) | SD | median | regret/decision |")
     print("|---|---|---|---|---|---|---|")
-    for vid in args.variants:
-        games = args.major_games if vid in MAJOR else args.games
-        started = time.perf_counter()
-        stats = run_variant(advisor, vid, games)
-        for level, s in stats.items():
-            print(f"| {vid} | {level} | {games:,} | {s['mean']:.2f} ({s['se']:.2f}) | "
-                  f"{s['sd']:.1f} | {s['median']:g} | {s['regret']:.3f} |", flush=True)
-        if vid == "yahtzee" and args.chart:
-            svg_chart(stats, Path(args.chart),
-                      f"YAHTZEE: final scores of {games:,} games a level")
-        print(f"<!-- {vid}: {time.perf_counter() - started:.0f} s -->", flush=True)
+    jobs = [(vid, args.major_games if vid in MAJOR else args.games) for vid in args.variants]
+    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+        for vid, games, stats, seconds in pool.map(_variant_job, *zip(*jobs, strict=True)):
+            for level, s in stats.items():
+                print(f"| {vid} | {level} | {games:,} | {s['mean']:.2f} ({s['se']:.2f}) | "
+                      f"{s['sd']:.1f} | {s['median']:g} | {s['regret']:.3f} |", flush=True)
+            if vid == "yahtzee" and args.chart:
+                svg_chart(stats, Path(args.chart),
+                          f"YAHTZEE: final scores of {games:,} games a level")
+            print(f"<!-- {vid}: {seconds:.0f} s -->", flush=True)
+    advisor = Advisor(tempfile.mkdtemp(prefix="bench-bots-"))
     for vid in ("yahtzee", "yatzy", "generala"):
         if vid in args.variants:
             print(f"bot move in process, {vid}: median {move_time(advisor, vid) * 1e3:.2f} ms")
