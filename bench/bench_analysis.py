@@ -25,7 +25,7 @@ from service.advisor.advice import moves as advice
 from service.advisor.analysis.analyst import Analyst, win_probability
 from service.advisor.analysis.games import analyze
 from service.advisor.kernels.winprob import MAX_WIN_OPEN
-from service.advisor.tables.strategies import build_strategy
+from service.advisor.tables.strategies import build_strategy, start_state
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet, score_sheet
 
@@ -128,7 +128,7 @@ def main() -> int:
     for vid in ("yahtzee", "yahtzee_basic", "yatzy"):
         vrs = effective_rules(vid)
         vst = advisor.strategy(vrs)
-        start = analyst.start_state(vst)
+        start = start_state(vst)
         first = timed(lambda s=vst, a=start: analyst.exact_distribution(s, a), 3)[0]
         analyst.start_distribution(vst)
         again = timed(lambda r=vrs: analyst.position_value(r, None, None, None), 5)[0]

@@ -229,10 +229,12 @@ def test_analysis_tables_are_built_by_the_build_process(queue, settings):
     assert job["kind"] == "moments" and job["client"] == ""
     Builder(settings).build(job)
     assert not queue.jobs()
-    assert queue.store.has(rs, ["all-m1", "all-m2"])
+    assert queue.store.has(rs, ["all-m1", "all-m2", "all-start"])
     pv = analyst.position_value(rs, None, None, None)
     mos = analyst.moments(analyst.strategy(rs))
     assert isinstance(mos[0].m1, np.memmap)
+    # the start of a game: the exact distribution the build process made, read from disk
+    assert pv.distribution.exact and pv.distribution.states == 0
     # the same figures as moments built in process, without a queue
     inline = Analyst(Advisor(settings.table_dir)).position_value(rs, None, None, None)
     assert pv.mean == pytest.approx(inline.mean, abs=1e-9)

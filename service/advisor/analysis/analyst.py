@@ -65,7 +65,13 @@ from ..solving.strategy import Part, Strategy
 from ..tables.build_process import await_build
 from ..tables.cache import TableCache
 from ..tables.store import is_builtin
-from ..tables.strategies import moment_arrays, moment_names, moments_of
+from ..tables.strategies import (
+    moment_arrays,
+    moment_names,
+    moments_of,
+    start_name,
+    start_state,
+)
 from .simulate import compile_play, simulate
 from .turn_view import Tables, TurnView
 
@@ -288,7 +294,10 @@ class Analyst:
                           exact_states: int | None = None) -> Distribution:
         state = tuple(int(x) for x in pos.states[0][:3])
         if hand < 0:
-            cached = self._cached(st, state)
+            if state == start_state(st):  # exact for any rules (the build process makes it)
+                cached = self.start_distribution(st)
+            else:
+                cached = self._cached(st, state)
             if cached is not None:
                 found = _shifted(cached, pos.total)
                 found.states = 0  # no state visited for this answer
@@ -309,16 +318,12 @@ class Analyst:
         found.states = visited[0] if visited else 0  # states visited for this answer
         return found
 
-    def start_state(self, st: Strategy) -> tuple[int, int, int]:
-        """The state (mask, upper code, flags) of a one-part strategy's empty sheet."""
-        return tuple(int(x) for x in Position.of(st, empty_sheet(st.rs)).states[0][:3])
-
     def _start_files(self, st: Strategy, state: tuple[int, int, int]) -> tuple[str, ...]:
-        """The file a turn start's distribution is kept in: only the start of a game of a
-        built-in variant is (beside its value tables, or in the build directory when those
-        are read-only); any other lives in memory."""
-        if is_builtin(st.rs) and state == self.start_state(st):
-            return (f"{st.parts[0].name}-start",)
+        """The file a turn start's distribution is kept in: only the start of a game is
+        (beside the value tables of a built-in variant, else in the build directory); any
+        other lives in memory."""
+        if len(st.parts) == 1 and state == start_state(st):
+            return (start_name(st.parts[0].name),)
         return ()
 
     def _cached(self, st: Strategy, state: tuple[int, int, int]) -> Distribution | None:
@@ -339,13 +344,22 @@ class Analyst:
                               make=lambda a: Distribution.from_array(a[0]),
                               arrays=lambda d: dict.fromkeys(files(), d.to_array()))
 
-    def start_distribution(self, st: Strategy) -> Distribution | None:
+    def start_distribution(self, st: Strategy, here: bool = False) -> Distribution | None:
         """The exact distribution of the final total from the start of a game (one-part
-        strategies; None for the approximate methods): cached, or computed and kept (on
-        disk too for built-in variants). Seconds for the larger sheets: `warm` runs it."""
+        strategies; None for the approximate methods), for any rules: cached, on disk, else
+        made by the pod's build process with the moment tables (`TableBuilding` while it
+        works) or, with `here` or without a build queue, computed here and kept (seconds for
+        the larger sheets: `warm` runs it for the built-in variants)."""
         if len(st.parts) != 1:
             return None
-        state = self.start_state(st)
+        state = start_state(st)
+        builds = self.advisor.builds
+        if builds is not None and not here:
+            found = self._cached(st, state)
+            if found is not None:
+                return found
+            return await_build(builds, st.rs, lambda: self._cached(st, state), kind="moments",
+                               builtin=is_builtin(st.rs), wait=self.advisor.build_wait)
         return self._distribution(st, state, lambda: self.exact_distribution(st, state))
 
     def warm(self, variants: list[str] | tuple[str, ...], moments: bool = True
@@ -359,7 +373,7 @@ class Analyst:
             st = self.strategy(effective_rules(vid))
             if moments:
                 self.moments(st, here=True)
-            self.start_distribution(st)
+            self.start_distribution(st, here=True)
             out[vid] = time.perf_counter() - began
         return out
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...domain.rules import RuleSet
+from ...domain.scoring import empty_sheet
+from ..kernels.distribution import forward
 from ..kernels.moments import Moments
 from ..solving import solver
 from ..solving.methods import method_for
+from ..solving.positions import part_state
 from ..solving.solver import solve_moments
 from ..solving.strategy import Part, Strategy
 from .store import StoreChain, TableStore
@@ -43,6 +46,18 @@ def strategy_arrays(st: Strategy) -> dict[str, np.ndarray]:
 def moment_names(part: str) -> tuple[str, str]:
     """The file names of a part's moment tables: mean and second moment."""
     return f"{part}-m1", f"{part}-m2"
+
+
+def start_name(part: str) -> str:
+    """The file name of a one-part strategy's final-score distribution from the start of a
+    game (`Distribution.to_array`)."""
+    return f"{part}-start"
+
+
+def start_state(st: Strategy) -> tuple[int, int, int]:
+    """The state (mask, upper code, flags) of a one-part strategy's empty sheet."""
+    mask, code, flags, _ = part_state(st.parts[0], empty_sheet(st.rs))
+    return int(mask), int(code), int(flags)
 
 
 def moments_of(part: Part, arrays: list[np.ndarray]) -> Moments | None:
@@ -87,7 +102,9 @@ def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 
 def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
                    sources: StoreChain | None = None) -> Strategy:
     """Build and save into `store` the moment tables (float64 mean and second moment,
-    `kernels/moments.py`) of every part of a RuleSet's strategy. The value tables come from
+    `kernels/moments.py`) of every part of a RuleSet's strategy and, for a one-part (exact)
+    strategy, the exact distribution of the final total from the start of a game (`forward`,
+    `start_name`). The value tables come from
     `sources` when it holds them, else are built into `store` too. What the build process
     runs for an analysis job."""
     found = sources.load(rs, part_names(rs), lambda a: strategy_of(rs, a)) if sources else None
@@ -95,6 +112,10 @@ def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
     for part in st.parts:
         for name, table in moment_arrays(part, solve_moments(part.solution, threads)).items():
             store.save(rs, name, table)
+    if len(st.parts) == 1:  # exact: the final-score distribution from the start of a game
+        sol = st.parts[0].solution
+        dist = forward(sol.kd, sol.values, start_state(st), 0, None, threads)
+        store.save(rs, start_name(st.parts[0].name), dist.to_array())
     return st
 
 
