@@ -8,15 +8,15 @@ Prints, per variant and level, the mean, SD and median final score with the stan
 of the mean and the mean regret per decision (expected final score given up against the
 advisor's best move, averaged over every keep and box the bot chose), then the median time of
 a bot move in process. Writes an SVG chart of YAHTZEE's score distribution per level (drawn
-here: no plotting library). Games are seeded (game g of a variant throws the dice of
-`random.Random(g)` at every level, and the bot draws from seed g), so a run repeats exactly.
+here: no plotting library). Games are seeded (`bots.play_game`: game g of a variant throws the dice
+of `random.Random(g)` at every level, and the bot draws from seed g), so a run repeats
+exactly.
 Not a test: the numbers are the README's table.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import tempfile
 import time
@@ -24,47 +24,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from service.advisor import Advisor
-from service.advisor.advice.bots import LEVEL_NAMES, LEVELS, bot_move, position_rng
-from service.advisor.advice.moves import suggest
-from service.domain.games import apply_turn
+from service.advisor.advice.bots import LEVEL_NAMES, play_game
 from service.domain.rules import effective_rules
-from service.domain.scoring import empty_sheet, max_throw, score_hand, score_sheet
 from service.domain.variants import VARIANT_IDS
 
 #: Variants the issue asks 10,000 games a level of (the others: 2,000).
 MAJOR = ("yahtzee", "yatzy", "generala")
-
-
-def play_game(st, level: str, g: int) -> tuple[int, list[float]]:
-    """One seeded solitaire game at `level`: its final total and the regret of every
-    decision."""
-    rs = st.rs
-    n = rs.variant.dice
-    dice_rng = random.Random(g)
-    sheet = empty_sheet(rs)
-    regrets: list[float] = []
-    lv = LEVELS[level]
-    while True:
-        totals = score_sheet(rs, sheet)
-        if sheet.won or totals["complete"]:
-            return int(totals["total"]), regrets
-        dice = sorted(dice_rng.randint(1, 6) for _ in range(n))
-        throw, em_baixo = 1, False
-        while True:
-            ranked = suggest(st, dice, throw, sheet, em_baixo)
-            move = bot_move(rs, ranked, lv, position_rng(g, rs.fingerprint, dice, throw, sheet,
-                                                         em_baixo, level))
-            regrets.append(move.regret)
-            if move.action == "keep" and throw < max_throw(rs, sheet):
-                kept = list(move.dice)
-                dice = sorted(kept + [dice_rng.randint(1, 6) for _ in range(n - len(kept))])
-                throw, em_baixo = throw + 1, move.em_baixo
-                continue
-            hs = score_hand(rs, dice, throw, sheet, em_baixo)
-            p = next(p for p in hs.boxes if p.box == move.box and p.legal
-                     and (move.column is None or p.column == move.column))
-            sheet = apply_turn(rs, sheet, hs, p, throw).sheet
-            break
 
 
 def run_variant(advisor: Advisor, vid: str, games: int) -> dict[str, dict[str, float]]:

@@ -17,19 +17,13 @@ from service.advisor.advice.bots import (
     Level,
     bot_move,
     candidates,
+    play_game,
     position_rng,
     whole_hand_boxes,
 )
 from service.advisor.advice.moves import suggest
-from service.domain.games import apply_turn
 from service.domain.rules import effective_rules
-from service.domain.scoring import (
-    empty_sheet,
-    max_throw,
-    parse_scorecard,
-    score_hand,
-    score_sheet,
-)
+from service.domain.scoring import empty_sheet, parse_scorecard
 from service.domain.variants import VARIANTS
 
 HANDS = list(itertools.combinations_with_replacement(range(1, 7), 5))
@@ -150,35 +144,12 @@ def test_weights_fall_with_regret_and_greed_prefers_points_now(advisor):
 @pytest.mark.parametrize(("vid", "options"), [(v, None) for v in sorted(VARIANTS)]
                          + [("yahtzee", {"columns": True})])
 def test_bots_play_whole_games_of_every_variant(advisor, vid, options):
-    """Seeded games at every level, through the domain's own turn engine (`apply_turn`):
-    every move a bot makes is one the rules allow, saved throws, "em baixo" and games won
-    at once included, and each game reaches its end."""
-    rs = effective_rules(vid)
-    st = advisor.strategy(rs)
-    n = rs.variant.dice
-    for g, level in enumerate(LEVEL_NAMES):
-        dice_rng = random.Random(zlib.crc32(f"{vid}{g}".encode()))
-        sheet = empty_sheet(rs)
-        for _turn in range(200):
-            if sheet.won or score_sheet(rs, sheet)["complete"]:
-                break
-            dice = sorted(dice_rng.randint(1, 6) for _ in range(n))
-            throw, em_baixo = 1, False
-            while True:
-                ranked = suggest(st, dice, throw, sheet, em_baixo)
-                move = bot_move(rs, ranked, LEVELS[level],
-                                position_rng(g, rs.fingerprint, dice, throw, sheet, em_baixo,
-                                             level))
-                if move.action == "keep":
-                    assert throw < max_throw(rs, sheet)
-                    dice = sorted(move.dice + [dice_rng.randint(1, 6)
-                                               for _ in range(n - len(move.dice))])
-                    throw, em_baixo = throw + 1, move.em_baixo
-                    continue
-                hs = score_hand(rs, dice, throw, sheet, em_baixo)
-                p = next(p for p in hs.boxes if p.box == move.box and p.legal
-                         and (move.column is None or p.column == move.column))
-                sheet = apply_turn(rs, sheet, hs, p, throw).sheet
-                break
-        else:
-            raise AssertionError(f"{vid} at {level}: the game did not end")
+    """Seeded games at every level through the domain's own turn engine (`bots.play_game`,
+    `apply_turn`): every move a bot makes is one the rules allow, saved throws, "em baixo"
+    and games won at once included, and each game reaches its end (a column sheet's too)."""
+    st = advisor.strategy(effective_rules(vid, options))
+    for level in LEVEL_NAMES:
+        total, regrets = play_game(st, level, zlib.crc32(f"{vid}{level}".encode()))
+        assert regrets and min(regrets) >= 0.0 and total >= 0
+        if level == "expert":
+            assert max(regrets) == 0.0

@@ -27,9 +27,11 @@ import math
 import random
 from dataclasses import dataclass
 
+from ...domain.games import apply_turn
 from ...domain.rules import RuleSet
-from ...domain.scoring import Sheet
-from .moves import Action, Suggestion
+from ...domain.scoring import Sheet, empty_sheet, max_throw, score_hand, score_sheet
+from ..solving.strategy import Strategy
+from .moves import Action, Suggestion, suggest
 
 
 @dataclass(frozen=True)
@@ -118,3 +120,38 @@ def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Rand
         if x < 0.0:
             return a
     return options[-1][0]
+
+
+def play_game(st: Strategy, level: str, seed: int) -> tuple[int, list[float]]:
+    """A seeded solitaire game of a bot at `level`, through the domain's turn engine
+    (`apply_turn`): its final total and the regret of every decision. The dice are those of
+    `random.Random(seed)` whatever the level (games of one seed at two levels throw the same
+    dice as long as the two play alike), and the bot draws with the same seed.
+    (`bench/bench_bots.py` calibrates the levels with it.)"""
+    rs = st.rs
+    n = rs.variant.dice
+    dice_rng = random.Random(seed)
+    sheet = empty_sheet(rs)
+    regrets: list[float] = []
+    lv = LEVELS[level]
+    while True:
+        totals = score_sheet(rs, sheet)
+        if sheet.won or totals["complete"]:
+            return int(totals["total"]), regrets
+        dice = sorted(dice_rng.randint(1, 6) for _ in range(n))
+        throw, em_baixo = 1, False
+        while True:
+            ranked = suggest(st, dice, throw, sheet, em_baixo)
+            move = bot_move(rs, ranked, lv, position_rng(seed, rs.fingerprint, dice, throw,
+                                                         sheet, em_baixo, level))
+            regrets.append(move.regret)
+            if move.action == "keep" and throw < max_throw(rs, sheet):
+                kept = list(move.dice or [])
+                dice = sorted(kept + [dice_rng.randint(1, 6) for _ in range(n - len(kept))])
+                throw, em_baixo = throw + 1, move.em_baixo
+                continue
+            hs = score_hand(rs, dice, throw, sheet, em_baixo)
+            p = next(p for p in hs.boxes if p.box == move.box and p.legal
+                     and (move.column is None or p.column == move.column))
+            sheet = apply_turn(rs, sheet, hs, p, throw).sheet
+            break
