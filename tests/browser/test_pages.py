@@ -219,6 +219,58 @@ def test_a_whole_game_through_the_playground(page: Page, server: str):
     _offline_and_clean(page)
 
 
+def test_a_whole_game_against_two_computers(page: Page, server: str):
+    """Two computer opponents (beginner and expert) play their turns after each of yours,
+    through moves/bot and games/turn; after every round the page draws each player's chance
+    to win and your final score's distribution with its own SVG; at the end it names the
+    winner. The screenshot is kept as a test artifact."""
+    calls: dict[str, int] = {}
+
+    def count(r) -> None:
+        for path in ("/moves/bot", "/games/turn", "/games/win-probability",
+                     "/positions/value"):
+            if path in r.url:
+                calls[path] = calls.get(path, 0) + 1
+
+    page.on("request", count)
+    page.goto(server + "/playground?pause=0")
+    _wait_ready(page)
+    page.select_option("[data-testid=bot-1]", "beginner")
+    page.select_option("[data-testid=bot-2]", "expert")
+    page.wait_for_function("state.bots.length === 2 && !state.busy && state.turn === 1",
+                           timeout=TURN_TIMEOUT)
+    page.wait_for_selector("[data-testid=chance-2]", state="attached", timeout=ADVICE_TIMEOUT)
+    assert page.locator("[data-testid=final-chart] rect").count() > 50  # a game's start
+    page.select_option("[data-testid=lang]", "pt")  # the computers' words follow the language
+    assert page.inner_text("[data-testid=player-1] td >> nth=0") == "Computador 1"
+    assert page.inner_text("[data-testid=player-1] td >> nth=1") == "iniciante"
+    page.select_option("[data-testid=lang]", "en")
+    _play_whole_game(page, turns=13)
+    assert calls["/games/turn"] == 3 * 13  # every player's every turn is the service's
+    assert calls["/moves/bot"] >= 2 * 13
+    assert calls["/games/win-probability"] >= 12 and calls["/positions/value"] >= 12
+    bots = page.evaluate("state.bots")
+    assert [b["level"] for b in bots] == ["beginner", "expert"]
+    for i, bot in enumerate(bots, start=1):
+        assert all(v is not None for v in bot["scorecard"]["boxes"].values())
+        req = urllib.request.Request(
+            server + "/v1/variants/yahtzee/scorecards/score", method="POST",
+            data=json.dumps(bot["scorecard"]).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req) as resp:
+            total = json.load(resp)["total"]
+        assert total == bot["total"]
+        assert int(page.inner_text(f"[data-testid=player-total-{i}]")) == total
+    over = page.inner_text("[data-testid=game-over]")
+    totals = [int(page.inner_text("[data-testid=total]"))] + [b["total"] for b in bots]
+    top = max(totals)
+    assert str(top) in over and ("win" in over or "Tie" in over), over
+    assert page.locator("[data-testid=final-chart] rect").count() >= 1  # the last round's
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "playground-against-computers.png"), full_page=True)
+    _offline_and_clean(page)
+
+
 @pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory) -> Iterator[tuple[str, str]]:
     """The app with AUTH=keys (one tenant, no browser origins but the service's own pages):

@@ -1,6 +1,9 @@
 // The playground: a whole game played in the browser through the service's public API only
 // (GET /v1/variants, POST rules, hands/score, moves/suggest, games/turn, and scorecards/score
-// for a new sheet's totals). No build step, no library, nothing from another host.
+// for a new sheet's totals), against up to three computers (moves/bot), with each player's
+// chance to win (games/win-probability) and your final score's distribution
+// (positions/value) drawn after every round. No build step, no library, nothing from another
+// host: the charts are the page's own SVG.
 "use strict";
 
 const UI = {
@@ -77,10 +80,65 @@ const UI = {
         needKey: "Ce serveur demande une clé d'API : collez la clé de votre locataire (yz_…) dans le champ Clé d'API ; elle est envoyée en Authorization: Bearer." },
 };
 
+// Playing against the computer: the opponents' words, per language.
+const BOT_UI = {
+  en: { computer: "Computer {n}", beginner: "beginner", casual: "casual", strong: "strong",
+        expert: "expert", you: "You", players: "Players", level: "Level",
+        lastMove: "Last move", chances: "Chance to win", yourFinal: "Your final score",
+        winner: "{name} wins with {total} points", tie: "Tie at {total} points: {names}",
+        keeps: "keeps", writes: "writes",
+        wonBy: "{name} won at once! {total} points",
+        youWin: "You win with {total} points" },
+  pt: { computer: "Computador {n}", beginner: "iniciante", casual: "casual", strong: "forte",
+        expert: "especialista", you: "Você", players: "Jogadores", level: "Nível",
+        lastMove: "Última jogada", chances: "Chance de vencer", yourFinal: "Seu total final",
+        winner: "{name} vence com {total} pontos", tie: "Empate com {total} pontos: {names}",
+        keeps: "guarda", writes: "marca",
+        wonBy: "{name} venceu de imediato! {total} pontos",
+        youWin: "Você vence com {total} pontos" },
+  es: { computer: "Computadora {n}", beginner: "principiante", casual: "casual",
+        strong: "fuerte", expert: "experto", you: "Usted", players: "Jugadores",
+        level: "Nivel", lastMove: "Última jugada", chances: "Probabilidad de ganar",
+        yourFinal: "Su puntaje final", winner: "{name} gana con {total} puntos",
+        tie: "Empate con {total} puntos: {names}", keeps: "guarda", writes: "anota",
+        wonBy: "¡{name} ganó de inmediato! {total} puntos",
+        youWin: "Usted gana con {total} puntos" },
+  de: { computer: "Computer {n}", beginner: "Anfänger", casual: "Gelegenheitsspieler",
+        strong: "stark", expert: "Experte", you: "Sie", players: "Spieler", level: "Stufe",
+        lastMove: "Letzter Zug", chances: "Gewinnchance", yourFinal: "Ihre Endpunktzahl",
+        winner: "{name} gewinnt mit {total} Punkten",
+        tie: "Gleichstand bei {total} Punkten: {names}", keeps: "behält",
+        writes: "trägt ein",
+        wonBy: "{name} hat sofort gewonnen! {total} Punkte",
+        youWin: "Sie gewinnen mit {total} Punkten" },
+  sv: { computer: "Dator {n}", beginner: "nybörjare", casual: "vardagsspelare",
+        strong: "stark", expert: "expert", you: "Du", players: "Spelare", level: "Nivå",
+        lastMove: "Senaste drag", chances: "Chans att vinna", yourFinal: "Din slutpoäng",
+        winner: "{name} vinner med {total} poäng", tie: "Oavgjort på {total} poäng: {names}",
+        keeps: "sparar", writes: "skriver",
+        wonBy: "{name} vann direkt! {total} poäng",
+        youWin: "Du vinner med {total} poäng" },
+  fr: { computer: "Ordinateur {n}", beginner: "débutant", casual: "amateur", strong: "fort",
+        expert: "expert", you: "Vous", players: "Joueurs", level: "Niveau",
+        lastMove: "Dernier coup", chances: "Chance de gagner", yourFinal: "Votre score final",
+        winner: "{name} gagne avec {total} points", tie: "Égalité à {total} points : {names}",
+        keeps: "garde", writes: "inscrit",
+        wonBy: "{name} a gagné d'un coup ! {total} points",
+        youWin: "Vous gagnez avec {total} points" },
+};
+for (const [lang, words] of Object.entries(BOT_UI)) Object.assign(UI[lang], words);
+
+const LEVELS = ["beginner", "casual", "strong", "expert"];
+const MAX_BOTS = 3;
+// Milliseconds between a computer's moves, so that its turn can be watched (?pause=0 in
+// tests).
+const PAUSE = Number(new URLSearchParams(location.search).get("pause") ?? 700);
+
 const $ = (id) => document.getElementById(id);
 const state = {
   variants: [], def: null, lang: "en", options: {}, scorecard: null,
   dice: [], kept: [], throw: 0, turn: 1, totals: null, over: false,
+  bots: [], busy: false,
 };
 
 function t(key, vars) {
@@ -196,10 +254,16 @@ async function newGame() {
   state.scorecard = emptyScorecard();
   state.turn = 1;
   state.over = false;
+  state.bots = readBots().map((level, i) => ({
+    name: t("computer", { n: i + 1 }), n: i + 1, level, scorecard: emptyScorecard(),
+    total: 0, last: "", seed: Math.floor(Math.random() * 2 ** 31),
+  }));
   $("em-baixo-wrap").hidden = !state.def.em_baixo;
   $("game-over").hidden = true;
   startTurn();
   await refreshTotals();
+  renderPlayers();
+  await refreshCharts();
 }
 
 function startTurn() {
@@ -287,18 +351,141 @@ async function write(placement) {
   state.scorecard = played.scorecard;
   state.totals = played.totals;
   renderSheet();
+  renderPlayers();
   $("placements").innerHTML = "";
   $("advice").innerHTML = "";
-  if (played.game_over) {
-    state.over = true;
-    const over = $("game-over");
-    over.hidden = false;
-    over.textContent = t(played.won ? "won" : "gameOver", { total: played.totals.total });
-    render();
+  let wonAtOnce = played.won ? 0 : -1;  // the player who won at once (0: you)
+  if (wonAtOnce < 0 && state.bots.length) {
+    setBusy(true);
+    try {
+      for (const bot of state.bots) {
+        if (await botTurn(bot)) {
+          wonAtOnce = bot.n;
+          break;
+        }
+      }
+    } catch (err) {
+      message(err.message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  if (played.game_over || wonAtOnce >= 0) {
+    endGame(wonAtOnce);
     return;
   }
   state.turn = played.turn + 1;
   startTurn();
+  await refreshCharts();
+}
+
+// ------------------------------------------------------------------------------ computers
+
+function readBots() {
+  return [...$("bots").querySelectorAll("select")].map((s) => s.value).filter(Boolean);
+}
+
+function renderBotChoices() {
+  const host = $("bots");
+  const chosen = [...host.querySelectorAll("select")].map((s) => s.value);
+  host.innerHTML = "";
+  for (let i = 0; i < MAX_BOTS; i++) {
+    const wrap = document.createElement("label");
+    wrap.append(`${t("computer", { n: i + 1 })} `);
+    const select = document.createElement("select");
+    select.dataset.testid = `bot-${i + 1}`;
+    select.add(new Option("—", ""));
+    for (const level of LEVELS) select.add(new Option(t(level), level));
+    select.value = chosen[i] || "";
+    wrap.append(select);
+    host.append(wrap);
+  }
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  document.body.dataset.busy = busy ? "true" : "false";
+  render();
+}
+
+const pause = () => new Promise((done) => setTimeout(done, PAUSE));
+
+function roll5(dice, kept) {
+  return dice.map((d, i) => (kept[i] ? d : 1 + Math.floor(Math.random() * 6)));
+}
+
+// One computer's turn, through moves/bot (its move at its level) and games/turn (the
+// service writes it, as it writes yours): shown move by move. True when it won at once.
+async function botTurn(bot) {
+  const base = `/v1/variants/${state.def.id}`;
+  let dice = roll5(Array(state.def.dice).fill(null), []);
+  let throwNo = 1;
+  let emBaixo = false;
+  for (;;) {
+    bot.dice = [...dice].sort((a, b) => a - b);
+    renderPlayers(bot);
+    await pause();
+    const body = { options: state.options, scorecard: bot.scorecard, dice, throw: throwNo,
+                   level: bot.level, seed: bot.seed };
+    if (emBaixo) body.em_baixo = true;
+    const { move, throws_left: left } = await api("POST", `${base}/moves/bot`, body);
+    if (move.action === "keep" && left > 0) {
+      bot.last = `${t("keeps")} ${move.dice.length ? move.dice.join("-") : `(${t("nothing")})`}`;
+      // the kept dice as the service read them: by their bottom faces after "em baixo"
+      const faces = emBaixo ? dice.map((d) => 7 - d) : dice;
+      const want = [...move.dice];
+      const kept = faces.map((d) => {
+        const at = want.indexOf(d);
+        if (at < 0) return false;
+        want.splice(at, 1);
+        return true;
+      });
+      dice = roll5(dice, kept);
+      throwNo += 1;
+      emBaixo = move.em_baixo;
+      continue;
+    }
+    const turn = { options: state.options, scorecard: bot.scorecard, dice, throw: throwNo,
+                   box: move.box };
+    if (move.column) turn.column = move.column;
+    if (emBaixo) turn.em_baixo = true;
+    const played = await api("POST", `${base}/games/turn`, turn);
+    bot.scorecard = played.scorecard;
+    bot.total = played.totals.total;
+    bot.last = `${t("writes")} ${label(move.box)} = ${move.score}`;
+    bot.dice = null;
+    renderPlayers();
+    await pause();
+    return played.won;
+  }
+}
+
+function endGame(wonAtOnce) {
+  state.over = true;
+  const over = $("game-over");
+  over.hidden = false;
+  const scores = [{ name: t("you"), total: state.totals.total },
+                  ...state.bots.map((b) => ({ name: b.name, total: b.total }))];
+  if (!state.bots.length) {
+    over.textContent = t(wonAtOnce === 0 ? "won" : "gameOver", { total: state.totals.total });
+  } else if (wonAtOnce === 0) {
+    over.textContent = t("won", { total: scores[0].total });
+  } else if (wonAtOnce > 0) {
+    const w = scores[wonAtOnce];
+    over.textContent = t("wonBy", { name: w.name, total: w.total });
+  } else {
+    const top = Math.max(...scores.map((s) => s.total));
+    const first = scores.filter((s) => s.total === top);
+    if (first.length > 1) {
+      over.textContent = t("tie", { total: top, names: first.map((s) => s.name).join(", ") });
+    } else {
+      over.textContent = first[0] === scores[0] ? t("youWin", { total: top })
+        : t("winner", { name: first[0].name, total: top });
+    }
+  }
+  over.dataset.winner = wonAtOnce >= 0 ? String(wonAtOnce) : "";
+  render();
+  renderPlayers();
 }
 
 async function refreshTotals() {
@@ -313,8 +500,8 @@ function render() {
   $("turn-no").textContent = state.turn;
   $("throw-no").textContent = state.throw;
   $("throw-max").textContent = state.def ? maxThrow() : 3;
-  $("roll").disabled = state.over || !state.def || state.throw >= maxThrow();
-  $("set-dice").disabled = state.over;
+  $("roll").disabled = state.over || state.busy || !state.def || state.throw >= maxThrow();
+  $("set-dice").disabled = state.over || state.busy;
   renderDice();
 }
 
@@ -406,10 +593,110 @@ function renderSheet() {
     + `<td class="num" data-testid="total">${tot.total}</td></tr>`;
 }
 
+function renderPlayers(moving) {
+  const table = $("players");
+  const you = { name: t("you"), level: "", total: state.totals ? state.totals.total : 0,
+                last: "" };
+  const rows = [you, ...state.bots];
+  table.innerHTML = `<tr><th></th><th>${t("level")}</th><th class="num">${t("total")}</th>`
+    + `<th>${t("lastMove")}</th></tr>`;
+  rows.forEach((p, i) => {
+    const tr = document.createElement("tr");
+    tr.dataset.testid = `player-${i}`;
+    if (p === moving) tr.className = "moving";
+    const dice = p.dice ? ` · ${p.dice.join(" ")}` : "";
+    tr.innerHTML = `<td>${p.name}</td><td>${p.level ? t(p.level) : ""}</td>`
+      + `<td class="num" data-testid="player-total-${i}">${p.total}</td>`
+      + `<td>${p.last || ""}${dice}</td>`;
+    table.append(tr);
+  });
+  $("players-section").hidden = false;
+  $("chances-title").hidden = $("chances-chart").hidden = !state.bots.length;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svgEl(name, attrs, text) {
+  const el = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+// Each player's share of the win (games/win-probability: ties shared), as bars.
+function drawChances(players) {
+  const svg = $("chances-chart");
+  svg.innerHTML = "";
+  const row = 22;
+  const width = 440;
+  svg.setAttribute("viewBox", `0 0 ${width} ${row * players.length + 4}`);
+  players.forEach((p, i) => {
+    const y = i * row + 2;
+    const w = Math.max(1, (width - 190) * p.share);
+    svg.append(svgEl("text", { x: 0, y: y + 14 }, p.name));
+    svg.append(svgEl("rect", { x: 130, y, width: w, height: row - 6,
+                               class: i === 0 ? "bar-you" : "bar-bot",
+                               "data-testid": `chance-${i}` }));
+    svg.append(svgEl("text", { x: 136 + w, y: y + 14 }, `${(100 * p.share).toFixed(1)} %`));
+  });
+}
+
+// The distribution of your final score (positions/value with its histogram), as bars.
+function drawFinal(dist) {
+  const svg = $("final-chart");
+  svg.innerHTML = "";
+  const hist = dist.histogram || [];
+  if (!hist.length) return;
+  const width = 440;
+  const height = 150;
+  const lo = hist[0].score;
+  const hi = hist[hist.length - 1].score;
+  const span = Math.max(1, hi - lo);
+  const top = Math.max(...hist.map((h) => h.probability));
+  svg.setAttribute("viewBox", `0 0 ${width} ${height + 18}`);
+  const bw = Math.max(1, (width - 10) / (span + 1));
+  for (const h of hist) {
+    const bh = (height - 10) * h.probability / top;
+    svg.append(svgEl("rect", { x: 5 + (h.score - lo) * bw, y: height - bh, width: bw,
+                               height: bh, class: "bar-you" }));
+  }
+  svg.append(svgEl("text", { x: 5, y: height + 14 }, String(lo)));
+  svg.append(svgEl("text", { x: width - 5, y: height + 14, "text-anchor": "end" },
+                   String(hi)));
+  svg.append(svgEl("text", { x: width / 2, y: height + 14, "text-anchor": "middle",
+                             "data-testid": "final-mean" },
+                   `${dist.mean.toFixed(1)} ± ${dist.sd.toFixed(1)}`));
+}
+
+async function refreshCharts() {
+  if (state.over) return;
+  const base = `/v1/variants/${state.def.id}`;
+  try {
+    const value = await api("POST", `${base}/positions/value`, {
+      options: state.options, scorecard: state.scorecard, histogram: true });
+    drawFinal(value.distribution);
+    if (state.bots.length) {
+      const chances = await api("POST", `${base}/games/win-probability`, {
+        options: state.options,
+        players: [{ name: t("you"), scorecard: state.scorecard },
+                  ...state.bots.map((b) => ({ name: b.name, scorecard: b.scorecard }))],
+      });
+      drawChances(chances.players);
+    }
+  } catch (err) {
+    message(err.message);
+  }
+}
+
 function translate() {
   document.documentElement.lang = state.lang;
   for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
-  if (state.def) renderSheet();
+  renderBotChoices();
+  for (const bot of state.bots) bot.name = t("computer", { n: bot.n });
+  if (state.def) {
+    renderSheet();
+    renderPlayers();
+  }
 }
 
 // ------------------------------------------------------------------------------ wiring
@@ -417,6 +704,7 @@ function translate() {
 async function start() {
   await loadVariants();
   renderOptions();
+  renderBotChoices();
   await newGame();
   translate();
   document.body.dataset.ready = "true";
@@ -430,6 +718,7 @@ async function main() {
   });
   $("variant").addEventListener("change", () => { renderOptions(); newGame(); });
   $("options").addEventListener("change", () => newGame());
+  $("bots").addEventListener("change", () => newGame());
   $("lang").addEventListener("change", () => { state.lang = $("lang").value; translate(); });
   $("new-game").addEventListener("click", () => newGame());
   $("roll").addEventListener("click", () => roll());
