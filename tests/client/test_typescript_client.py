@@ -63,19 +63,40 @@ def _run(cmd: list[str], timeout: float,
     return done
 
 
+#: Loads every package the test runs, as the test runs them: openapi-typescript (and through it
+#: @redocly/openapi-core), openapi-fetch, and tsc's own entry script.
+SMOKE = ("Promise.all([import('openapi-typescript'), import('openapi-fetch')])"
+         ".then(() => { process.argv = ['node', 'tsc', '--version'];"
+         " require('typescript/lib/_tsc.js'); })"
+         ".catch((e) => { console.error(String(e)); process.exit(1); })")
+
+
+def _install() -> None:
+    """`npm ci`, then a check that what it installed loads."""
+    _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=600)
+    _run([str(NODE), "--input-type=commonjs", "-e", SMOKE], timeout=120)
+
+
 @pytest.fixture(scope="module")
 def project() -> Path:
     """The client with its packages installed (npm ci, once a run) and the types generated
-    from the committed spec. A failed `npm ci` is tried once more from scratch: a fresh-clone
-    run saw npm find a downloaded tarball "corrupted", retry, and trip over its own half-made
-    node_modules (ENOENT)."""
-    try:
-        _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=600)
-    except AssertionError as first:
-        print(f"npm ci failed, trying once more from scratch:\n{str(first)[-2000:]}")
-        shutil.rmtree(MODULES, ignore_errors=True)
-        shutil.rmtree(CLIENT / ".npm-cache" / "_cacache", ignore_errors=True)
-        _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=600)
+    from the committed spec.
+
+    An install that fails, or that does not load, is made again from scratch, up to twice.
+    Fresh-clone runs have seen npm find a downloaded tarball "corrupted" and trip over its own
+    half-made node_modules (ENOENT), and twice a successful `npm ci` leave a file out
+    (`node_modules/.bin/tsc`; `@redocly/openapi-core/lib/index.js`), which the next install
+    did not."""
+    for attempt in range(3):
+        try:
+            _install()
+            break
+        except AssertionError as failed:
+            if attempt == 2:
+                raise
+            print(f"npm install incomplete, installing again from scratch:\n{str(failed)[-2000:]}")
+            shutil.rmtree(MODULES, ignore_errors=True)
+            shutil.rmtree(CLIENT / ".npm-cache" / "_cacache", ignore_errors=True)
     _run([*OPENAPI_TS, str(SPEC), "--output",
           str(CLIENT / "generated" / "openapi.d.ts")], timeout=300)
     return CLIENT
