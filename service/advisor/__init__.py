@@ -25,8 +25,9 @@ How it is organised, in sub-packages by job; each imports only those before it
 
 Exact for every 5-dice, one-column variant; column sheets and Maxi Yatzy use documented
 approximations and say ``exact: false``. A game won at once (Generala servida, General de
-boca) is valued at its box score like any other placement: the solver maximises the expected
-score, and the suggestion reports ``wins_game: true``.
+boca) is valued at its box score like any other placement by the solver, which maximises the
+expected score (the suggestion reports ``wins_game: true``); the win probabilities, the
+winning move and the computer players count it as the win it is (`kernels/winprob.py`).
 """
 
 from .advice.advisor import Advisor

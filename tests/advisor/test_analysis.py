@@ -407,12 +407,20 @@ def test_symmetric_positions_have_equal_chances_that_sum_to_one():
     rs = effective_rules("generala")
     boxes = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
     sheets = [parse_scorecard(rs, {"boxes": boxes}) for _ in range(3)]
-    out = win_probability(ANALYST, rs, sheets)
+    plain = effective_rules("generala", overrides={"boxes": {
+        "five_of_a_kind": {"wins_on_first_throw": False}}})
+    out = win_probability(ANALYST, plain, [parse_scorecard(plain, {"boxes": boxes})] * 3)
     shares = [p["share"] for p in out["players"]]
     assert shares == pytest.approx([1 / 3] * 3, abs=1e-9)
     firsts = [p["first"] for p in out["players"]]
     assert firsts[0] == pytest.approx(firsts[1], abs=1e-12) == pytest.approx(firsts[2])
     assert out["exact"]
+    # where a servida wins at once, the order of play tells: the first to throw may make
+    # one before the others do
+    out = win_probability(ANALYST, rs, sheets)
+    shares = [p["share"] for p in out["players"]]
+    assert sum(shares) == pytest.approx(1.0, abs=3e-9)  # each rounded to 1e-9
+    assert shares[0] > shares[1] > shares[2] and shares[0] - shares[2] < 1e-4
 
 
 def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(monkeypatch):
@@ -497,11 +505,77 @@ def test_winning_move_on_the_last_box_is_the_exact_chance():
     out = win_probability(ANALYST, rs, [me, them], 0, [6, 6, 6, 2, 1], 3)
     move = out["move"]
     assert move["computed"] and not move["differs"]
-    opp = ANALYST.position_value(rs, them, None, None).distribution
+    # the opponent's last turn: a Generala servida wins it at once (q = 6 / 6^5), else the
+    # totals decide (their games without one: P(total and no servida), summing to 1 - q)
+    opp = ANALYST.position_value(rs, them, None, None, instant=True).distribution
+    assert opp.probs.sum() == pytest.approx(1 - 6 / 7776, abs=1e-12)
     mine = 5 + 18
     expected = sum(p * (1.0 if t < mine else 0.5 if t == mine else 0.0)
                    for t, p in zip(opp.totals, opp.probs, strict=True))
     assert move["max_win"]["win_share"] == pytest.approx(expected, abs=1e-9)
+
+
+# the two players of a Generala: only their number boxes left, the second 105 points ahead
+# with them: the first can win only at once (a servida), before the second does
+_UPPER = ("ones", "twos", "threes", "fours", "fives")
+
+
+def _far_apart(rs):
+    ids = rs.variant.box_ids
+    behind = {b: 0 for b in ids if b not in _UPPER}
+    ahead = dict(behind, straight=25, full_house=35, four_of_a_kind=45)
+    return [parse_scorecard(rs, {"boxes": behind}), parse_scorecard(rs, {"boxes": ahead})]
+
+
+@pytest.mark.parametrize("to_move", [0, 1])
+def test_a_servida_wins_the_game_in_the_win_probabilities(to_move):
+    """Decisions 4, 12 and 22: each of five turns of each player wins at once with chance
+    q = 6/7776, in playing order. The first player, unable to catch up, wins exactly when
+    their servida comes before the other's: sum over k of q (1 - q)^k times the chance that
+    the other made none in their turns before it (k of them, or k + 1 when they move
+    first)."""
+    rs = effective_rules("generala")
+    out = win_probability(ANALYST, rs, _far_apart(rs), to_move)
+    q = 6 / 7776
+    before = 0 if to_move == 0 else 1
+    expected = sum(q * (1 - q) ** k * (1 - q) ** (k + before) for k in range(5))
+    behind, ahead = out["players"]
+    assert out["exact"]
+    assert behind["win"] == pytest.approx(expected, abs=1e-9)
+    assert behind["share"] == pytest.approx(expected, abs=1e-9) and behind["tie"] == 0
+    assert ahead["share"] == pytest.approx(1 - expected, abs=1e-9)
+
+
+def test_a_servida_on_the_first_throw_wins_and_is_the_winning_move():
+    """Five alike on the first throw: the player to move stops and wins (share 1), and every
+    box written on them wins; the same dice on a second throw are only points."""
+    rs = effective_rules("generala")
+    sheets = _far_apart(rs)
+    out = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 1)
+    assert [p["share"] for p in out["players"]] == [1.0, 0.0]
+    move = out["move"]
+    assert move["computed"] and move["max_win"]["action"] == "score"
+    assert move["max_win"]["win_share"] == 1.0
+    later = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 2)
+    assert later["players"][0]["share"] < 0.01
+
+
+def test_the_winning_move_counts_later_servidas_as_wins():
+    """With two number boxes left and far behind, the winning move's shares count the
+    servidas of the player's later turn (and the opponent's before it): a keep is worth at
+    least the chance of a servida next turn before the opponent's."""
+    rs = effective_rules("generala")
+    ids = rs.variant.box_ids
+    behind = parse_scorecard(rs, {"boxes": {b: 0 for b in ids if b not in ("ones", "twos")}})
+    ahead = parse_scorecard(rs, {"boxes": {**{b: 0 for b in ids if b not in ("ones", "twos")},
+                                           "straight": 25}})
+    move = win_probability(ANALYST, rs, [behind, ahead], 0, [1, 2, 3, 5, 6], 1)["move"]
+    q = 6 / 7776
+    assert move["computed"]
+    # this turn cannot catch up (at most 5 + 10 points); the next turn's servida can win,
+    # if the opponent made none in their turn between: q (1 - q), never more than that
+    # plus the opponent's own failure to score (they need no more than their 25)
+    assert move["max_win"]["win_share"] == pytest.approx(q * (1 - q), abs=1e-9)
 
 
 @pytest.mark.parametrize("mine", [

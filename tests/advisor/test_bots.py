@@ -153,3 +153,24 @@ def test_bots_play_whole_games_of_every_variant(advisor, vid, options):
         assert regrets and min(regrets) >= 0.0 and total >= 0
         if level == "expert":
             assert max(regrets) == 0.0
+
+
+@pytest.mark.parametrize(("vid", "level"), itertools.product(["generala", "bozo"], LEVEL_NAMES))
+def test_every_level_takes_a_win_at_once(advisor, vid, level):
+    """Five alike on the first throw win the game (decision 4, whatever the box): every
+    level stops and writes them, even where the expected score alone would rethrow (only
+    the straight and the full left open: five 1s are worth more as a chance at a straight).
+    On a second throw the same dice are only points."""
+    rs = effective_rules(vid)
+    st = advisor.strategy(rs)
+    open_ = ("straight", "full_house")
+    sheet = parse_scorecard(rs, {"boxes": {b: 0 for b in rs.variant.box_ids
+                                           if b not in open_}})
+    ranked = suggest(st, [1] * 5, 1, sheet)
+    assert ranked.wins_game and ranked.best.action == "keep"  # the points alone rethrow
+    for seed in range(20):
+        rng = position_rng(seed, rs.fingerprint, [1] * 5, 1, sheet, False, level)
+        move = bot_move(rs, ranked, LEVELS[level], rng)
+        assert move.action == "score" and move.box in open_
+    later = suggest(st, [1] * 5, 2, sheet)
+    assert not later.wins_game

@@ -207,8 +207,9 @@ def test_win_probability(client):
     body = r.get_json()
     a, b, c = body["players"]
     assert body["exact"] is True and "independent" in body["assumptions"]
-    assert a["share"] == pytest.approx(b["share"], abs=1e-12)
-    assert a["share"] + b["share"] + c["share"] == pytest.approx(1.0, abs=1e-9)
+    # equal sheets: the first to throw may win at once (a servida) before the second
+    assert 0 < a["share"] - b["share"] < 1e-4 and "ends the game" in body["assumptions"]
+    assert a["share"] + b["share"] + c["share"] == pytest.approx(1.0, abs=3e-9)
     assert c["share"] < a["share"]
     for p in (a, b, c):
         assert p["first"] == pytest.approx(p["win"] + p["tie"], abs=3e-9)

@@ -14,7 +14,9 @@ A level plays like a person of that strength:
   at the least: every level's cap is below it). Whatever its regret, no level but `expert`
   rethrows a hand that fills a box open for it with every die (a straight of all the dice,
   all the dice alike: a large straight, a YAHTZEE, a Generala), nor writes 0 in a box while
-  throws remain in the turn. The best move is always a candidate.
+  throws remain in the turn. The best move is always a candidate;
+- every level takes a win at once (Generala servida, General de boca) when its first throw
+  makes one, `expert` included, even where the advisor's expected score would rethrow.
 
 `expert` is the advisor's own move. The levels' means are measured by
 `bench/bench_bots.py` (the README's table).
@@ -93,7 +95,11 @@ def _human(rs: RuleSet, suggestion: Suggestion, a: Action) -> bool:
 
 
 def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[Action, float]]:
-    """The moves the level may choose, each with its weight (not normalised)."""
+    """The moves the level may choose, each with its weight (not normalised). Dice that win
+    the game at once are written, by every level, in the box the advisor ranks best."""
+    boxes = [a for a in suggestion.alternatives if a.action == "score"]
+    if suggestion.wins_game and boxes:
+        return [(boxes[0], 1.0)]
     if level.temperature <= 0.0:
         return [(suggestion.best, 1.0)]
     moves = [a for a in suggestion.alternatives

@@ -89,6 +89,9 @@ class Suggestion:
     throws_left: int
     alternatives: list[Action] = field(default_factory=list)
     dice: list[int] = field(default_factory=list)  # the faces advised on (em baixo: bottom)
+    #: stopping on these dice wins the game at once (a first throw: Generala servida,
+    #: General de boca), whichever box is written
+    wins_game: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
@@ -205,6 +208,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
                                          "this throw (a first-throw-only column?)")
     result = _ranked(st, actions, current, throw, last)
     result.dice = list(hs.scored_dice)
+    result.wins_game = throw == 1 and hs.wins_game
     return result
 
 

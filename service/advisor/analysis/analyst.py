@@ -46,16 +46,19 @@ from ..advice.advisor import Advisor
 from ..advice.moves import sub_multisets, suggest
 from ..kernels import selfplay
 from ..kernels.distribution import Distribution, first_turn_records, forward
-from ..kernels.model import reachable_states
+from ..kernels.model import instant_chance, instant_hands, reachable_states
 from ..kernels.moments import Moments
 from ..kernels.threads import cpu_workers, kernel_pool
 from ..kernels.values import LANES
 from ..kernels.winprob import (
     ASSUMPTIONS,
     MAX_WIN_OPEN,
+    Chances,
     chances,
     gain_bounds,
+    instant_times,
     state_win,
+    survival,
     utility,
     win_tables,
 )
@@ -247,12 +250,16 @@ class Analyst:
     def position_value(self, rs: RuleSet, sheet: Sheet | None, dice: list[int] | None,
                        throw: int | None, em_baixo: bool = False,
                        sample_seconds: float | None = None,
-                       exact_states: int | None = None) -> PositionValue:
+                       exact_states: int | None = None,
+                       instant: bool = False) -> PositionValue:
         """Mean, standard deviation and distribution of the final score from a position:
         a sheet at the start of a turn, or with `dice` after throw `throw` of the turn.
         The distribution is exact when at most `exact_states` states (default: the
         analyst's) are reachable, else sampled for at most `sample_seconds` (default: the
-        analyst's)."""
+        analyst's). `instant`, where a first throw can win the game at once: the
+        distribution of the totals of the games without such a win, P(total = t and none),
+        which sums to the chance of none (`distribution.forward`); mean and sd stay those
+        of every game."""
         sheet = sheet or empty_sheet(rs)
         hand = check_position(rs, sheet, dice, throw, em_baixo)
         st = self.strategy(rs)  # after the checks: a refused position builds no table
@@ -266,9 +273,14 @@ class Analyst:
                 m1, m2 = view.mean_now, view.var_now + view.mean_now ** 2
             mean = pos.total + m1
             sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
-            dist = self._exact_or_sampled(st, pos, hand, t, sample_seconds, exact_states)
+            wins = instant_hands(rs) if instant else None
+            dist = self._exact_or_sampled(st, pos, hand, t, sample_seconds, exact_states,
+                                          wins)
             return PositionValue(pos.total, mean, sd, True, dist)
         dist = self._sampled(st, pos, hand, t, sample_seconds)
+        if instant and instant_hands(rs) is not None:
+            return PositionValue(pos.total, dist.mean, dist.sd, False,
+                                 _no_instant(dist, rs, pos, hand))
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
 
     def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
@@ -291,9 +303,10 @@ class Analyst:
 
     def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                           sample_seconds: float | None = None,
-                          exact_states: int | None = None) -> Distribution:
+                          exact_states: int | None = None,
+                          instant: np.ndarray | None = None) -> Distribution:
         state = tuple(int(x) for x in pos.states[0][:3])
-        if hand < 0:
+        if hand < 0 and instant is None:
             if state == start_state(st):  # exact for any rules (the build process makes it)
                 cached = self.start_distribution(st)
             else:
@@ -304,17 +317,20 @@ class Analyst:
                 return found
         limit = self.exact_states if exact_states is None else exact_states
         if self.states_from(st, state) > limit:
-            return self._sampled(st, pos, hand, throw, sample_seconds)
+            dist = self._sampled(st, pos, hand, throw, sample_seconds)
+            return dist if instant is None else _no_instant(dist, st.rs, pos, hand)
         if hand >= 0:
-            return _shifted(self.exact_distribution(st, state, hand, throw), pos.total)
+            return _shifted(self.exact_distribution(st, state, hand, throw, instant),
+                            pos.total)
         visited = []
 
         def compute() -> Distribution:
-            dist = self.exact_distribution(st, state)
+            dist = self.exact_distribution(st, state, instant=instant)
             visited.append(dist.states)
             return dist
 
-        found = _shifted(self._distribution(st, state, compute), pos.total)
+        found = _shifted(self._distribution(st, state, compute, instant is not None),
+                         pos.total)
         found.states = visited[0] if visited else 0  # states visited for this answer
         return found
 
@@ -334,13 +350,16 @@ class Analyst:
                                lambda a: Distribution.from_array(a[0]))
 
     def _distribution(self, st: Strategy, state: tuple[int, int, int],
-                      compute: Callable[[], Distribution]) -> Distribution:
+                      compute: Callable[[], Distribution], instant: bool = False
+                      ) -> Distribution:
         """A turn start's distribution: cached, else `compute()`d once and kept (on disk
-        too, for the start of a game of a built-in variant)."""
+        too, for the start of a game of a built-in variant; `instant`, the totals of the
+        games without an instant win, in memory only)."""
         def files() -> tuple[str, ...]:
-            return self._start_files(st, state)
+            return () if instant else self._start_files(st, state)
 
-        return self.dists.get(st.rs, (st.rs.fingerprint, state), compute, files=files,
+        key = (st.rs.fingerprint, state, "instant") if instant else (st.rs.fingerprint, state)
+        return self.dists.get(st.rs, key, compute, files=files,
                               make=lambda a: Distribution.from_array(a[0]),
                               arrays=lambda d: dict.fromkeys(files(), d.to_array()))
 
@@ -404,14 +423,16 @@ class Analyst:
         return time.perf_counter() - began
 
     def exact_distribution(self, st: Strategy, state: tuple[int, int, int], hand: int = -1,
-                           throw: int = 1) -> Distribution:
+                           throw: int = 1, instant: np.ndarray | None = None
+                           ) -> Distribution:
         """Exact distribution of the points still to come from a part state (at the start of
-        a turn, or at `hand` after throw `throw`)."""
+        a turn, or at `hand` after throw `throw`); `instant`: of the games without an
+        instant win (`distribution.forward`)."""
         sol = st.parts[0].solution
         first_turn = None
         if hand >= 0:
             first_turn = first_turn_records(sol.kd, sol.values, state, hand, throw)
-        return forward(sol.kd, sol.values, state, 0, first_turn, self.threads)
+        return forward(sol.kd, sol.values, state, 0, first_turn, self.threads, instant)
 
     def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                  seconds: float | None = None) -> Distribution:
@@ -501,6 +522,7 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
     for k in distinct:
         i = keys.index(k)
         of_player(i, lambda i=i: check_position(rs, *position(i)))
+    wins = instant_hands(rs)
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
     states_left = WIN_EXACT_STATES
     found: dict[Any, PositionValue] = {}
@@ -510,15 +532,25 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
         seconds = max(0.0, deadline - time.perf_counter()) / left
         budget = min(analyst.exact_states, states_left // left)
         found[k] = of_player(i, lambda i=i, s=seconds, b=budget: analyst.position_value(
-            rs, *position(i), s, b))
+            rs, *position(i), s, b, wins is not None))
         states_left -= found[k].distribution.states
     values = [found[k] for k in keys]
-    ch = chances([v.distribution for v in values])
+    times = None
+    if wins is not None:
+        times = instant_times([_turns_left(sh) for sh in sheets], to_move, dice is not None,
+                              instant_chance(rs))
+    if dice is not None and _wins_now(rs, sheets[to_move], dice, throw, em_baixo):
+        # the player to move stops and wins at once (decision 12)
+        ch = [Chances(1.0, 0.0, 1.0) if i == to_move else Chances(0.0, 0.0, 0.0)
+              for i in range(len(sheets))]
+    else:
+        ch = chances([v.distribution for v in values], times)
     exact = all(v.distribution.exact for v in values)
     move = None
     if dice is not None:
         others = [v.distribution for i, v in enumerate(values) if i != to_move]
-        move = win_move(analyst, rs, sheets[to_move], dice, throw, em_baixo, others)
+        rest = None if times is None else [t for i, t in enumerate(times) if i != to_move]
+        move = win_move(analyst, rs, sheets[to_move], dice, throw, em_baixo, others, rest)
     return {"exact": exact, "assumptions": ASSUMPTIONS, "move": move,
             "players": [{"expected_final_score": round(v.mean, 6), "sd": round(v.sd, 6),
                          "current_total": v.current_total,
@@ -529,17 +561,44 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
                         for v, c in zip(values, ch, strict=True)]}
 
 
+def _turns_left(sheet: Sheet) -> int:
+    """A player's turns left: one a box still open (0 once the game is won at once)."""
+    if sheet.won:
+        return 0
+    return sum(1 for c in sheet.columns for v in c.boxes.values() if v is None)
+
+
+def _wins_now(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
+              em_baixo: bool) -> bool:
+    """Whether the dice win the game at once if the player stops on them."""
+    return (throw or 1) == 1 and score_hand(rs, dice, throw, sheet, em_baixo).wins_game
+
+
 def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
-             em_baixo: bool, others: list[Distribution]) -> dict[str, Any]:
+             em_baixo: bool, others: list[Distribution],
+             instant: list[np.ndarray] | None = None) -> dict[str, Any]:
     """The move that maximises the player's expected share of the win against the others'
     final distributions, beside the move that maximises the expected score, each with both
     figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
-    boxes (a backward induction over the player's states and own totals)."""
+    boxes (a backward induction over the player's states and own totals).
+
+    `instant` (where a first throw can win at once): the others' `instant_times`, the
+    player to move at slot 0; `others` are then the totals of their games without an
+    instant win. A box written on dice that win at once wins (share 1); a later turn's
+    first throw that wins at once is worth the chance that no one else has won before it."""
     st = analyst.strategy(rs)
     pos = Position.of(st, sheet)
     if len(st.parts) != 1 or rs.variant.saved_throws:
         return {"computed": False, "reason": "approximate method: only exact strategies"}
     if pos.open_boxes > MAX_WIN_OPEN:
+        sug = suggest(st, dice, throw or 1, sheet, em_baixo)
+        if _wins_now(rs, sheet, dice, throw, em_baixo) and sug.best.action == "score":
+            # the best box wins at once: no move does better
+            best = {"action": "score", "box": sug.best.box, "score": sug.best.score,
+                    "expected_final_score": round(sug.best.expected_final_score, 6),
+                    "win_share": 1.0}
+            return {"computed": True, "max_expected_score": best, "max_win": best,
+                    "differs": False}
         return {"computed": False,
                 "reason": f"{pos.open_boxes} open boxes: computed up to {MAX_WIN_OPEN}"}
     sug = suggest(st, dice, throw or 1, sheet, em_baixo)
@@ -551,14 +610,27 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
         # an own total above every opponent's highest wins alone whatever comes next: one
         # column (the last, where higher totals are counted) holds them all
         top = max(pos.total + 1, min(top, max(d.lo + len(d.probs) for d in others) + 1))
-    util = utility(others, pos.total, top)
+    util = utility(others, pos.total, top, instant is not None)
     state = tuple(int(x) for x in pos.states[0][:3])
-    wins, slot_of = win_tables(st, state, util, analyst.reachable_levels(st))
+    iwh, at_once = instant_hands(rs), None
+    if instant is not None and iwh is not None:
+        n = len(instant) + 1
+        alive = np.ones(n * (pos.open_boxes + 1))
+        for t in instant:
+            alive *= survival(t, len(alive))
+        at_once = alive[::n]  # the player to move's turns: slots 0, n, 2n, ...
+    wins, slot_of = win_tables(st, state, util, analyst.reachable_levels(st),
+                               iwh if at_once is not None else None, at_once)
     h = rs.hand_index[hs.scored_dice]
-    options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h, 1)  # own total +0
+    options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h, 1,  # own total +0
+                        -1.0, np.zeros(kd.nh, np.bool_))
+    now = _wins_now(rs, sheet, dice, throw, em_baixo)
     share: dict[tuple, float] = {}
     for p in hs.boxes:
         if not p.legal:
+            continue
+        if now:
+            share[("score", p.box)] = 1.0
             continue
         after = Position.of(st, apply_turn(rs, sheet, hs, p, throw or 1).sheet)
         s2 = after.states[0]
@@ -595,6 +667,16 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
     return {"computed": True, "max_expected_score": mine,
             "max_win": theirs if differs else mine, "differs": differs}
+
+
+def _no_instant(dist: Distribution, rs: RuleSet, pos: Position, hand: int) -> Distribution:
+    """A sampled distribution as the totals of the games without an instant win: the games
+    played go on after one, so their totals are scaled by the chance of none, as if the two
+    were independent (approximate, and said so)."""
+    turns = pos.open_boxes - (1 if hand >= 0 else 0)
+    return replace(dist, probs=dist.probs * (1.0 - instant_chance(rs)) ** turns,
+                   method=dist.method + "; scaled by the chance of no instant win (taken as "
+                                        "independent of the totals)")
 
 
 def _shifted(d: Distribution, total: int) -> Distribution:

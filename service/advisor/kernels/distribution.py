@@ -322,9 +322,11 @@ def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, in
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def level_records(kd, V, states, gbits):
+def level_records(kd, V, states, gbits, mass0):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
-    key = next state's flat index << gbits | points (`merge_block`)."""
+    key = next state's flat index << gbits | points (`merge_block`). `mass0`: the
+    probability of each hand on the first throw (`kd.prob`; the hands that win the game at
+    once left out for `forward(..., instant=...)`)."""
     n = states.shape[0]
     L = LANES
     nh = kd.nh
@@ -341,7 +343,6 @@ def level_records(kd, V, states, gbits):
     SLb = np.empty((nh, L))
     # where one score pass serves every throw, the first throw's stops go with the rest
     SFb = np.empty((nh, L)) if first_scored(kd) else SLb
-    mass0 = kd.prob.copy()
     keys = local_keys(kd)
     acc = np.zeros(keys[3])
     seen = np.empty(2 * nh, np.int64)
@@ -465,17 +466,17 @@ class _Index:
 
 def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray,
                 hoff: np.ndarray, gbits: int, pool: Executor | None, workers: int,
-                index: _Index) -> list[tuple]:
+                index: _Index, mass0: np.ndarray) -> list[tuple]:
     """`level_records` of a level as runs (first state, offsets, keys, probabilities), split
     in whole blocks between `workers` threads of the pool when the level is large enough;
     each run taken into `index` as it comes, in the states' order."""
     n = len(states)
     if pool is None or workers < 2 or n < PARALLEL_STATES:
-        runs = [(0, *level_records(kd, values, states, gbits))]
+        runs = [(0, *level_records(kd, values, states, gbits, mass0))]
     else:
         per = -(-n // (CHUNKS * workers * LANES)) * LANES
         starts = range(0, n, per)
-        futures = [pool.submit(level_records, kd, values, states[a:a + per], gbits)
+        futures = [pool.submit(level_records, kd, values, states[a:a + per], gbits, mass0)
                    for a in starts]
         runs = []
         for a, fut in zip(starts, futures):
@@ -495,8 +496,8 @@ def _add_runs(lo: np.ndarray, hoff: np.ndarray, hist: np.ndarray, runs: list[tup
 
 
 def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
-            first_turn: tuple[np.ndarray, np.ndarray] | None = None, threads: int = 1
-            ) -> Distribution:
+            first_turn: tuple[np.ndarray, np.ndarray] | None = None, threads: int = 1,
+            instant: np.ndarray | None = None) -> Distribution:
     """Exact distribution of the final total from a state at the start of a turn, under the
     policy of the solver's table `values`.
 
@@ -504,18 +505,27 @@ def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: 
     turn's outcomes: (keys, probabilities) as `first_turn_records` gives them (a position in the
     middle of a turn). `threads`: how many threads share a large level (0: every CPU), as
     the solver's build does; the result does not depend on it.
+
+    `instant`: per hand, whether it wins the game at once on a turn's first throw (the
+    player then stops and wins: rule book decisions 4 and 12). Those hands' probability
+    leaves the pass at the first throw of every turn after the position's, so the result is
+    P(final total = t and no such win): it sums to (1 - q) ** turns, q being the chance of
+    such a hand (`instant_chance`).
     """
+    mass0 = np.array(kd.prob, dtype=np.float64)
+    if instant is not None:
+        mass0[instant] = 0.0
     workers = cpu_workers(threads)
     if workers < 2:
-        return _forward(kd, values, start, total, first_turn, None, 1)
+        return _forward(kd, values, start, total, first_turn, None, 1, mass0)
     # the process's native threads, one a CPU (`threads.kernel_pool`): a level's histograms
     # are added on one while the next level's turns start on the others
-    return _forward(kd, values, start, total, first_turn, kernel_pool(), workers)
+    return _forward(kd, values, start, total, first_turn, kernel_pool(), workers, mass0)
 
 
 def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
              first_turn: tuple[np.ndarray, np.ndarray] | None,
-             pool: Executor | None, workers: int) -> Distribution:
+             pool: Executor | None, workers: int, mass0: np.ndarray) -> Distribution:
     shape = values.shape
     full = (1 << kd.nb) - 1
     gbits = gain_bits(kd)
@@ -532,7 +542,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         runs = [(0, np.array([0, len(first_turn[0])], np.int64), *first_turn)]
         index.take(lo, hoff, runs[0], gbits)
     else:
-        runs = _level_runs(kd, values, states, lo, hoff, gbits, pool, workers, index)
+        runs = _level_runs(kd, values, states, lo, hoff, gbits, pool, workers, index, mass0)
     while True:
         visited += len(states)
         # the next level: its states (known from the outcomes alone) and their histograms
@@ -545,13 +555,14 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
             # this level's histograms are added on one thread while the next level's turns
             # start on the others
             adding = pool.submit(_add_runs, *args)
-            runs = _level_runs(kd, values, states, tlo, thoff, gbits, pool, workers, index)
+            runs = _level_runs(kd, values, states, tlo, thoff, gbits, pool, workers, index,
+                                  mass0)
             adding.result()
         else:
             _add_runs(*args)
             if not last:
                 runs = _level_runs(kd, values, states, tlo, thoff, gbits, pool, workers,
-                                   index)
+                                   index, mass0)
         index.slot_of[flat] = -1
         lo, hoff, hist = tlo, thoff, th
         if last:

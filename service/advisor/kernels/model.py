@@ -95,6 +95,21 @@ def hand_probabilities(n: int) -> np.ndarray:
     return np.array(out, np.float64)
 
 
+def instant_hands(rs: RuleSet) -> np.ndarray | None:
+    """Per hand (the RuleSet's `hand_index`), whether it wins the game at once when thrown
+    on a turn's first throw (Generala servida, General de boca: rule book decision 4, in
+    whatever state the box is); None where no box of the rules does."""
+    wins = np.array([any(row) for row in rs.wins_first], np.bool_)
+    return wins if wins.any() else None
+
+
+def instant_chance(rs: RuleSet) -> float:
+    """The chance that a turn's first throw wins the game at once (0 where nothing does):
+    the same every turn, whatever the sheet, since the first throw takes every die."""
+    wins = instant_hands(rs)
+    return 0.0 if wins is None else float(hand_probabilities(rs.variant.dice)[wins].sum())
+
+
 @dataclass(frozen=True)
 class Model:
     """The numeric description of one column's rules that the kernels read."""

@@ -10,8 +10,14 @@ Assumptions, stated in every answer:
 - equal top totals share the win (rule book decision 13): `win` is the probability of being
   the only one with the top total, `tie` of sharing it, `share` the expected share of the
   win (a k-way tie counts 1/k), so the shares of all players sum to 1;
-- a game won at once (Generala servida, General de boca) is not modelled as ending the game:
-  the advisor values it at its box score like any placement.
+- a game won at once (Generala servida, General de boca: a hand that wins on a turn's first
+  throw) ends it (rule book decisions 4, 12, 22): every player takes such a win when the
+  first throw of a turn makes it, which happens with the same chance q on every turn
+  whatever the sheet. Each player's totals are then counted on the games without one
+  (`distribution.forward(..., instant=...)`: P(total = t and no instant win), summing to
+  (1 - q) ** turns), and the players' turns are laid out in playing order from the player
+  to move (`instant_times`): a player's instant win at a time slot wins if no other player
+  has made one at an earlier slot.
 
 The winning move (`win_tables`, `state_win`, used by `analyst.win_move`): with the others'
 final distributions fixed (they play the advisor's strategy, independently), the share of
@@ -42,8 +48,9 @@ ASSUMPTIONS = (
     "Every player plays the advisor's strategy (maximising their own expected final score), "
     "so final totals are independent; each player's distribution is computed from their own "
     "sheet (and the current dice of the player to move); equal top totals share the win "
-    "(share: a k-way tie counts 1/k, shares sum to 1); a game won at once is counted at its "
-    "box score, not as ending the game.")
+    "(share: a k-way tie counts 1/k, shares sum to 1); where a first throw can win the game "
+    "at once (Generala servida, General de boca), every player takes that win when it comes, "
+    "and it ends the game.")
 
 
 @dataclass
@@ -60,21 +67,67 @@ class Chances:
         return self.win + self.tie
 
 
-def _aligned(dists: list[Distribution]) -> tuple[int, np.ndarray]:
-    """Every distribution on one range of totals: (lowest total, [player, total] probs)."""
+def _aligned(dists: list[Distribution], defective: bool = False) -> tuple[int, np.ndarray]:
+    """Every distribution on one range of totals: (lowest total, [player, total] probs),
+    each normalised unless `defective` (the totals of the games without an instant win,
+    whose probabilities sum to the chance of none)."""
     lo = min(d.lo for d in dists)
     hi = max(d.lo + len(d.probs) for d in dists)
     out = np.zeros((len(dists), hi - lo))
     for i, d in enumerate(dists):
-        out[i, d.lo - lo:d.lo - lo + len(d.probs)] = d.probs / d.probs.sum()
+        out[i, d.lo - lo:d.lo - lo + len(d.probs)] = (
+            d.probs if defective else d.probs / d.probs.sum())
     return lo, out
 
 
-def utility(others: list[Distribution], lo: int, hi: int) -> np.ndarray:
-    """Expected share of the win for each own final total lo..hi-1 against `others`."""
+def instant_times(turns: list[int], to_move: int, started: bool, q: float
+                  ) -> list[np.ndarray]:
+    """When each player would win the game at once: [player][time slot] the probability
+    that the player's first instant win comes at that slot. The players' turns are laid out
+    in playing order from the player to move: player i's k-th turn from now is at slot
+    k * n + (i - to_move) mod n. `turns[i]`: the player's turns left; `started`: the player
+    to move is past the first throw of their turn, which can then no longer win at once."""
+    n = len(turns)
+    out = []
+    for i, left in enumerate(turns):
+        offset = (i - to_move) % n
+        times = np.zeros(n * max(left, 1))
+        alive = 1.0
+        for k in range(left):
+            if k == 0 and i == to_move and started:
+                continue
+            times[k * n + offset] = alive * q
+            alive *= 1.0 - q
+        out.append(times)
+    return out
+
+
+def survival(times: np.ndarray, width: int) -> np.ndarray:
+    """P(no instant win before slot t) for t = 0..width-1."""
+    grown = np.zeros(width)
+    grown[:len(times)] = times[:width]
+    return 1.0 - np.concatenate([[0.0], np.cumsum(grown)[:-1]])
+
+
+def instant_share(times: list[np.ndarray], i: int) -> float:
+    """Player i's chance of winning at once before anyone else does."""
+    width = max(len(t) for t in times)
+    alive = np.ones(width)
+    for j, t in enumerate(times):
+        if j != i:
+            alive *= survival(t, width)
+    mine = np.zeros(width)
+    mine[:len(times[i])] = times[i]
+    return float(mine @ alive)
+
+
+def utility(others: list[Distribution], lo: int, hi: int,
+            defective: bool = False) -> np.ndarray:
+    """Expected share of the win for each own final total lo..hi-1 against `others`
+    (`defective`: their totals of the games without an instant win, `_aligned`)."""
     if not others:
         return np.ones(hi - lo)
-    olo, p = _aligned(others)
+    olo, p = _aligned(others, defective)
     width = p.shape[1]
     xs = np.arange(lo, hi) - olo
     below = np.concatenate([np.zeros((len(others), 1)), np.cumsum(p, axis=1)], axis=1)
@@ -93,9 +146,12 @@ def utility(others: list[Distribution], lo: int, hi: int) -> np.ndarray:
     return out
 
 
-def chances(dists: list[Distribution]) -> list[Chances]:
-    """Each player's chances of finishing first, the totals being independent."""
-    lo, p = _aligned(dists)
+def chances(dists: list[Distribution], instant: list[np.ndarray] | None = None
+            ) -> list[Chances]:
+    """Each player's chances of finishing first, the totals being independent. With
+    `instant` (`instant_times`), `dists` are the totals of the games without an instant win
+    (`_aligned`'s defective), and a player's instant win, before anyone else's, is a win."""
+    lo, p = _aligned(dists, instant is not None)
     n, width = p.shape
     below = np.concatenate([np.zeros((n, 1)), np.cumsum(p, axis=1)[:, :-1]], axis=1)
     out = []
@@ -109,6 +165,10 @@ def chances(dists: list[Distribution]) -> list[Chances]:
             win += p[i, x] * poly[0]
             tie += p[i, x] * float(poly[1:].sum())
             share += p[i, x] * float(poly @ (1.0 / (1.0 + np.arange(len(poly)))))
+        if instant is not None:
+            at_once = instant_share(instant, i)
+            win += at_once
+            share += at_once
         out.append(Chances(float(win), float(tie), float(share)))
     del lo, width
     return out
@@ -222,10 +282,12 @@ def _keeps_win(kd, cur, E, M):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need):
+def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need, iw, iwh):
     """Win values of a state's turn for own totals a < `need` (of W's `width`). hand < 0: at
     the turn start, one row over own totals; else the options at `hand` after `throw`: row 0
-    scoring now (the best box for winning), row 1 + k keeping k (-1 on the last throw)."""
+    scoring now (the best box for winning), row 1 + k keeping k (-1 on the last throw).
+    `iw` >= 0: at the turn start, a first-throw hand h with iwh[h] wins the game at once,
+    worth `iw` (the chance that no one else has won at once before this turn)."""
     nh = kd.nh
     hand_keep = kd.hand_keep
     tf = np.empty((nh, need))
@@ -254,6 +316,10 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need):
     res = np.zeros((1, need))
     prob = kd.prob
     last = cur if kd.throws > 1 else tf
+    if iw >= 0.0:
+        for h in range(nh):
+            if iwh[h]:
+                last[h, :] = iw
     r = res[0]
     for h in range(nh):
         p = prob[h]
@@ -316,11 +382,14 @@ def reachable_from(levels: list[np.ndarray], state: tuple[int, int, int]
 
 
 def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
-               levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+               levels: list[np.ndarray], instant: np.ndarray | None = None,
+               at_once: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Expected share of the win at the start of every turn of the states reachable from a
     one-part state (its boxes filled and more), over own totals from the position's
     (util[a]: the share when the final total is the position's plus a). `levels`: the
     strategy's reachable states per number of filled boxes (`model.reachable_states`).
+    `instant` (`model.instant_hands`): the first-throw hands that win at once, each worth
+    at_once[k] on the turn k turns after the position's.
     Returns (W, slot_of) with W[slot_of[mask, code, flags], a]."""
     sol = st.parts[0].solution
     kd, m = sol.kd, sol.model
@@ -331,6 +400,8 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
     W = np.zeros((sum(len(x) for x in todo) + 1, width))
     slot = 0
     full = (1 << m.nb) - 1
+    iwh = np.zeros(kd.nh, np.bool_) if instant is None else instant
+    filled0 = bin(state[0]).count("1")
     for lv in reversed(todo):
         for s in lv:
             mask, u, fl = (int(x) for x in s)
@@ -340,8 +411,10 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
                 # only the own totals this state can have been reached with: the rest of
                 # its row is never read by a reachable one (it stays 0)
                 need = min(width, gains(mask, u, fl) + 1)
+                iw = -1.0 if at_once is None else float(
+                    at_once[bin(mask).count("1") - filled0])
                 W[slot, :need] = state_win(kd, W, slot_of, mask, u, fl, width, 1, -1,
-                                           need)[0]
+                                           need, iw, iwh)[0]
             slot_of[mask, u, fl] = slot
             slot += 1
     return W, slot_of
