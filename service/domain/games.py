@@ -98,8 +98,16 @@ GAME_CODES: dict[str, str] = {
     "unknown_player": "A claimed winner that is not a player of the game.",
 }
 
+#: Problems of a position played to win (`objective: "win"`: the other players' sheets).
+WIN_CODES: dict[str, str] = {
+    "opponents_required": "Playing to win needs the opponents' scorecards: there is no one to "
+                          "beat.",
+    "opponents_without_win": "Opponents' scorecards are read only when playing to win.",
+}
+
 #: Every code a problem of the API may carry, with its meaning (docs/problems.md, the spec).
-ALL_CODES: dict[str, str] = {**SHEET_CODES, **MOVE_CODES, **INPUT_CODES, **GAME_CODES}
+ALL_CODES: dict[str, str] = {**SHEET_CODES, **MOVE_CODES, **INPUT_CODES, **GAME_CODES,
+                             **WIN_CODES}
 
 
 @dataclass(frozen=True)

@@ -504,7 +504,7 @@ def test_winning_move_on_the_last_box_is_the_exact_chance():
     them = parse_scorecard(rs, {"boxes": dict(boxes, ones=3)})
     out = win_probability(ANALYST, rs, [me, them], 0, [6, 6, 6, 2, 1], 3)
     move = out["move"]
-    assert move["computed"] and not move["differs"]
+    assert move["exact"] and not move["differs"]
     # the opponent's last turn: a Generala servida wins it at once (q = 6 / 6^5), else the
     # totals decide (their games without one: P(total and no servida), summing to 1 - q)
     opp = ANALYST.position_value(rs, them, None, None, instant=True).distribution
@@ -554,7 +554,7 @@ def test_a_servida_on_the_first_throw_wins_and_is_the_winning_move():
     out = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 1)
     assert [p["share"] for p in out["players"]] == [1.0, 0.0]
     move = out["move"]
-    assert move["computed"] and move["max_win"]["action"] == "score"
+    assert move["max_win"]["action"] == "score"
     assert move["max_win"]["win_share"] == 1.0
     later = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 2)
     assert later["players"][0]["share"] < 0.01
@@ -571,7 +571,7 @@ def test_the_winning_move_counts_later_servidas_as_wins():
                                            "straight": 25}})
     move = win_probability(ANALYST, rs, [behind, ahead], 0, [1, 2, 3, 5, 6], 1)["move"]
     q = 6 / 7776
-    assert move["computed"]
+    assert move["exact"]
     # this turn cannot catch up (at most 5 + 10 points); the next turn's servida can win,
     # if the opponent made none in their turn between: q (1 - q), never more than that
     # plus the opponent's own failure to score (they need no more than their 25)
@@ -611,7 +611,7 @@ def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypat
         lv[((lv[:, 0] & state[0]) == state[0]) & (lv[:, 0] != state[0])] for lv in levels])
     ANALYST.dists.clear()
     full = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
-    assert fast["computed"] and fast == full
+    assert fast["exact"] and fast == full
 
 
 def test_winning_move_can_differ_from_the_expected_score_move():
@@ -625,7 +625,7 @@ def test_winning_move_can_differ_from_the_expected_score_move():
     them.pop("chance")
     sheets = [parse_scorecard(rs, {"boxes": me}), parse_scorecard(rs, {"boxes": them})]
     move = win_probability(ANALYST, rs, sheets, 0, [2, 3, 4, 5, 5], 1)["move"]
-    assert move["computed"] and move["differs"]
+    assert move["exact"] and move["differs"]
     a, b = move["max_expected_score"], move["max_win"]
     assert b["win_share"] > a["win_share"]
     assert b["expected_final_score"] < a["expected_final_score"]

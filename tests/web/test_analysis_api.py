@@ -224,7 +224,7 @@ def test_win_probability_with_the_dice_of_the_player_to_move(client):
     body = r.get_json()
     a, b = body["players"]
     assert b["share"] > a["share"]  # four sixes on the first throw
-    assert body["move"]["computed"] is False and "open boxes" in body["move"]["reason"]
+    assert body["move"]["exact"] is False and "approximate" in body["move"]["method"]
     plain = post(client, "generala/games/win-probability", {"players": [{}, {}]})
     assert plain.get_json()["move"] is None
 
@@ -284,7 +284,7 @@ def test_win_share_of_a_keep_em_baixo_is_a_number(client):
         "dice": [1, 1, 1, 1, 1], "throw": 1})
     assert r.status_code == 200, r.get_data(as_text=True)
     move = r.get_json()["move"]
-    assert move["computed"]
+    assert move["exact"]
     for key in ("max_expected_score", "max_win"):
         assert isinstance(move[key]["win_share"], float), move[key]
         assert 0.0 <= move[key]["win_share"] <= 1.0

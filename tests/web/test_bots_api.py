@@ -91,3 +91,92 @@ def test_bot_moves_count_as_advice():
     from service.web.quotas import operation_class
 
     assert operation_class("/v1/variants/yahtzee/moves/bot") == "advice"
+
+
+# --------------------------------------------------------------------------- playing to win
+
+YAHTZEE_IDS = VARIANTS["yahtzee"].box_ids
+#: Three boxes left each, 40 points behind: the winning move is exact (winprob.MAX_WIN_OPEN)
+LATE_ME = {b: 0 for b in YAHTZEE_IDS if b not in ("small_straight", "large_straight",
+                                                  "five_of_a_kind")}
+LATE_THEM = dict(LATE_ME, chance=20, three_of_a_kind=20)
+
+
+def test_suggest_to_win_ranks_every_move_by_its_win_share(client):
+    """objective win: every alternative has its win share, ranked by it; late in a game it
+    is exact and agrees with games/win-probability's winning move."""
+    position = {"dice": [2, 3, 4, 5, 5], "throw": 1, "scorecard": {"boxes": LATE_ME}}
+    r = client.post(SUGGEST.format("yahtzee"), json={
+        **position, "objective": "win", "opponents": [{"boxes": LATE_THEM}]})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    out = r.get_json()
+    assert out["objective"] == "win" and out["win_exact"] is True
+    assert out["win_method"].startswith("exact")
+    shares = [a["win_share"] for a in out["alternatives"]]
+    assert shares == sorted(shares, reverse=True) and out["best"] == out["alternatives"][0]
+    assert all(0.0 <= s <= 1.0 for s in shares)
+    chances = client.post("/v1/variants/yahtzee/games/win-probability", json={
+        "players": [{"scorecard": {"boxes": LATE_ME}}, {"scorecard": {"boxes": LATE_THEM}}],
+        "dice": [2, 3, 4, 5, 5], "throw": 1}).get_json()
+    assert chances["move"]["exact"]
+    assert out["best"]["win_share"] == pytest.approx(chances["move"]["max_win"]["win_share"],
+                                                     abs=1e-9)
+    plain = client.post(SUGGEST.format("yahtzee"), json=position).get_json()
+    assert plain["objective"] == "score" and "win_share" not in plain["best"]
+    assert "win_exact" not in plain
+
+
+def test_suggest_to_win_early_in_a_game_is_approximate_and_says_so(client):
+    r = client.post(SUGGEST.format("yahtzee"), json={
+        "dice": [1, 1, 4, 5, 6], "throw": 2, "objective": "win",
+        "opponents": [{"boxes": {"chance": 25}}, {}]})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    out = r.get_json()
+    assert out["win_exact"] is False and out["win_method"].startswith("approximate")
+    shares = [a["win_share"] for a in out["alternatives"]]
+    assert shares == sorted(shares, reverse=True)
+    # two opponents, one of them 25 points up: the player to move is no favourite
+    assert 0.05 < out["best"]["win_share"] < 0.5
+
+
+def test_a_bot_playing_to_win_plays_the_move_likeliest_to_win(client):
+    position = {"dice": [2, 3, 4, 5, 5], "throw": 1, "scorecard": {"boxes": LATE_ME},
+                "objective": "win", "opponents": [{"boxes": LATE_THEM}]}
+    ranked = client.post(SUGGEST.format("yahtzee"), json=position).get_json()
+    out = bot(client, "yahtzee", level="expert", seed=3, **position)
+    assert out["objective"] == "win" and out["win_exact"] is True
+    assert out["move"] == ranked["best"]
+    for seed in range(6):
+        move = bot(client, "yahtzee", level="beginner", seed=seed, **position)["move"]
+        assert move in ranked["alternatives"]
+
+
+@pytest.mark.parametrize(("body", "pointer", "code"), [
+    ({"objective": "win"}, "/opponents", "opponents_required"),
+    ({"objective": "win", "opponents": []}, "/opponents", None),
+    ({"opponents": [{}]}, "/opponents", "opponents_without_win"),
+    ({"objective": "points", "opponents": [{}]}, "/objective", None),
+    ({"objective": "win", "opponents": [{"boxes": {"sixes": 7}}]},
+     "/opponents/0/boxes/sixes", None),
+    ({"objective": "win", "opponents": [{}, {"boxes": {"chance": 3}}]},
+     "/opponents/1/boxes/chance", None),
+    ({"objective": "win", "opponents": [{}] * 8}, "/opponents", None),
+])
+def test_playing_to_win_refuses_what_no_game_has(client, body, pointer, code):
+    for url, extra in ((SUGGEST, {}), (URL, {"level": "expert"})):
+        r = client.post(url.format("yahtzee"), json={
+            "dice": [1, 2, 3, 4, 5], "throw": 1, **extra, **body})
+        assert refused(r), r.get_json()
+        errors = r.get_json()["errors"]
+        assert pointer in [e["pointer"] for e in errors], errors
+        if code:
+            assert code in [e.get("code") for e in errors]
+
+
+def test_an_opponent_who_won_at_once_ends_the_game(client):
+    r = client.post(SUGGEST.format("generala"), json={
+        "dice": [1, 2, 3, 4, 5], "throw": 1, "objective": "win",
+        "opponents": [{"boxes": {"five_of_a_kind": 50}, "won": True}]})
+    assert refused(r) and r.status_code == 409
+    assert [(e["pointer"], e.get("code")) for e in r.get_json()["errors"]] == [
+        ("/opponents/0/won", "game_won")]

@@ -101,16 +101,15 @@ class Advisor:
         checked = check_position(rs, dice, throw, sheet, em_baixo)
         return suggest(self.strategy(rs, client), dice, throw, sheet, em_baixo, checked)
 
-    def bot(self, rs: RuleSet, dice: list[int], throw: int, sheet: Sheet | None = None,
-            em_baixo: bool = False, level: str = "expert", seed: int = 0,
-            client: str = "") -> tuple[Action, Suggestion]:
-        """The move a computer player of `level` (`bots.LEVELS`) makes in a position, drawn
-        with `seed` (the same position and seed, the same move), and the advisor's ranking
-        it was drawn from."""
-        ranked = self.suggest(rs, dice, throw, sheet, em_baixo, client)
+    def bot(self, rs: RuleSet, ranked: Suggestion, dice: list[int], throw: int,
+            sheet: Sheet | None = None, em_baixo: bool = False, level: str = "expert",
+            seed: int = 0) -> Action:
+        """The move a computer player of `level` (`bots.LEVELS`) makes in a position whose
+        moves are `ranked` (`suggest`, or `analyst.rank_to_win`), drawn with `seed` (the
+        same position and seed, the same move)."""
         rng = position_rng(seed, rs.fingerprint, dice, throw, sheet or empty_sheet(rs),
                            em_baixo, level)
-        return bot_move(rs, ranked, LEVELS[level], rng), ranked
+        return bot_move(rs, ranked, LEVELS[level], rng)
 
     def status(self) -> dict[str, bool]:
         """Built-in variant id -> whether its table is ready (in memory or on disk)."""

@@ -18,7 +18,10 @@ A level plays like a person of that strength:
 - every level takes a win at once (Generala servida, General de boca) when its first throw
   makes one, `expert` included, even where the advisor's expected score would rethrow.
 
-`expert` is the advisor's own move. The levels' means are measured by
+`expert` is the advisor's own move. With objective "win" (`analyst.rank_to_win`: the moves
+ranked by the chance of finishing first against the opponents' sheets) the levels draw the
+same way from that ranking, a percentage point of the chance to win counting as a point of
+regret; `expert` plays the move likeliest to win. The levels' means are measured by
 `bench/bench_bots.py` (the README's table).
 """
 
@@ -94,6 +97,15 @@ def _human(rs: RuleSet, suggestion: Suggestion, a: Action) -> bool:
     return _now(a) > 0 or suggestion.throws_left == 0
 
 
+def _regret(suggestion: Suggestion, a: Action) -> float:
+    """What a move gives up against the best: expected final score, or (objective "win")
+    the chance of finishing first, in percentage points (one point of regret a percentage
+    point of the chance to win)."""
+    if suggestion.objective == "win":
+        return 100.0 * ((suggestion.best.win_share or 0.0) - (a.win_share or 0.0))
+    return a.regret
+
+
 def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[Action, float]]:
     """The moves the level may choose, each with its weight (not normalised). Dice that win
     the game at once are written, by every level, in the box the advisor ranks best."""
@@ -102,14 +114,14 @@ def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[
         return [(boxes[0], 1.0)]
     if level.temperature <= 0.0:
         return [(suggestion.best, 1.0)]
-    moves = [a for a in suggestion.alternatives
-             if a is suggestion.best or (a.regret <= level.cap and _human(rs, suggestion, a))]
+    moves = [a for a in suggestion.alternatives if a is suggestion.best or (
+        _regret(suggestion, a) <= level.cap and _human(rs, suggestion, a))]
     top = max(_now(a) for a in moves)
     out = []
     for a in moves:
         # points now overvalued: a move writing fewer points than the most it could looks
         # worse by `greed` times the difference
-        felt = a.regret + level.greed * (top - _now(a))
+        felt = _regret(suggestion, a) + level.greed * (top - _now(a))
         out.append((a, math.exp(-felt / level.temperature)))
     return out
 
@@ -128,36 +140,45 @@ def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Rand
     return options[-1][0]
 
 
+def play_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = "expert",
+              seed: int = 0, regrets: list[float] | None = None) -> Sheet:
+    """One turn of a bot at `level` through the domain's turn engine (`apply_turn`), the
+    dice drawn from `dice_rng` and the bot's choices from `seed`: the sheet after it. The
+    regret of every decision is added to `regrets`."""
+    rs = st.rs
+    n = rs.variant.dice
+    lv = LEVELS[level]
+    dice = sorted(dice_rng.randint(1, 6) for _ in range(n))
+    throw, em_baixo = 1, False
+    while True:
+        ranked = suggest(st, dice, throw, sheet, em_baixo)
+        move = bot_move(rs, ranked, lv, position_rng(seed, rs.fingerprint, dice, throw,
+                                                     sheet, em_baixo, level))
+        if regrets is not None:
+            regrets.append(move.regret)
+        if move.action == "keep" and throw < max_throw(rs, sheet):
+            kept = list(move.dice or [])
+            dice = sorted(kept + [dice_rng.randint(1, 6) for _ in range(n - len(kept))])
+            throw, em_baixo = throw + 1, move.em_baixo
+            continue
+        hs = score_hand(rs, dice, throw, sheet, em_baixo)
+        p = next(p for p in hs.boxes if p.box == move.box and p.legal
+                 and (move.column is None or p.column == move.column))
+        return apply_turn(rs, sheet, hs, p, throw).sheet
+
+
 def play_game(st: Strategy, level: str, seed: int) -> tuple[int, list[float]]:
-    """A seeded solitaire game of a bot at `level`, through the domain's turn engine
-    (`apply_turn`): its final total and the regret of every decision. The dice are those of
+    """A seeded solitaire game of a bot at `level` (`play_turn` after `play_turn`): its
+    final total and the regret of every decision. The dice are those of
     `random.Random(seed)` whatever the level (games of one seed at two levels throw the same
     dice as long as the two play alike), and the bot draws with the same seed.
     (`bench/bench_bots.py` calibrates the levels with it.)"""
     rs = st.rs
-    n = rs.variant.dice
     dice_rng = random.Random(seed)
     sheet = empty_sheet(rs)
     regrets: list[float] = []
-    lv = LEVELS[level]
     while True:
         totals = score_sheet(rs, sheet)
         if sheet.won or totals["complete"]:
             return int(totals["total"]), regrets
-        dice = sorted(dice_rng.randint(1, 6) for _ in range(n))
-        throw, em_baixo = 1, False
-        while True:
-            ranked = suggest(st, dice, throw, sheet, em_baixo)
-            move = bot_move(rs, ranked, lv, position_rng(seed, rs.fingerprint, dice, throw,
-                                                         sheet, em_baixo, level))
-            regrets.append(move.regret)
-            if move.action == "keep" and throw < max_throw(rs, sheet):
-                kept = list(move.dice or [])
-                dice = sorted(kept + [dice_rng.randint(1, 6) for _ in range(n - len(kept))])
-                throw, em_baixo = throw + 1, move.em_baixo
-                continue
-            hs = score_hand(rs, dice, throw, sheet, em_baixo)
-            p = next(p for p in hs.boxes if p.box == move.box and p.legal
-                     and (move.column is None or p.column == move.column))
-            sheet = apply_turn(rs, sheet, hs, p, throw).sheet
-            break
+        sheet = play_turn(st, sheet, dice_rng, level, seed, regrets)

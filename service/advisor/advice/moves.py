@@ -58,6 +58,8 @@ class Action:
     regret: float = 0.0
     rank: int = 1
     tie: bool = False
+    #: with objective "win": the expected share of the win after this move
+    win_share: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
@@ -65,6 +67,8 @@ class Action:
                              "expected_final_score": round(self.expected_final_score, 6),
                              "regret": round(self.regret, 6), "rank": self.rank,
                              "tie": self.tie}
+        if self.win_share is not None:
+            d["win_share"] = round(self.win_share, 9)
         if self.action == "keep":
             d["dice"] = self.dice
             d["em_baixo"] = self.em_baixo
@@ -92,10 +96,18 @@ class Suggestion:
     #: stopping on these dice wins the game at once (a first throw: Generala servida,
     #: General de boca), whichever box is written
     wins_game: bool = False
+    #: what the moves are ranked by: "score" (expected final score) or "win" (the chance
+    #: of finishing first against the opponents: `analysis.analyst.rank_to_win`)
+    objective: str = "score"
+    win_exact: bool | None = None  # objective "win": whether the win shares are exact
+    win_method: str | None = None  # ... and how they are computed
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
-        return {"best": self.best.as_dict(),
+        out = {"objective": self.objective}
+        if self.objective == "win":
+            out.update(win_exact=self.win_exact, win_method=self.win_method)
+        return {**out, "best": self.best.as_dict(),
                 "expected_final_score": round(self.expected_final_score, 6),
                 "exact": self.exact, "method": self.method,
                 "current_total": self.current_total, "throw": self.throw,

@@ -29,6 +29,7 @@ when the distribution is sampled.
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -43,7 +44,7 @@ from ...domain.rules import RuleSet, effective_rules
 from ...domain.scoring import Sheet, empty_sheet, parse_scorecard, score_hand
 from ..advice import moves as advice
 from ..advice.advisor import Advisor
-from ..advice.moves import sub_multisets, suggest
+from ..advice.moves import Suggestion, suggest
 from ..kernels import selfplay
 from ..kernels.distribution import Distribution, first_turn_records, forward
 from ..kernels.model import instant_chance, instant_hands, reachable_states
@@ -76,7 +77,7 @@ from ..tables.strategies import (
     start_state,
 )
 from .simulate import compile_play, simulate
-from .turn_view import Tables, TurnView
+from .turn_view import Tables, TurnView, start_moments
 
 #: Percentiles every position value reports.
 PERCENTILES = (5, 25, 50, 75, 95)
@@ -485,10 +486,12 @@ def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int
     return -1 if hs is None else rs.hand_index[hs.scored_dice]
 
 
-def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
-                    dice: list[int] | None = None, throw: int | None = None,
-                    em_baixo: bool = False) -> dict[str, Any]:
-    """Each player's chance of finishing first (see `winprob` for what is assumed).
+def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int,
+                  dice: list[int] | None, throw: int | None, em_baixo: bool,
+                  where: Callable[[int], str]) -> list[PositionValue]:
+    """Every player's position value (`Analyst.position_value`), where a first throw can win
+    at once the totals of their games without one (`instant`). `where(i)`: the JSON pointer
+    of player i's scorecard in the request, to name it in a problem.
 
     Players on the same position share one distribution; the exact distributions share
     one budget of states (`WIN_EXACT_STATES`) and the sampled ones one time budget
@@ -516,13 +519,13 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
             return fn()
         except InvalidInput as err:
             raise InvalidInput([replace(p, pointer=p.pointer.replace(
-                "/scorecard", f"/players/{i}/scorecard", 1)) for p in err.problems]) from None
+                "/scorecard", where(i), 1)) for p in err.problems]) from None
 
     # every position is checked before any table is fetched (or queued to be built)
     for k in distinct:
         i = keys.index(k)
         of_player(i, lambda i=i: check_position(rs, *position(i)))
-    wins = instant_hands(rs)
+    instant = instant_hands(rs) is not None
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
     states_left = WIN_EXACT_STATES
     found: dict[Any, PositionValue] = {}
@@ -532,13 +535,28 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
         seconds = max(0.0, deadline - time.perf_counter()) / left
         budget = min(analyst.exact_states, states_left // left)
         found[k] = of_player(i, lambda i=i, s=seconds, b=budget: analyst.position_value(
-            rs, *position(i), s, b, wins is not None))
+            rs, *position(i), s, b, instant))
         states_left -= found[k].distribution.states
-    values = [found[k] for k in keys]
-    times = None
-    if wins is not None:
-        times = instant_times([_turns_left(sh) for sh in sheets], to_move, dice is not None,
-                              instant_chance(rs))
+    return [found[k] for k in keys]
+
+
+def _instant_times(rs: RuleSet, sheets: list[Sheet], to_move: int, mid_turn: bool
+                   ) -> list[np.ndarray] | None:
+    """`winprob.instant_times` of the players (None where nothing wins at once)."""
+    if instant_hands(rs) is None:
+        return None
+    return instant_times([_turns_left(sh) for sh in sheets], to_move, mid_turn,
+                         instant_chance(rs))
+
+
+def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
+                    dice: list[int] | None = None, throw: int | None = None,
+                    em_baixo: bool = False) -> dict[str, Any]:
+    """Each player's chance of finishing first (see `winprob` for what is assumed), and
+    with `dice` the winning move of the player to move (`win_move`)."""
+    values = player_values(analyst, rs, sheets, to_move, dice, throw, em_baixo,
+                           lambda i: f"/players/{i}/scorecard")
+    times = _instant_times(rs, sheets, to_move, dice is not None)
     if dice is not None and _wins_now(rs, sheets[to_move], dice, throw, em_baixo):
         # the player to move stops and wins at once (decision 12)
         ch = [Chances(1.0, 0.0, 1.0) if i == to_move else Chances(0.0, 0.0, 0.0)
@@ -574,98 +592,217 @@ def _wins_now(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
     return (throw or 1) == 1 and score_hand(rs, dice, throw, sheet, em_baixo).wins_game
 
 
-def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
-             em_baixo: bool, others: list[Distribution],
-             instant: list[np.ndarray] | None = None) -> dict[str, Any]:
-    """The move that maximises the player's expected share of the win against the others'
-    final distributions, beside the move that maximises the expected score, each with both
-    figures. Computed for one-part strategies with at most `winprob.MAX_WIN_OPEN` open
-    boxes (a backward induction over the player's states and own totals).
+#: How `win_shares` values the moves, by whether it could do it exactly.
+WIN_EXACT = ("exact: a backward induction over the player's own states and totals, the win "
+             "share in place of points, against the others' distributions")
+WIN_APPROXIMATE = ("approximate: each move's final total taken as normal, with the exact "
+                   "mean and variance of the advisor's play after it (moment tables), against "
+                   "the others' distributions; exact from {n} open boxes on (one-column "
+                   "variants solved exactly)")
+
+
+def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
+               throw: int | None, em_baixo: bool, sug: Suggestion,
+               others: list[Distribution], instant: list[np.ndarray] | None = None
+               ) -> tuple[list[float], bool]:
+    """Each of `sug.alternatives`' expected share of the win against the others' final
+    distributions, and whether the shares are exact.
+
+    Exact (a backward induction over the player's own states and totals with the win share
+    in place of points, the player maximising it from then on) for one-part strategies
+    with at most `winprob.MAX_WIN_OPEN` open boxes. Elsewhere each move's final total is
+    taken as normal with the exact mean and variance of the advisor's play after it.
 
     `instant` (where a first throw can win at once): the others' `instant_times`, the
     player to move at slot 0; `others` are then the totals of their games without an
     instant win. A box written on dice that win at once wins (share 1); a later turn's
     first throw that wins at once is worth the chance that no one else has won before it."""
     st = analyst.strategy(rs)
-    pos = Position.of(st, sheet)
-    if len(st.parts) != 1 or rs.variant.saved_throws:
-        return {"computed": False, "reason": "approximate method: only exact strategies"}
-    if pos.open_boxes > MAX_WIN_OPEN:
-        sug = suggest(st, dice, throw or 1, sheet, em_baixo)
-        if _wins_now(rs, sheet, dice, throw, em_baixo) and sug.best.action == "score":
-            # the best box wins at once: no move does better
-            best = {"action": "score", "box": sug.best.box, "score": sug.best.score,
-                    "expected_final_score": round(sug.best.expected_final_score, 6),
-                    "win_share": 1.0}
-            return {"computed": True, "max_expected_score": best, "max_win": best,
-                    "differs": False}
-        return {"computed": False,
-                "reason": f"{pos.open_boxes} open boxes: computed up to {MAX_WIN_OPEN}"}
-    sug = suggest(st, dice, throw or 1, sheet, em_baixo)
-    hs = score_hand(rs, dice, throw, sheet, em_baixo)
-    kd = st.parts[0].solution.kd
-    model = st.parts[0].solution.model
-    top = pos.total + gain_bounds(kd, pos.states[0][0])((1 << kd.nb) - 1) + 1
+    pos = analyst.position(st, sheet)
+    t = throw or 1
+    now = _wins_now(rs, sheet, dice, throw, em_baixo)
+    exact = (len(st.parts) == 1 and not rs.variant.saved_throws
+             and pos.open_boxes <= MAX_WIN_OPEN)
+    if exact:
+        kd = st.parts[0].solution.kd
+        top = pos.total + gain_bounds(kd, pos.states[0][0])((1 << kd.nb) - 1) + 1
+    else:
+        top = pos.total + int(max(a.expected_final_score for a in sug.alternatives)
+                              - pos.total) * 3 + 50
     if others:
         # an own total above every opponent's highest wins alone whatever comes next: one
         # column (the last, where higher totals are counted) holds them all
         top = max(pos.total + 1, min(top, max(d.lo + len(d.probs) for d in others) + 1))
     util = utility(others, pos.total, top, instant is not None)
+    if exact:
+        shares = _exact_shares(analyst, st, pos, sheet, dice, t, em_baixo, sug, util, instant)
+    else:
+        shares = _normal_shares(analyst, st, pos, sheet, dice, t, em_baixo, sug, util, instant)
+    if now:
+        shares = [1.0 if a.action == "score" else v
+                  for a, v in zip(sug.alternatives, shares, strict=True)]
+    return shares, exact
+
+
+def _own_instant(pos: Position, instant: list[np.ndarray] | None, later: int
+                 ) -> np.ndarray | None:
+    """Per turn from now (0 = this one), the chance that no one else has won at once before
+    the player's turn: the worth of a win at once then (None where nothing wins at once).
+    `later`: the turns looked at."""
+    if instant is None:
+        return None
+    n = len(instant) + 1
+    alive = np.ones(n * (later + 1))
+    for times in instant:
+        alive *= survival(times, len(alive))
+    return alive[::n]  # the player to move's turns: slots 0, n, 2n, ...
+
+
+def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
+                  dice: list[int], throw: int, em_baixo: bool, sug: Suggestion,
+                  util: np.ndarray, instant: list[np.ndarray] | None) -> list[float]:
+    """`win_shares` by the backward induction (`winprob.win_tables`)."""
+    rs = st.rs
+    hs = score_hand(rs, dice, throw, sheet, em_baixo)
+    kd = st.parts[0].solution.kd
+    model = st.parts[0].solution.model
     state = tuple(int(x) for x in pos.states[0][:3])
-    iwh, at_once = instant_hands(rs), None
-    if instant is not None and iwh is not None:
-        n = len(instant) + 1
-        alive = np.ones(n * (pos.open_boxes + 1))
-        for t in instant:
-            alive *= survival(t, len(alive))
-        at_once = alive[::n]  # the player to move's turns: slots 0, n, 2n, ...
+    iwh = instant_hands(rs)
+    at_once = _own_instant(pos, instant, pos.open_boxes) if iwh is not None else None
     wins, slot_of = win_tables(st, state, util, analyst.reachable_levels(st),
                                iwh if at_once is not None else None, at_once)
     h = rs.hand_index[hs.scored_dice]
-    options = state_win(kd, wins, slot_of, *state, len(util), throw or 1, h, 1,  # own total +0
+    options = state_win(kd, wins, slot_of, *state, len(util), throw, h, 1,  # own total +0
                         -1.0, np.zeros(kd.nh, np.bool_))
-    now = _wins_now(rs, sheet, dice, throw, em_baixo)
-    share: dict[tuple, float] = {}
-    for p in hs.boxes:
-        if not p.legal:
-            continue
-        if now:
-            share[("score", p.box)] = 1.0
-            continue
-        after = Position.of(st, apply_turn(rs, sheet, hs, p, throw or 1).sheet)
-        s2 = after.states[0]
-        gain = after.total - pos.total
-        full = s2[0] == (1 << model.nb) - 1
-        row = util if full else wins[slot_of[s2[0], s2[1], s2[2]]]
-        share[("score", p.box)] = float(row[min(gain, len(row) - 1)])
-    if (throw or 1) < pos.last:
-        for keep in sub_multisets(hs.scored_dice):
-            share[("keep", keep)] = float(options[1 + model.keeps.index[keep], 0])
-
-    def share_of(a: Any) -> float:
-        """The win share of an alternative: a box, or a keep (in Bozó "em baixo", the
-        bottom faces of the dice kept, the keep the model plays)."""
+    out = []
+    for a in sug.alternatives:
         if a.action == "score":
-            return share.get(("score", a.box), 0.0)
-        keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
-        found = share.get(("keep", keep))
-        if found is None:
-            found = float(options[1 + model.keeps.index[keep], 0])
-        return found
+            p = next(p for p in hs.boxes if p.legal and p.box == a.box)
+            after = Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
+            s2 = after.states[0]
+            gain = after.total - pos.total
+            full = s2[0] == (1 << model.nb) - 1
+            row = util if full else wins[slot_of[s2[0], s2[1], s2[2]]]
+            out.append(float(row[min(gain, len(row) - 1)]))
+        else:
+            # in Bozó "em baixo", the bottom faces of the dice kept: the keep the model plays
+            keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
+            out.append(float(options[1 + model.keeps.index[keep], 0]))
+    return out
 
-    def describe(a: Any) -> dict[str, Any]:
+
+def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
+                   dice: list[int], throw: int, em_baixo: bool, sug: Suggestion,
+                   util: np.ndarray, instant: list[np.ndarray] | None) -> list[float]:
+    """`win_shares` with each move's final total taken as normal (its exact mean and
+    variance under the advisor's play after it); where a first throw wins at once, the
+    player's own later wins at once are added, each worth the chance that no one else has
+    won before it, and the totals count only the games without one."""
+    rs = st.rs
+    hs = score_hand(rs, dice, throw, sheet, em_baixo)
+    tables = analyst.tables(st)
+    view = TurnView(pos, tables, throw)
+    model = st.parts[0].solution.model
+    parts = [tables(i) for i in range(len(st.parts))]
+    xs = np.arange(pos.total, pos.total + len(util), dtype=np.float64)
+    q = instant_chance(rs) if instant is not None else 0.0
+    later = pos.open_boxes - 1  # turns after this one
+    alive = _own_instant(pos, instant, later)
+    own = 0.0 if alive is None else float(sum(q * (1 - q) ** (k - 1) * alive[k]
+                                               for k in range(1, later + 1)))
+    none = (1 - q) ** later
+
+    def share(mean: float, var: float) -> float:
+        sd = float(np.sqrt(max(var, 0.0)))
+        if sd < 1e-9:
+            at = int(np.clip(np.rint(mean) - pos.total, 0, len(util) - 1))
+            return float(util[at])
+        cdf = _normal_cdf((np.append(xs, xs[-1] + 1) - 0.5 - mean) / sd)
+        probs = np.diff(cdf)
+        probs[0] += cdf[0]  # below the lowest total: the lowest one's share
+        probs[-1] += 1.0 - cdf[-1]  # above: the last column's, every higher total's
+        return none * float(probs @ util) + own
+
+    out = []
+    for a in sug.alternatives:
+        if a.action == "score":
+            p = next(p for p in hs.boxes if p.legal and p.box == a.box
+                     and (a.column is None or p.column == a.column))
+            after = Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
+            m1, m2 = start_moments(after, parts)
+            var = sum(b2 - b1 * b1 for b1, b2 in zip(m1, m2, strict=True))
+        else:
+            keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
+            e1, e2 = view.keep_value(model.keeps.index[keep], throw)
+            var = e2 - e1 * e1
+        out.append(share(a.expected_final_score, var))
+    return out
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _normal_cdf(z: np.ndarray) -> np.ndarray:
+    """The standard normal distribution function at each z."""
+    return 0.5 * (1.0 + _erf(z / math.sqrt(2.0)).astype(np.float64))
+
+
+def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int,
+                em_baixo: bool, opponents: list[Sheet], sug: Suggestion) -> Suggestion:
+    """The suggestion's moves ranked by the chance of finishing first against `opponents`
+    (their scorecards, in playing order after the player to move), ties shared as rule
+    book decision 13 says: each move's `win_share`, the best first. `regret` stays the
+    expected final score given up against the expected-score best."""
+    sheets = [sheet, *opponents]
+    values = player_values(analyst, rs, sheets, 0, dice, throw, em_baixo,
+                           lambda i: "/scorecard" if i == 0 else f"/opponents/{i - 1}")
+    times = _instant_times(rs, sheets, 0, True)
+    shares, exact = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
+                               [v.distribution for v in values[1:]],
+                               None if times is None else times[1:])
+    for a, v in zip(sug.alternatives, shares, strict=True):
+        a.win_share = v
+    order = sorted(sug.alternatives, key=lambda a: (-round(a.win_share or 0.0, 9),
+                                                    -a.expected_final_score))
+    rank = 1
+    for i, a in enumerate(order):
+        here = round(a.win_share or 0.0, 9)
+        if i and here < round(order[i - 1].win_share or 0.0, 9):
+            rank = i + 1
+        a.rank = rank
+        a.tie = sum(1 for b in order if round(b.win_share or 0.0, 9) == here) > 1
+    others_exact = all(v.distribution.exact for v in values[1:])
+    return replace(sug, best=order[0], alternatives=order, objective="win",
+                   win_exact=exact and others_exact,
+                   win_method=(WIN_EXACT if exact else WIN_APPROXIMATE.format(n=MAX_WIN_OPEN))
+                   + ("" if others_exact else "; some opponents' distributions sampled"))
+
+
+def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
+             em_baixo: bool, others: list[Distribution],
+             instant: list[np.ndarray] | None = None) -> dict[str, Any]:
+    """The move that maximises the player's expected share of the win against the others'
+    final distributions (`win_shares`), beside the move that maximises the expected score,
+    each with both figures."""
+    st = analyst.strategy(rs)
+    sug = suggest(st, dice, throw or 1, sheet, em_baixo)
+    shares, exact = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug, others,
+                               instant)
+
+    def describe(i: int) -> dict[str, Any]:
+        a = sug.alternatives[i]
         out = {"action": a.action, "expected_final_score": round(a.expected_final_score, 6),
-               "win_share": round(share_of(a), 9)}
+               "win_share": round(shares[i], 9)}
         out.update({"box": a.box, "score": a.score} if a.action == "score"
                    else {"dice": a.dice, "em_baixo": a.em_baixo})
         return out
 
-    best_score = sug.alternatives[0]
-    by_share = max(sug.alternatives,
-                   key=lambda a: (round(share_of(a), 12), a.expected_final_score))
-    mine, theirs = describe(best_score), describe(by_share)
+    by_share = max(range(len(shares)), key=lambda i: (round(shares[i], 12),
+                                                      sug.alternatives[i].expected_final_score))
+    mine, theirs = describe(0), describe(by_share)
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
-    return {"computed": True, "max_expected_score": mine,
+    return {"exact": exact, "method": WIN_EXACT if exact else
+            WIN_APPROXIMATE.format(n=MAX_WIN_OPEN), "max_expected_score": mine,
             "max_win": theirs if differs else mine, "differs": differs}
 
 

@@ -38,6 +38,16 @@ class Choice:
     nx: int  # flat index of the part's next state
 
 
+def start_moments(pos: Position, tables: list[Tables]) -> tuple[list[float], list[float]]:
+    """Per part, the mean and second moment of the points still to come at the position's
+    turn start (`tables`: each part's)."""
+    base1, base2 = [], []
+    for (t1, t2), s in zip(tables, pos.states, strict=True):
+        base1.append(float(t1[s[0], s[1], s[2]]))
+        base2.append(float(t2[s[0], s[1], s[2]]))
+    return base1, base2
+
+
 class TurnView:
     """The current turn of a position under the advisor's policy (see the module doc)."""
 
@@ -47,10 +57,7 @@ class TurnView:
         st = pos.st
         self.kd = st.parts[0].solution.kd
         self.tables = [tables(i) for i in range(len(st.parts))]
-        base1, base2 = [], []
-        for (t1, t2), s in zip(self.tables, pos.states, strict=True):
-            base1.append(float(t1[s[0], s[1], s[2]]))
-            base2.append(float(t2[s[0], s[1], s[2]]))
+        base1, base2 = start_moments(pos, self.tables)
         self.base1 = base1  # per part: mean of the points still to come
         self.base2 = base2
         self.mean_now = sum(base1)  # turn start value (points still to come)

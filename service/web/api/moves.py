@@ -9,6 +9,12 @@ from typing import Any
 from flask import Response, current_app, request
 from flask.views import MethodView
 
+from ...advisor.advice.moves import Suggestion
+from ...advisor.analysis.analyst import rank_to_win
+from ...domain.errors import InvalidInput
+from ...domain.games import WIN_CODES
+from ...domain.rules import RuleSet
+from ...domain.scoring import Sheet
 from ..batch import answer_one
 from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
@@ -28,16 +34,47 @@ _request_schema = MoveSuggestRequestSchema()
 _bot_schema = BotMoveRequestSchema()
 
 
+def _opponents(rs: RuleSet, item: dict[str, Any]) -> list[Sheet]:
+    """The opponents' scorecards of a position played to win, each checked as a sheet a game
+    reaches, none of a game already won at once."""
+    win = item.get("objective") == "win"
+    if win and not item.get("opponents"):
+        raise InvalidInput.one("/opponents", WIN_CODES["opponents_required"],
+                               "opponents_required")
+    if not win and "opponents" in item:
+        raise InvalidInput.one("/opponents", WIN_CODES["opponents_without_win"],
+                               "opponents_without_win")
+    sheets = []
+    for i, data in enumerate(item.get("opponents") or []):
+        sheet = sheet_for(rs, data, key=None, base=f"/opponents/{i}")
+        if sheet.won:
+            raise InvalidInput.one(f"/opponents/{i}/won", "this player won the game at once: "
+                                                          "it is over", "game_won")
+        sheets.append(sheet)
+    return sheets
+
+
+def _ranked(rs: RuleSet, sheet: Sheet, item: dict[str, Any]) -> Suggestion:
+    """The position's moves ranked by the request's objective: the expected final score, or
+    (`win`) the chance of finishing first against the opponents."""
+    opponents = _opponents(rs, item)
+    # Built-in tables are loaded at start-up; a house-rules table is built once per pod by
+    # the build process while this waits up to a second, else 202 + Retry-After (busy.py).
+    ranked = advisor_of(current_app).suggest(rs, item["dice"], item["throw"], sheet,
+                                             item.get("em_baixo", False),
+                                             client=request.remote_addr or "")
+    if item.get("objective") != "win":
+        return ranked
+    return rank_to_win(analyst_of(current_app), rs, sheet, item["dice"], item["throw"],
+                       item.get("em_baixo", False), opponents, ranked)
+
+
 def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     """The moves/suggest answer to one loaded position."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     throw = item["throw"]
-    # Built-in tables are loaded at start-up; a house-rules table is built once per pod by
-    # the build process while this waits up to a second, else 202 + Retry-After (busy.py).
-    result = advisor_of(current_app).suggest(rs, item["dice"], throw, sheet,
-                                                       item.get("em_baixo", False),
-                                                       client=request.remote_addr or "")
+    result = _ranked(rs, sheet, item)
     body = result.as_dict()
     if item.get("coach"):
         analyst = analyst_of(current_app)
@@ -56,12 +93,15 @@ def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     seed = item["seed"] if "seed" in item else secrets.randbelow(MAX_SEED + 1)
-    move, ranked = advisor_of(current_app).bot(rs, item["dice"], item["throw"], sheet,
-                                               item.get("em_baixo", False), item["level"],
-                                               seed, client=request.remote_addr or "")
+    ranked = _ranked(rs, sheet, item)
+    move = advisor_of(current_app).bot(rs, ranked, item["dice"], item["throw"], sheet,
+                                       item.get("em_baixo", False), item["level"], seed)
+    win = ({"win_exact": ranked.win_exact, "win_method": ranked.win_method}
+           if ranked.objective == "win" else {})
     return {"variant": variant, "rules": rs.describe(), "dice": ranked.dice,
             "throw": ranked.throw, "throws_left": ranked.throws_left, "exact": ranked.exact,
             "method": ranked.method, "current_total": ranked.current_total,
+            "objective": ranked.objective, **win,
             "level": item["level"], "seed": seed, "move": move.as_dict(),
             "best_expected_final_score": round(ranked.expected_final_score, 6)}
 

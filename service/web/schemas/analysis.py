@@ -15,6 +15,7 @@ from marshmallow import fields, validate
 from .common import (
     MAX_THROW,
     MAX_VALUE,
+    MAX_WIN_PLAYERS,
     AnswerFields,
     BoxColumnFields,
     NamedPlayerFields,
@@ -30,7 +31,6 @@ from .common import (
 )
 
 MAX_THRESHOLDS = 50
-MAX_PLAYERS = 8  # games/win-probability
 
 
 # --------------------------------------------------------------------------- shared fields
@@ -306,9 +306,9 @@ class WinProbabilityRequestSchema(RulesRequestFields):
     """Every player's sheet, and the position of the player to move."""
 
     players = fields.List(fields.Nested(WinPlayerSchema), required=True,
-                          validate=validate.Length(1, MAX_PLAYERS), metadata={
+                          validate=validate.Length(1, MAX_WIN_PLAYERS), metadata={
         "description": "Every player's sheet, in turn order"})
-    to_move = _int(0, MAX_PLAYERS - 1, metadata={
+    to_move = _int(0, MAX_WIN_PLAYERS - 1, metadata={
         "description": "Index of the player to move (default 0); `dice` are theirs"})
     dice = dice_field(metadata={"description": "The dice of the player to move (mid-turn); "
                                                "needs `throw`"})
@@ -356,12 +356,13 @@ class MoveChanceSchema(ma.Schema):
 class WinMoveSchema(ma.Schema):
     """The move that maximises the chance of winning, beside the expected-score move."""
 
-    computed = fields.Boolean(required=True, metadata={
-        "description": 'Whether the winning move was computed (late game only)'})
-    reason = fields.String(metadata={"description": "Why it was not computed"})
-    max_expected_score = fields.Nested(MoveChanceSchema)
-    max_win = fields.Nested(MoveChanceSchema)
-    differs = fields.Boolean(metadata={
+    exact = fields.Boolean(required=True, metadata={
+        "description": "The win shares are exact (late in a game: see method)"})
+    method = fields.String(required=True, metadata={
+        "description": "How the win shares are computed (exact, or the approximation)"})
+    max_expected_score = fields.Nested(MoveChanceSchema, required=True)
+    max_win = fields.Nested(MoveChanceSchema, required=True)
+    differs = fields.Boolean(required=True, metadata={
         "description": "Winning is likelier with another move than the expected-score one"})
 
 

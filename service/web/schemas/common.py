@@ -31,6 +31,9 @@ from ..variant_spec import variant_facts
 
 MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
+#: Most players of games/win-probability, and (with the one to move) of a position played
+#: to win (`opponents`)
+MAX_WIN_PLAYERS = 8
 MAX_BONUSES = 100
 MAX_NAME = 100  # characters of a player's name
 

@@ -8,6 +8,7 @@ from marshmallow import fields, validate
 from ...advisor.advice.bots import LEVEL_NAMES
 from .common import (
     MAX_THROW,
+    MAX_WIN_PLAYERS,
     AnswerFields,
     PlacementFields,
     RulesRequestFields,
@@ -17,6 +18,9 @@ from .common import (
     dice_field,
     values_method,
 )
+
+#: What a position's moves may be ranked by (`objective`).
+OBJECTIVES = ("score", "win")
 
 
 class PositionRequestFields(RulesRequestFields):
@@ -29,6 +33,19 @@ class PositionRequestFields(RulesRequestFields):
     scorecard = fields.Nested(ScorecardSchema)
     em_baixo = _bool(metadata={"description": "Bozó: the dice are scored by the faces turned "
                                               "to the table"})
+    objective = fields.String(load_default="score", validate=validate.OneOf(OBJECTIVES),
+                              metadata={
+        "description": "What the moves are ranked by: `score`, the expected final score "
+                       "(default); `win`, the chance of finishing first against `opponents` "
+                       "(ties shared, rule book decision 13): each move then has its "
+                       "`win_share`, exact late in a game and approximated before "
+                       "(`win_method` says which)"})
+    opponents = fields.List(fields.Nested(ScorecardSchema), validate=validate.Length(
+        1, MAX_WIN_PLAYERS - 1), metadata={
+        "description": "With objective `win` (needed then, and read only then: else a 409): "
+                       "the other players' scorecards, in playing order after the player to "
+                       "move"})
+
 
 
 class MoveSuggestRequestSchema(PositionRequestFields):
@@ -46,12 +63,17 @@ def _move_common() -> dict[str, fields.Field]:
             "description": "Expected final total of the sheet after this action under optimal "
                            "play (points already on the sheet included)"}),
         "regret": fields.Float(required=True, metadata={
-            "description": "Best expected final score minus this action's (0 for the best)"}),
+            "description": "Best expected final score minus this action's (0 for the best by "
+                           "expected score, whatever the objective)"}),
         "rank": fields.Integer(required=True, metadata={
             "description": "1 = best; actions tied in value share a rank"}),
         "tie": fields.Boolean(required=True, metadata={
             "description": "Another action has the same value (within 1e-4, the precision of "
-                           "the float32 tables)"}),
+                           "the float32 tables; with objective win, the same win share "
+                           "within 1e-9)"}),
+        "win_share": fields.Float(metadata={
+            "description": "With objective win: the expected share of the win after this "
+                           "action (a k-way tie counts 1/k), playing on to maximise it"}),
     }
 
 
@@ -101,6 +123,12 @@ class PositionAnswerFields(AnswerFields):
     method = values_method()
     current_total = fields.Integer(required=True, metadata={
         "description": "Points on the sheet now (bonuses included)"})
+    objective = fields.String(required=True, validate=validate.OneOf(OBJECTIVES), metadata={
+        "description": "What the moves are ranked by, as sent"})
+    win_exact = fields.Boolean(metadata={
+        "description": "With objective win: the win shares are exact"})
+    win_method = fields.String(metadata={
+        "description": "With objective win: how the win shares are computed"})
 
 
 class MoveSuggestionSchema(PositionAnswerFields):
@@ -111,7 +139,8 @@ class MoveSuggestionSchema(PositionAnswerFields):
                        "action's value)"})
     best = MoveField(required=True, metadata={"description": "The best action"})
     alternatives = fields.List(MoveField(), required=True, metadata={
-        "description": "Every action (the best first), ranked by expected final score"})
+        "description": "Every action (the best first), ranked by expected final score (with "
+                       "objective win: by win share, then expected final score)"})
 
 
 #: The largest seed: a JavaScript number holds every integer up to it exactly.
