@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...domain.games import apply_turn
@@ -140,11 +141,18 @@ def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Rand
     return options[-1][0]
 
 
+#: Ranks a position's moves another way than the advisor's expected score (for instance
+#: `analyst.rank_to_win`): (the advisor's ranking, dice, throw, sheet, em_baixo) -> ranking.
+Ranker = Callable[[Suggestion, list[int], int, Sheet, bool], Suggestion]
+
+
 def play_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = "expert",
-              seed: int = 0, regrets: list[float] | None = None) -> Sheet:
+              seed: int = 0, regrets: list[float] | None = None,
+              rank: Ranker | None = None) -> Sheet:
     """One turn of a bot at `level` through the domain's turn engine (`apply_turn`), the
     dice drawn from `dice_rng` and the bot's choices from `seed`: the sheet after it. The
-    regret of every decision is added to `regrets`."""
+    regret of every decision is added to `regrets`; `rank`, when given, ranks the moves
+    the bot draws from."""
     rs = st.rs
     n = rs.variant.dice
     lv = LEVELS[level]
@@ -152,6 +160,8 @@ def play_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = 
     throw, em_baixo = 1, False
     while True:
         ranked = suggest(st, dice, throw, sheet, em_baixo)
+        if rank is not None:
+            ranked = rank(ranked, dice, throw, sheet, em_baixo)
         move = bot_move(rs, ranked, lv, position_rng(seed, rs.fingerprint, dice, throw,
                                                      sheet, em_baixo, level))
         if regrets is not None:

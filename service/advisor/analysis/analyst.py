@@ -38,10 +38,11 @@ from typing import Any
 
 import numpy as np
 
+from ...domain.consistency import check_sheet
 from ...domain.errors import InvalidInput
 from ...domain.games import apply_turn
 from ...domain.rules import RuleSet, effective_rules
-from ...domain.scoring import Sheet, empty_sheet, parse_scorecard, score_hand
+from ...domain.scoring import Sheet, empty_sheet, parse_scorecard, score_hand, score_sheet
 from ..advice import moves as advice
 from ..advice.advisor import Advisor
 from ..advice.moves import Suggestion, suggest
@@ -521,23 +522,42 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
             raise InvalidInput([replace(p, pointer=p.pointer.replace(
                 "/scorecard", where(i), 1)) for p in err.problems]) from None
 
+    def finished(i: int) -> bool:
+        """A player other than the one to move whose sheet is full: their total is final
+        (the last round of a game)."""
+        return i != to_move and not sheets[i].won and _turns_left(sheets[i]) == 0
+
     # every position is checked before any table is fetched (or queued to be built)
     for k in distinct:
         i = keys.index(k)
-        of_player(i, lambda i=i: check_position(rs, *position(i)))
+        of_player(i, lambda i=i: _final_total(rs, sheets[i]) if finished(i)
+                  else check_position(rs, *position(i)))
     instant = instant_hands(rs) is not None
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
     states_left = WIN_EXACT_STATES
     found: dict[Any, PositionValue] = {}
-    for n, k in enumerate(distinct):
+    for k in distinct:
         i = keys.index(k)
-        left = len(distinct) - n
+        if finished(i):
+            total = _final_total(rs, sheets[i])
+            found[k] = PositionValue(total, float(total), 0.0, True, Distribution(
+                lo=total, probs=np.ones(1), method="the sheet is full: its total is final"))
+    todo = [k for k in distinct if k not in found]
+    for n, k in enumerate(todo):
+        i = keys.index(k)
+        left = len(todo) - n
         seconds = max(0.0, deadline - time.perf_counter()) / left
         budget = min(analyst.exact_states, states_left // left)
         found[k] = of_player(i, lambda i=i, s=seconds, b=budget: analyst.position_value(
             rs, *position(i), s, b, instant))
         states_left -= found[k].distribution.states
     return [found[k] for k in keys]
+
+
+def _final_total(rs: RuleSet, sheet: Sheet) -> int:
+    """The total of a full sheet, checked as every sheet is (`consistency.check_sheet`)."""
+    check_sheet(rs, sheet)
+    return int(score_sheet(rs, sheet)["total"])
 
 
 def _instant_times(rs: RuleSet, sheets: list[Sheet], to_move: int, mid_turn: bool
@@ -603,8 +623,8 @@ WIN_APPROXIMATE = ("approximate: each move's final total taken as normal, with t
 
 def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
                throw: int | None, em_baixo: bool, sug: Suggestion,
-               others: list[Distribution], instant: list[np.ndarray] | None = None
-               ) -> tuple[list[float], bool]:
+               others: list[Distribution], instant: list[np.ndarray] | None = None,
+               approximate: bool = False) -> tuple[list[float], bool]:
     """Each of `sug.alternatives`' expected share of the win against the others' final
     distributions, and whether the shares are exact.
 
@@ -616,13 +636,14 @@ def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
     `instant` (where a first throw can win at once): the others' `instant_times`, the
     player to move at slot 0; `others` are then the totals of their games without an
     instant win. A box written on dice that win at once wins (share 1); a later turn's
-    first throw that wins at once is worth the chance that no one else has won before it."""
+    first throw that wins at once is worth the chance that no one else has won before it.
+    `approximate`: the approximation wherever (to measure it against the exact shares)."""
     st = analyst.strategy(rs)
     pos = analyst.position(st, sheet)
     t = throw or 1
     now = _wins_now(rs, sheet, dice, throw, em_baixo)
     exact = (len(st.parts) == 1 and not rs.variant.saved_throws
-             and pos.open_boxes <= MAX_WIN_OPEN)
+             and pos.open_boxes <= MAX_WIN_OPEN and not approximate)
     if exact:
         kd = st.parts[0].solution.kd
         top = pos.total + gain_bounds(kd, pos.states[0][0])((1 << kd.nb) - 1) + 1
