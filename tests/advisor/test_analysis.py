@@ -744,3 +744,36 @@ def test_a_game_that_breaks_a_rule_is_refused_with_the_problems_validate_reports
     out = analyze(ANALYST, rs, game)
     assert [p["decisions"] for p in out["players"]] == [2, 1]
     assert not any(p["finished"] for p in out["players"])
+
+
+def test_a_full_sheet_in_the_last_round_is_a_final_total():
+    """The last round: the first player has finished; the second, to move, plays their last
+    box. The finished player's distribution is their total; the shares still sum to 1."""
+    rs = effective_rules("yahtzee")
+    ids = rs.variant.box_ids
+    done = parse_scorecard(rs, {"boxes": dict.fromkeys(ids, 0) | {"chance": 20}})
+    last = parse_scorecard(rs, {"boxes": {b: 0 for b in ids if b != "chance"}})
+    out = win_probability(ANALYST, rs, [done, last], 1, [6, 6, 5, 4, 1], 3)
+    first, second = out["players"]
+    assert first["current_total"] == 20 and first["sd"] == 0.0
+    assert first["distribution_exact"] and out["exact"]
+    # 6-6-5-4-1 in chance: 22 > 20, the last player wins
+    assert second["share"] == pytest.approx(1.0) and first["share"] == pytest.approx(0.0)
+    assert out["move"]["max_win"]["box"] == "chance"
+
+
+def test_playing_to_win_takes_a_servida_and_ranks_every_move():
+    from service.advisor.analysis.analyst import rank_to_win
+
+    rs = effective_rules("generala")
+    me, them = _far_apart(rs)
+    sug = ANALYST.advisor.suggest(rs, [3, 3, 3, 3, 3], 1, me)
+    ranked = rank_to_win(ANALYST, rs, me, [3, 3, 3, 3, 3], 1, False, [them], sug)
+    assert ranked.objective == "win" and ranked.best.action == "score"
+    assert ranked.best.win_share == 1.0 and ranked.best.rank == 1
+    shares = [a.win_share for a in ranked.alternatives]
+    assert shares == sorted(shares, reverse=True)
+    # far behind with nothing that wins at once: the approximation's shares stay small
+    sug = ANALYST.advisor.suggest(rs, [1, 2, 3, 5, 6], 1, me)
+    ranked = rank_to_win(ANALYST, rs, me, [1, 2, 3, 5, 6], 1, False, [them], sug)
+    assert all(0.0 <= a.win_share < 0.01 for a in ranked.alternatives)
