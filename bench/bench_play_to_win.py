@@ -53,10 +53,9 @@ class Agreement:
     def check(self, analyst: Analyst, rs: RuleSet, ranked: Suggestion, dice: list[int],
               throw: int, sheet: Sheet, em_baixo: bool, opponent: Sheet) -> None:
         """Compare the two at a decision the exact shares ranked (`ranked`)."""
-        values = player_values(analyst, rs, [sheet, opponent], 0, dice, throw, em_baixo,
-                               lambda i: "")
+        values = player_values(analyst, rs, [opponent], -1, None, None, False, lambda i: "")
         approx, _ = win_shares(analyst, rs, sheet, dice, throw, em_baixo, ranked,
-                               [values[1].distribution], None, approximate=True)
+                               [values[0].distribution], None, approximate=True)
         exact = [a.win_share or 0.0 for a in ranked.alternatives]
         pick = max(range(len(approx)), key=lambda i: (approx[i],
                                                       ranked.alternatives[i].expected_final_score))

@@ -523,8 +523,8 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
                 "/scorecard", where(i), 1)) for p in err.problems]) from None
 
     def finished(i: int) -> bool:
-        """A player other than the one to move whose sheet is full: their total is final
-        (the last round of a game)."""
+        """A player other than the one to move (-1: none is) whose sheet is full: their
+        total is final (the last round of a game)."""
         return i != to_move and not sheets[i].won and _turns_left(sheets[i]) == 0
 
     # every position is checked before any table is fetched (or queued to be built)
@@ -774,12 +774,13 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
     (their scorecards, in playing order after the player to move), ties shared as rule
     book decision 13 says: each move's `win_share`, the best first. `regret` stays the
     expected final score given up against the expected-score best."""
-    sheets = [sheet, *opponents]
-    values = player_values(analyst, rs, sheets, 0, dice, throw, em_baixo,
-                           lambda i: "/scorecard" if i == 0 else f"/opponents/{i - 1}")
-    times = _instant_times(rs, sheets, 0, True)
+    # the opponents' values only (no player to move among them: -1); the position itself
+    # was checked by the suggestion
+    values = player_values(analyst, rs, opponents, -1, None, None, False,
+                           lambda i: f"/opponents/{i}")
+    times = _instant_times(rs, [sheet, *opponents], 0, True)
     shares, exact = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
-                               [v.distribution for v in values[1:]],
+                               [v.distribution for v in values],
                                None if times is None else times[1:])
     for a, v in zip(sug.alternatives, shares, strict=True):
         a.win_share = v
@@ -792,7 +793,7 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
             rank = i + 1
         a.rank = rank
         a.tie = sum(1 for b in order if round(b.win_share or 0.0, 9) == here) > 1
-    others_exact = all(v.distribution.exact for v in values[1:])
+    others_exact = all(v.distribution.exact for v in values)
     return replace(sug, best=order[0], alternatives=order, objective="win",
                    win_exact=exact and others_exact,
                    win_method=(WIN_EXACT if exact else WIN_APPROXIMATE.format(n=MAX_WIN_OPEN))
