@@ -33,8 +33,7 @@ class PositionRequestFields(RulesRequestFields):
     scorecard = fields.Nested(ScorecardSchema)
     em_baixo = _bool(metadata={"description": "Bozó: the dice are scored by the faces turned "
                                               "to the table"})
-    objective = fields.String(load_default="score", validate=validate.OneOf(OBJECTIVES),
-                              metadata={
+    objective = fields.String(validate=validate.OneOf(OBJECTIVES), metadata={
         "description": "What the moves are ranked by: `score`, the expected final score "
                        "(default); `win`, the chance of finishing first against `opponents` "
                        "(ties shared, rule book decision 13): each move then has its "
