@@ -253,7 +253,7 @@ class Analyst:
                        throw: int | None, em_baixo: bool = False,
                        sample_seconds: float | None = None,
                        exact_states: int | None = None,
-                       instant: bool = False) -> PositionValue:
+                       instant: bool = False, normal: bool = False) -> PositionValue:
         """Mean, standard deviation and distribution of the final score from a position:
         a sheet at the start of a turn, or with `dice` after throw `throw` of the turn.
         The distribution is exact when at most `exact_states` states (default: the
@@ -261,7 +261,9 @@ class Analyst:
         analyst's). `instant`, where a first throw can win the game at once: the
         distribution of the totals of the games without such a win, P(total = t and none),
         which sums to the chance of none (`distribution.forward`); mean and sd stay those
-        of every game."""
+        of every game. `normal`: beyond `exact_states`, the normal distribution of the
+        exact mean and sd instead of a sample (exact strategies; what playing to win reads,
+        in a few milliseconds)."""
         sheet = sheet or empty_sheet(rs)
         hand = check_position(rs, sheet, dice, throw, em_baixo)
         st = self.strategy(rs)  # after the checks: a refused position builds no table
@@ -277,7 +279,7 @@ class Analyst:
             sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
             wins = instant_hands(rs) if instant else None
             dist = self._exact_or_sampled(st, pos, hand, t, sample_seconds, exact_states,
-                                          wins)
+                                          wins, (mean, sd) if normal else None)
             return PositionValue(pos.total, mean, sd, True, dist)
         dist = self._sampled(st, pos, hand, t, sample_seconds)
         if instant and instant_hands(rs) is not None:
@@ -306,7 +308,8 @@ class Analyst:
     def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                           sample_seconds: float | None = None,
                           exact_states: int | None = None,
-                          instant: np.ndarray | None = None) -> Distribution:
+                          instant: np.ndarray | None = None,
+                          normal: tuple[float, float] | None = None) -> Distribution:
         state = tuple(int(x) for x in pos.states[0][:3])
         if hand < 0 and instant is None:
             if state == start_state(st):  # exact for any rules (the build process makes it)
@@ -319,7 +322,8 @@ class Analyst:
                 return found
         limit = self.exact_states if exact_states is None else exact_states
         if self.states_from(st, state) > limit:
-            dist = self._sampled(st, pos, hand, throw, sample_seconds)
+            dist = (_normal(*normal, pos.total) if normal is not None
+                    else self._sampled(st, pos, hand, throw, sample_seconds))
             return dist if instant is None else _no_instant(dist, st.rs, pos, hand)
         if hand >= 0:
             return _shifted(self.exact_distribution(st, state, hand, throw, instant),
@@ -489,10 +493,11 @@ def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int
 
 def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int,
                   dice: list[int] | None, throw: int | None, em_baixo: bool,
-                  where: Callable[[int], str]) -> list[PositionValue]:
+                  where: Callable[[int], str], normal: bool = False) -> list[PositionValue]:
     """Every player's position value (`Analyst.position_value`), where a first throw can win
     at once the totals of their games without one (`instant`). `where(i)`: the JSON pointer
-    of player i's scorecard in the request, to name it in a problem.
+    of player i's scorecard in the request, to name it in a problem. `normal`: beyond the
+    exact budget, the normal of the exact moments instead of a sample.
 
     Players on the same position share one distribution; the exact distributions share
     one budget of states (`WIN_EXACT_STATES`) and the sampled ones one time budget
@@ -549,7 +554,7 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
         seconds = max(0.0, deadline - time.perf_counter()) / left
         budget = min(analyst.exact_states, states_left // left)
         found[k] = of_player(i, lambda i=i, s=seconds, b=budget: analyst.position_value(
-            rs, *position(i), s, b, instant))
+            rs, *position(i), s, b, instant, normal))
         states_left -= found[k].distribution.states
     return [found[k] for k in keys]
 
@@ -725,7 +730,6 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     view = TurnView(pos, tables, throw)
     model = st.parts[0].solution.model
     parts = [tables(i) for i in range(len(st.parts))]
-    xs = np.arange(pos.total, pos.total + len(util), dtype=np.float64)
     q = instant_chance(rs) if instant is not None else 0.0
     later = pos.open_boxes - 1  # turns after this one
     alive = _own_instant(pos, instant, later)
@@ -734,14 +738,7 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     none = (1 - q) ** later
 
     def share(mean: float, var: float) -> float:
-        sd = float(np.sqrt(max(var, 0.0)))
-        if sd < 1e-9:
-            at = int(np.clip(np.rint(mean) - pos.total, 0, len(util) - 1))
-            return float(util[at])
-        cdf = _normal_cdf((np.append(xs, xs[-1] + 1) - 0.5 - mean) / sd)
-        probs = np.diff(cdf)
-        probs[0] += cdf[0]  # below the lowest total: the lowest one's share
-        probs[-1] += 1.0 - cdf[-1]  # above: the last column's, every higher total's
+        probs = _normal_probs(pos.total, len(util), mean, float(np.sqrt(max(var, 0.0))))
         return none * float(probs @ util) + own
 
     out = []
@@ -777,7 +774,7 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
     # the opponents' values only (no player to move among them: -1); the position itself
     # was checked by the suggestion
     values = player_values(analyst, rs, opponents, -1, None, None, False,
-                           lambda i: f"/opponents/{i}")
+                           lambda i: f"/opponents/{i}", normal=True)
     times = _instant_times(rs, [sheet, *opponents], 0, True)
     shares, exact = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
                                [v.distribution for v in values],
@@ -797,7 +794,9 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
     return replace(sug, best=order[0], alternatives=order, objective="win",
                    win_exact=exact and others_exact,
                    win_method=(WIN_EXACT if exact else WIN_APPROXIMATE.format(n=MAX_WIN_OPEN))
-                   + ("" if others_exact else "; some opponents' distributions sampled"))
+                   + ("" if others_exact else "; the opponents' distributions normal (exact "
+                                              "mean and SD) where an exact pass would take "
+                                              "too long"))
 
 
 def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
@@ -826,6 +825,31 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     return {"exact": exact, "method": WIN_EXACT if exact else
             WIN_APPROXIMATE.format(n=MAX_WIN_OPEN), "max_expected_score": mine,
             "max_win": theirs if differs else mine, "differs": differs}
+
+
+def _normal_probs(lo: int, n: int, mean: float, sd: float) -> np.ndarray:
+    """A normal distribution of `mean` and `sd` on the n whole totals from `lo`, each the
+    probability of its unit interval; what lies below or above goes to the first or the
+    last (where `winprob.utility`'s last column counts every higher total)."""
+    if sd < 1e-9:
+        out = np.zeros(n)
+        out[int(np.clip(np.rint(mean) - lo, 0, n - 1))] = 1.0
+        return out
+    edges = np.arange(lo, lo + n + 1, dtype=np.float64) - 0.5
+    cdf = _normal_cdf((edges - mean) / sd)
+    probs = np.diff(cdf)
+    probs[0] += cdf[0]
+    probs[-1] += 1.0 - cdf[-1]
+    return probs
+
+
+def _normal(mean: float, sd: float, total: int) -> Distribution:
+    """The normal distribution of `mean` and `sd` on whole totals from `total` (the points
+    already on the sheet) to four SDs above the mean."""
+    n = max(1, int(mean + 4 * sd) + 2 - total)
+    return Distribution(lo=total, probs=_normal_probs(total, n, mean, sd), exact=False,
+                        method="normal, with the exact mean and SD of the advisor's play "
+                               "(moment tables)")
 
 
 def _no_instant(dist: Distribution, rs: RuleSet, pos: Position, hand: int) -> Distribution:
