@@ -155,7 +155,8 @@ def test_bots_play_whole_games_of_every_variant(advisor, vid, options):
             assert max(regrets) == 0.0
 
 
-@pytest.mark.parametrize(("vid", "level"), itertools.product(["generala", "bozo"], LEVEL_NAMES))
+@pytest.mark.parametrize(("vid", "level"),
+                         list(itertools.product(["generala", "bozo"], LEVEL_NAMES)))
 def test_every_level_takes_a_win_at_once(advisor, vid, level):
     """Five alike on the first throw win the game (decision 4, whatever the box): every
     level stops and writes them, even where the expected score alone would rethrow (only
