@@ -532,21 +532,20 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
         total is final (the last round of a game)."""
         return i != to_move and not sheets[i].won and _turns_left(sheets[i]) == 0
 
-    # every position is checked before any table is fetched (or queued to be built)
-    for k in distinct:
-        i = keys.index(k)
-        of_player(i, lambda i=i: _final_total(rs, sheets[i]) if finished(i)
-                  else check_position(rs, *position(i)))
-    instant = instant_hands(rs) is not None
-    deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
-    states_left = WIN_EXACT_STATES
+    # every position is checked before any table is fetched (or queued to be built); a
+    # full sheet is its final total
     found: dict[Any, PositionValue] = {}
     for k in distinct:
         i = keys.index(k)
         if finished(i):
-            total = _final_total(rs, sheets[i])
+            total = of_player(i, lambda i=i: _final_total(rs, sheets[i]))
             found[k] = PositionValue(total, float(total), 0.0, True, Distribution(
                 lo=total, probs=np.ones(1), method="the sheet is full: its total is final"))
+        else:
+            of_player(i, lambda i=i: check_position(rs, *position(i)))
+    instant = instant_hands(rs) is not None
+    deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
+    states_left = WIN_EXACT_STATES
     todo = [k for k in distinct if k not in found]
     for n, k in enumerate(todo):
         i = keys.index(k)
@@ -646,7 +645,7 @@ def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
     st = analyst.strategy(rs)
     pos = analyst.position(st, sheet)
     t = throw or 1
-    now = _wins_now(rs, sheet, dice, throw, em_baixo)
+    now = sug.wins_game  # the suggestion scored the hand: stopping on it wins at once
     exact = (len(st.parts) == 1 and not rs.variant.saved_throws
              and pos.open_boxes <= MAX_WIN_OPEN and not approximate)
     if exact:
