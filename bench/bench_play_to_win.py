@@ -3,7 +3,7 @@
 approximation picks the exact winning move late in a game.
 
     python bench/bench_play_to_win.py [--pairs N] [--variants yahtzee yatzy]
-                                      [--positions N] [--seed S]
+                                      [--seed S] [--jobs 2]
 
 Head to head: pair k is two games with the seats swapped. Each seat throws the dice of its
 own seeded stream (`random.Random` of the pair and the seat), whoever sits there, so the two
@@ -17,6 +17,9 @@ approximate=True)`) is computed too: the share of decisions where it picks a mov
 exact best share (within 1e-9), and the worst and mean loss of chance to win when it does
 not (the exact share of the exact best minus the exact share of its pick).
 
+`--jobs`: processes sharing the pairs (each with one kernel thread); the games do not depend
+on it (pair k's dice come from its own seed).
+
 Not a test: the numbers are the README's.
 """
 
@@ -27,6 +30,7 @@ import random
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 from service.advisor import Advisor
 from service.advisor.advice.bots import play_turn
@@ -66,6 +70,12 @@ class Agreement:
         else:
             self.losses.append(loss)
 
+    def merge(self, other: Agreement) -> None:
+        """Add another process's decisions."""
+        self.decisions += other.decisions
+        self.same += other.same
+        self.losses += other.losses
+
 
 def game(analyst: Analyst, rs: RuleSet, pair: int, seed: int, win_seat: int,
          agreement: Agreement | None) -> float:
@@ -95,14 +105,29 @@ def game(analyst: Analyst, rs: RuleSet, pair: int, seed: int, win_seat: int,
             sheets[s] = play_turn(st, sheets[s], streams[s], "expert", pair, None, rank)
 
 
-def head_to_head(analyst: Analyst, rs: RuleSet, pairs: int, seed: int,
+def head_to_head(analyst: Analyst, rs: RuleSet, pairs: range, seed: int,
                  agreement: Agreement) -> list[float]:
     """Each pair's mean share of the win bot (both seats)."""
     out = []
-    for k in range(pairs):
+    for k in pairs:
         out.append((game(analyst, rs, k, seed, 0, agreement)
                     + game(analyst, rs, k, seed, 1, agreement)) / 2)
     return out
+
+
+_analysts: dict[str, Analyst] = {}  # a process's, by variant
+
+
+def _job(vid: str, pairs: range, seed: int) -> tuple[list[float], Agreement]:
+    """Some of a variant's pairs, in a process of its own with one kernel thread."""
+    rs = effective_rules(vid)
+    analyst = _analysts.get(vid)
+    if analyst is None:
+        analyst = _analysts[vid] = Analyst(Advisor(tempfile.mkdtemp(prefix="bench-win-")),
+                                           threads=1)
+        analyst.start_distribution(analyst.strategy(rs), here=True)
+    agreement = Agreement()
+    return head_to_head(analyst, rs, pairs, seed, agreement), agreement
 
 
 def main() -> None:
@@ -110,15 +135,20 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=10000, help="pairs of games (seats swapped)")
     ap.add_argument("--variants", nargs="*", default=["yahtzee", "yatzy"])
     ap.add_argument("--seed", type=int, default=20261204)
+    ap.add_argument("--jobs", type=int, default=1, help="processes sharing the pairs")
     args = ap.parse_args()
-    advisor = Advisor(tempfile.mkdtemp(prefix="bench-win-"))
+    jobs = max(1, args.jobs)
+    block = 50  # pairs a task: the processes take blocks in turn, and finish together
     for vid in args.variants:
-        rs = effective_rules(vid)
-        analyst = Analyst(advisor)
-        analyst.start_distribution(analyst.strategy(rs), here=True)
         agreement = Agreement()
+        shares: list[float] = []
         began = time.perf_counter()
-        shares = head_to_head(analyst, rs, args.pairs, args.seed, agreement)
+        blocks = [range(a, min(a + block, args.pairs)) for a in range(0, args.pairs, block)]
+        with ProcessPoolExecutor(jobs) as pool:
+            for part, agreed in pool.map(_job, [vid] * len(blocks), blocks,
+                                         [args.seed] * len(blocks)):
+                shares += part
+                agreement.merge(agreed)
         seconds = time.perf_counter() - began
         mean = statistics.fmean(shares)
         half = 1.96 * statistics.stdev(shares) / len(shares) ** 0.5 if len(shares) > 1 else 0

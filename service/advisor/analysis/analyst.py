@@ -29,8 +29,8 @@ when the distribution is sampled.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -56,10 +56,11 @@ from ..kernels.winprob import (
     ASSUMPTIONS,
     MAX_WIN_OPEN,
     Chances,
+    WinTables,
     chances,
     gain_bounds,
     instant_times,
-    state_win,
+    normal_cdf,
     survival,
     utility,
     win_tables,
@@ -160,9 +161,13 @@ class Analyst:
         self.moment_cache: TableCache[Moments] = TableCache(stores, lru_size * 4)
         #: (fingerprint, part state) -> the exact distribution from that turn start
         self.dists: TableCache[Distribution] = TableCache(stores, 256)
-        #: fingerprint -> a one-part strategy's reachable states, per level and in one array
+        #: fingerprint -> a one-part strategy's reachable states, per level
         self._reach: TableCache[list[np.ndarray]] = TableCache(stores, 32)
-        self._reach_all: TableCache[np.ndarray] = TableCache(stores, 32)
+        #: fingerprint -> per box mask, the reachable states with those boxes filled
+        self._reach_counts: TableCache[np.ndarray] = TableCache(stores, 32)
+        #: (fingerprint, own state, digest of the win shares of the final totals and of the
+        #: instant wins' worth) -> `winprob.win_tables`: the same all through a turn
+        self.win_cache: TableCache[WinTables] = TableCache(stores, 16)
         self.threads = threads
         self.exact_states = exact_states
         self.samples = samples
@@ -293,17 +298,25 @@ class Analyst:
         return self._reach.get(st.rs, st.rs.fingerprint,
                                lambda: reachable_states(st.parts[0].solution.model))
 
-    def _reachable(self, st: Strategy) -> np.ndarray:
-        """Every reachable state of a one-part strategy, in one array."""
-        return self._reach_all.get(st.rs, st.rs.fingerprint,
-                                   lambda: np.concatenate(self.reachable_levels(st)))
+    def _counts(self, st: Strategy) -> np.ndarray:
+        """Per box mask, how many reachable states of a one-part strategy have those boxes
+        filled (and maybe more): the states counted at their own mask, then summed over
+        supersets one box at a time."""
+        def count() -> np.ndarray:
+            nb = st.parts[0].solution.model.nb
+            counts = np.bincount(np.concatenate(self.reachable_levels(st))[:, 0],
+                                 minlength=1 << nb).astype(np.int64)
+            masks = np.arange(1 << nb)
+            for b in range(nb):
+                without = masks[(masks >> b & 1) == 0]
+                counts[without] += counts[without | (1 << b)]
+            return counts
+        return self._reach_counts.get(st.rs, st.rs.fingerprint, count)
 
     def states_from(self, st: Strategy, state: tuple[int, int, int]) -> int:
         """How many reachable states have the position's boxes filled (the exact pass's
         work, an upper bound)."""
-        allst = self._reachable(st)
-        mask = state[0]
-        return int(np.count_nonzero((allst[:, 0] & mask) == mask))
+        return int(self._counts(st)[state[0]])
 
     def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                           sample_seconds: float | None = None,
@@ -694,11 +707,15 @@ def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     state = tuple(int(x) for x in pos.states[0][:3])
     iwh = instant_hands(rs)
     at_once = _own_instant(pos, instant, pos.open_boxes) if iwh is not None else None
-    wins, slot_of = win_tables(st, state, util, analyst.reachable_levels(st),
-                               iwh if at_once is not None else None, at_once)
+    digest = hashlib.blake2b(util.tobytes(), digest_size=16)
+    if at_once is not None:
+        digest.update(at_once.tobytes())
+    wins = analyst.win_cache.get(
+        rs, (rs.fingerprint, state, len(util), digest.digest()),
+        lambda: win_tables(st, state, util, analyst.reachable_levels(st),
+                           iwh if at_once is not None else None, at_once))
     h = rs.hand_index[hs.scored_dice]
-    options = state_win(kd, wins, slot_of, *state, len(util), throw, h, 1,  # own total +0
-                        -1.0, np.zeros(kd.nh, np.bool_))
+    options = wins.options(kd, state, throw, h)
     out = []
     for a in sug.alternatives:
         if a.action == "score":
@@ -707,7 +724,7 @@ def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
             s2 = after.states[0]
             gain = after.total - pos.total
             full = s2[0] == (1 << model.nb) - 1
-            row = util if full else wins[slot_of[s2[0], s2[1], s2[2]]]
+            row = util if full else wins.row(*s2[:3])
             out.append(float(row[min(gain, len(row) - 1)]))
         else:
             # in Bozó "em baixo", the bottom faces of the dice kept: the keep the model plays
@@ -756,14 +773,6 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     return out
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)
-
-
-def _normal_cdf(z: np.ndarray) -> np.ndarray:
-    """The standard normal distribution function at each z."""
-    return 0.5 * (1.0 + _erf(z / math.sqrt(2.0)).astype(np.float64))
-
-
 def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int,
                 em_baixo: bool, opponents: list[Sheet], sug: Suggestion) -> Suggestion:
     """The suggestion's moves ranked by the chance of finishing first against `opponents`
@@ -782,13 +791,14 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
         a.win_share = v
     order = sorted(sug.alternatives, key=lambda a: (-round(a.win_share or 0.0, 9),
                                                     -a.expected_final_score))
+    rounded = [round(a.win_share or 0.0, 9) for a in order]
+    equal = Counter(rounded)
     rank = 1
-    for i, a in enumerate(order):
-        here = round(a.win_share or 0.0, 9)
-        if i and here < round(order[i - 1].win_share or 0.0, 9):
+    for i, (a, here) in enumerate(zip(order, rounded, strict=True)):
+        if i and here < rounded[i - 1]:
             rank = i + 1
         a.rank = rank
-        a.tie = sum(1 for b in order if round(b.win_share or 0.0, 9) == here) > 1
+        a.tie = equal[here] > 1
     others_exact = all(v.distribution.exact for v in values)
     return replace(sug, best=order[0], alternatives=order, objective="win",
                    win_exact=exact and others_exact,
@@ -835,7 +845,7 @@ def _normal_probs(lo: int, n: int, mean: float, sd: float) -> np.ndarray:
         out[int(np.clip(np.rint(mean) - lo, 0, n - 1))] = 1.0
         return out
     edges = np.arange(lo, lo + n + 1, dtype=np.float64) - 0.5
-    cdf = _normal_cdf((edges - mean) / sd)
+    cdf = normal_cdf((edges - mean) / sd)
     probs = np.diff(cdf)
     probs[0] += cdf[0]
     probs[-1] += 1.0 - cdf[-1]

@@ -17,6 +17,7 @@ simulation (`selfplay.py`).
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
@@ -463,6 +464,32 @@ class _Index:
         self.m = 0
         return out
 
+    # Filling the arrays took a sixth of a late-game pass: a pass that ends leaves them
+    # as it found them (each level's slot_of entries reset, tlo / thi by `index_close`),
+    # so an index of a size up to POOLED is kept for the next pass.
+    POOLED = 1 << 21
+    _free: dict[int, list[_Index]] = {}
+    _lock = threading.Lock()
+
+    @classmethod
+    def take_one(cls, size: int) -> _Index:
+        """A clean index of `size` entries: a kept one, else a new one."""
+        with cls._lock:
+            kept = cls._free.get(size)
+            if kept:
+                return kept.pop()
+        return cls(size)
+
+    def give_back(self) -> None:
+        """Keep this index, clean after a pass that ended, for the next pass (two a size:
+        one a thread of the usual pool)."""
+        size = len(self.slot_of)
+        if size <= self.POOLED:
+            with self._lock:
+                kept = self._free.setdefault(size, [])
+                if len(kept) < 2:
+                    kept.append(self)
+
 
 def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray,
                 hoff: np.ndarray, gbits: int, pool: Executor | None, workers: int,
@@ -530,7 +557,6 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     full = (1 << kd.nb) - 1
     gbits = gain_bits(kd)
     nu, nf = shape[1], shape[2]
-    index = _Index(int(np.prod(shape)))
     lo = np.array([total], np.int64)
     hoff = np.array([0, 1], np.int64)
     hist = np.array([1.0])
@@ -538,6 +564,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     visited = 0
     if states[0, 0] == full:
         return Distribution(lo=total, probs=hist)
+    index = _Index.take_one(int(np.prod(shape)))
     if first_turn is not None:
         runs = [(0, np.array([0, len(first_turn[0])], np.int64), *first_turn)]
         index.take(lo, hoff, runs[0], gbits)
@@ -567,6 +594,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         lo, hoff, hist = tlo, thoff, th
         if last:
             break
+    index.give_back()
     # every state of the last level is a full sheet: add their histograms
     top = int(max(lo[i] + hoff[i + 1] - hoff[i] for i in range(len(lo))))
     low = int(lo.min())

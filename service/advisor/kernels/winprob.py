@@ -32,6 +32,7 @@ tie terms come from the polynomial prod_{j != i} (F_j(x - 1) + P_j(x) z).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -121,6 +122,31 @@ def instant_share(times: list[np.ndarray], i: int) -> float:
     return float(mine @ alive)
 
 
+@nb.vectorize(["float64(float64)"], cache=True)
+def normal_cdf(z):
+    """The standard normal distribution function at each z."""
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+
+def _ties(below: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """For each column x (a total), the coefficients of prod_j (below[j, x] + p[j, x] z):
+    out[k, x] the probability that exactly k of the players j have total x and the others
+    less (below: P(total < x), p: P(total = x))."""
+    out = np.ones((1, below.shape[1]))
+    for j in range(below.shape[0]):
+        grown = np.zeros((out.shape[0] + 1, out.shape[1]))
+        grown[:-1] += out * below[j]
+        grown[1:] += out * p[j]
+        out = grown
+    return out
+
+
+def _shared(ties: np.ndarray) -> np.ndarray:
+    """Expected share of the win per column of `_ties`: a (k + 1)-way tie on top counts
+    1 / (k + 1)."""
+    return (1.0 / (1.0 + np.arange(ties.shape[0]))) @ ties
+
+
 def utility(others: list[Distribution], lo: int, hi: int,
             defective: bool = False) -> np.ndarray:
     """Expected share of the win for each own final total lo..hi-1 against `others`
@@ -131,18 +157,10 @@ def utility(others: list[Distribution], lo: int, hi: int,
     width = p.shape[1]
     xs = np.arange(lo, hi) - olo
     below = np.concatenate([np.zeros((len(others), 1)), np.cumsum(p, axis=1)], axis=1)
-    out = np.empty(hi - lo)
-    for n, x in enumerate(xs):
-        if x < 0:
-            out[n] = 0.0
-            continue
-        if x >= width:
-            out[n] = 1.0
-            continue
-        poly = np.ones(1)
-        for j in range(len(others)):
-            poly = np.convolve(poly, [below[j, x], p[j, x]])
-        out[n] = float(poly @ (1.0 / (1.0 + np.arange(len(poly)))))
+    at = np.clip(xs, 0, width - 1)
+    out = _shared(_ties(below[:, at], p[:, at]))
+    out[xs < 0] = 0.0
+    out[xs >= width] = 1.0
     return out
 
 
@@ -151,26 +169,21 @@ def chances(dists: list[Distribution], instant: list[np.ndarray] | None = None
     """Each player's chances of finishing first, the totals being independent. With
     `instant` (`instant_times`), `dists` are the totals of the games without an instant win
     (`_aligned`'s defective), and a player's instant win, before anyone else's, is a win."""
-    lo, p = _aligned(dists, instant is not None)
-    n, width = p.shape
+    _, p = _aligned(dists, instant is not None)
+    n = p.shape[0]
     below = np.concatenate([np.zeros((n, 1)), np.cumsum(p, axis=1)[:, :-1]], axis=1)
     out = []
     for i in range(n):
-        win = tie = share = 0.0
         others = [j for j in range(n) if j != i]
-        for x in np.flatnonzero(p[i] > 0):
-            poly = np.ones(1)
-            for j in others:
-                poly = np.convolve(poly, [below[j, x], p[j, x]])
-            win += p[i, x] * poly[0]
-            tie += p[i, x] * float(poly[1:].sum())
-            share += p[i, x] * float(poly @ (1.0 / (1.0 + np.arange(len(poly)))))
+        ties = _ties(below[others], p[others])
+        win = float(p[i] @ ties[0])
+        tie = float(p[i] @ ties[1:].sum(axis=0))
+        share = float(p[i] @ _shared(ties))
         if instant is not None:
             at_once = instant_share(instant, i)
             win += at_once
             share += at_once
-        out.append(Chances(float(win), float(tie), float(share)))
-    del lo, width
+        out.append(Chances(win, tie, share))
     return out
 
 
@@ -196,10 +209,11 @@ def _fold(oh, nxt, g, width):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
+def _turn_win(kd, W, mask_at, slot_of, mask, u, fl, width, out_first, out_later):
     """Terminal win values of one state's turn: out_*[h, a] = best over legal boxes of
     W[next state][a + points] (a: own total minus the position's, up to the outputs' width;
     `width`: W's, whose last column holds every higher total); -1 where none is legal.
+    A state's row of W is W[slot_of[mask_at[mask], code, flags]] (`WinTables`).
 
     Box by box, with what depends on the box alone worked out once: the five-of-a-kind
     hands on a sheet whose five-of-a-kind box is filled (Joker, bonus) are placed by
@@ -243,7 +257,7 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
                 bonus, nu, nfl = next_marks(threshold, maxrem, amount, kb, bit, u, fl,
                                                    score, nmask)
                 g = int(np.rint(np.float64(score) + bonus))
-                _fold(out[h], W[slot_of[nmask, nu, nfl]], g, width)
+                _fold(out[h], W[slot_of[mask_at[nmask], nu, nfl]], g, width)
         if has_five:
             five_placements(kd, one * mask, one * u, one * fl, first, five)
             NU5, NF5, G5, _ = five
@@ -252,7 +266,7 @@ def _turn_win(kd, W, slot_of, mask, u, fl, width, out_first, out_later):
                 for b in range(nbox):
                     nu = NU5[f, b, 0]
                     if nu >= 0:
-                        _fold(o, W[slot_of[mask | (1 << b), nu, NF5[f, b, 0]]],
+                        _fold(o, W[slot_of[mask_at[mask | (1 << b)], nu, NF5[f, b, 0]]],
                               int(np.rint(G5[f, b, 0])), width)
 
 
@@ -282,7 +296,7 @@ def _keeps_win(kd, cur, E, M):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need, iw, iwh):
+def state_win(kd, W, mask_at, slot_of, mask, u, fl, width, throw, hand, need, iw, iwh):
     """Win values of a state's turn for own totals a < `need` (of W's `width`). hand < 0: at
     the turn start, one row over own totals; else the options at `hand` after `throw`: row 0
     scoring now (the best box for winning), row 1 + k keeping k (-1 on the last throw).
@@ -292,7 +306,7 @@ def state_win(kd, W, slot_of, mask, u, fl, width, throw, hand, need, iw, iwh):
     hand_keep = kd.hand_keep
     tf = np.empty((nh, need))
     tl = np.empty((nh, need))
-    _turn_win(kd, W, slot_of, mask, u, fl, width, tf, tl)
+    _turn_win(kd, W, mask_at, slot_of, mask, u, fl, width, tf, tl)
     cur = tl.copy()
     E = np.empty((kd.nk, need))
     M = np.empty((kd.nk, need))
@@ -375,28 +389,53 @@ def reachable_from(levels: list[np.ndarray], state: tuple[int, int, int]
     """The states of `levels` (per number of filled boxes) a one-part state can lead to,
     itself left out: its boxes filled and more, an upper code no lower (totals only grow;
     the threshold's code stands for both reached and out of reach), its flags still set (a
-    box, once filled, keeps its score)."""
+    box, once filled, keeps its score). Per level from the state's own."""
     mask0, u0, fl0 = state
     return [lv[((lv[:, 0] & mask0) == mask0) & (lv[:, 0] != mask0) & (lv[:, 1] >= u0)
-               & ((lv[:, 2] & fl0) == fl0)] for lv in levels]
+               & ((lv[:, 2] & fl0) == fl0)] for lv in levels[bin(mask0).count("1"):]]
+
+
+@dataclass
+class WinTables:
+    """The win values of `win_tables`: the row of a state (mask, upper code, flags) is
+    W[slot_of[mask_at[mask], code, flags]], one column an own total from the position's.
+    `mask_at` numbers the masks reachable from the position, so that `slot_of` spans those
+    alone (a whole table's shape was 8-16 MB a position)."""
+
+    W: np.ndarray
+    mask_at: np.ndarray
+    slot_of: np.ndarray
+
+    def row(self, mask: int, u: int, fl: int) -> np.ndarray:
+        """A state's win values, per own total."""
+        return self.W[self.slot_of[self.mask_at[mask], u, fl]]
+
+    def options(self, kd: object, state: tuple[int, int, int], throw: int, hand: int
+                ) -> np.ndarray:
+        """The moves at `hand` after `throw` from the position (`state_win`'s options) at
+        the position's own total."""
+        return state_win(kd, self.W, self.mask_at, self.slot_of, *state, self.W.shape[1],
+                         throw, hand, 1, -1.0, np.zeros(kd.nh, np.bool_))
 
 
 def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
                levels: list[np.ndarray], instant: np.ndarray | None = None,
-               at_once: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+               at_once: np.ndarray | None = None) -> WinTables:
     """Expected share of the win at the start of every turn of the states reachable from a
     one-part state (its boxes filled and more), over own totals from the position's
     (util[a]: the share when the final total is the position's plus a). `levels`: the
     strategy's reachable states per number of filled boxes (`model.reachable_states`).
     `instant` (`model.instant_hands`): the first-throw hands that win at once, each worth
-    at_once[k] on the turn k turns after the position's.
-    Returns (W, slot_of) with W[slot_of[mask, code, flags], a]."""
+    at_once[k] on the turn k turns after the position's."""
     sol = st.parts[0].solution
     kd, m = sol.kd, sol.model
     width = len(util)
     gains = gain_bounds(kd, state[0], state[1])
-    slot_of = -np.ones(m.table_shape, np.int64)
     todo = reachable_from(levels, state)
+    masks = np.unique(np.concatenate([lv[:, 0] for lv in todo]))
+    mask_at = np.zeros(1 << m.nb, np.int64)  # unreached masks are never read
+    mask_at[masks] = np.arange(len(masks))
+    slot_of = -np.ones((len(masks), *m.table_shape[1:]), np.int64)
     W = np.zeros((sum(len(x) for x in todo) + 1, width))
     slot = 0
     full = (1 << m.nb) - 1
@@ -413,8 +452,8 @@ def win_tables(st: object, state: tuple[int, int, int], util: np.ndarray,
                 need = min(width, gains(mask, u, fl) + 1)
                 iw = -1.0 if at_once is None else float(
                     at_once[bin(mask).count("1") - filled0])
-                W[slot, :need] = state_win(kd, W, slot_of, mask, u, fl, width, 1, -1,
-                                           need, iw, iwh)[0]
-            slot_of[mask, u, fl] = slot
+                W[slot, :need] = state_win(kd, W, mask_at, slot_of, mask, u, fl, width, 1,
+                                           -1, need, iw, iwh)[0]
+            slot_of[mask_at[mask], u, fl] = slot
             slot += 1
-    return W, slot_of
+    return WinTables(W, mask_at, slot_of)
