@@ -42,10 +42,6 @@ from service.domain.scoring import Sheet, empty_sheet, score_sheet
 MAX_OPEN = 4  # winprob.MAX_WIN_OPEN: the exact winning move
 
 
-def _open(sheet: Sheet) -> int:
-    return sum(1 for c in sheet.columns for v in c.boxes.values() if v is None)
-
-
 class Agreement:
     """The approximation against the exact winning move, decision by decision."""
 
@@ -98,7 +94,7 @@ def game(analyst: Analyst, rs: RuleSet, pair: int, seed: int, win_seat: int,
                          em_baixo: bool, opponent: Sheet = opponent) -> Suggestion:
                     out = rank_to_win(analyst, rs, sheet, dice, throw, em_baixo, [opponent],
                                       ranked)
-                    if agreement is not None and _open(sheet) <= MAX_OPEN and out.win_exact:
+                    if agreement is not None and sheet.open_boxes <= MAX_OPEN and out.win_exact:
                         agreement.check(analyst, rs, out, dice, throw, sheet, em_baixo,
                                         opponent)
                     return out

@@ -39,6 +39,12 @@ class Sheet:
     saved_throws: int = 0
     won: bool = False
 
+    @property
+    def open_boxes(self) -> int:
+        """The boxes still empty, over every column: the player's turns left (unless the
+        game is won at once)."""
+        return sum(1 for c in self.columns for v in c.boxes.values() if v is None)
+
 
 @dataclass(slots=True)
 class Placement:

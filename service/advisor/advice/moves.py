@@ -175,7 +175,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     base = [part_value(p, *s[:3]) for p, s in zip(st.parts, states, strict=True)]
     now = current + sum(base)
     # Throws left unused are saved for later turns: worth nothing on the last turn.
-    later_turns = sum(1 for c in sheet.columns for v in c.boxes.values() if v is None) - 1
+    later_turns = sheet.open_boxes - 1
     throw_value = st.saved_throw_value if later_turns > 0 else 0.0
     saved_bonus = throw_value * (last - throw)
 

@@ -620,7 +620,7 @@ def _turns_left(sheet: Sheet) -> int:
     """A player's turns left: one a box still open (0 once the game is won at once)."""
     if sheet.won:
         return 0
-    return sum(1 for c in sheet.columns for v in c.boxes.values() if v is None)
+    return sheet.open_boxes
 
 
 def _wins_now(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,

@@ -109,7 +109,7 @@ class Position:
         """Read a sheet (validated by the caller) as part states."""
         rs = st.rs
         states = [part_state(p, sheet) for p in st.parts]
-        open_boxes = sum(1 for c in sheet.columns for v in c.boxes.values() if v is None)
+        open_boxes = sheet.open_boxes
         tv = st.saved_throw_value if open_boxes - 1 > 0 else 0.0
         return cls(st, sheet, states, int(score_sheet(rs, sheet)["total"]),
                    max_throw(rs, sheet), tv, open_boxes)
