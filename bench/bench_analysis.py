@@ -145,6 +145,7 @@ def main() -> int:
         exact = 0
         for sh in sheets:
             analyst.dists.clear()
+            analyst.win_cache.clear()
             began = time.perf_counter()
             pv = analyst.position_value(rs, sh, None, None)
             times.append(time.perf_counter() - began)
@@ -160,6 +161,7 @@ def main() -> int:
             times = []
             for _ in range(3):
                 analyst.dists.clear()
+                analyst.win_cache.clear()
                 began = time.perf_counter()
                 out = win_probability(analyst, rs, sheets)
                 times.append(time.perf_counter() - began)
@@ -173,6 +175,7 @@ def main() -> int:
         times = []
         for _ in range(3):
             analyst.dists.clear()
+            analyst.win_cache.clear()
             began = time.perf_counter()
             out = win_probability(analyst, rs, sheets, 0, [2, 3, 4, 5, 5], 1)
             times.append(time.perf_counter() - began)

@@ -86,7 +86,7 @@ def win_move_times(advisor: Advisor, analyst: Analyst, vid: str, seed: int = 1
         ranked = rank_to_win(analyst, rs, sheets[me], dice, 1, False, [sheets[1 - me]],
                              advisor.suggest(rs, dice, 1, sheets[me]))
         advisor.bot(rs, ranked, dice, 1, sheets[me], False, "expert", seed)
-        out.append((sum(v is None for v in sheets[me].columns[0].boxes.values()),
+        out.append((sheets[me].open_boxes,
                     time.perf_counter() - t))
         # the game goes on with the score objective's whole turn (play_game's engine)
         sheets[me] = play_turn(st, sheets[me], rng)
