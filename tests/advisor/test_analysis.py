@@ -610,6 +610,7 @@ def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypat
     monkeypatch.setattr(winprob, "reachable_from", lambda levels, state: [
         lv[((lv[:, 0] & state[0]) == state[0]) & (lv[:, 0] != state[0])] for lv in levels])
     ANALYST.dists.clear()
+    ANALYST.win_cache.clear()
     full = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
     assert fast["exact"] and fast == full
 
@@ -777,3 +778,97 @@ def test_playing_to_win_takes_a_servida_and_ranks_every_move():
     sug = ANALYST.advisor.suggest(rs, [1, 2, 3, 5, 6], 1, me)
     ranked = rank_to_win(ANALYST, rs, me, [1, 2, 3, 5, 6], 1, False, [them], sug)
     assert all(0.0 <= a.win_share < 0.01 for a in ranked.alternatives)
+
+
+def test_the_turns_decisions_share_one_win_table_and_it_matches_a_fresh_one():
+    """The win tables of a position (`winprob.win_tables`) are kept for the rest of its turn
+    (`Analyst.win_cache`): the second throw's ranking reads them, and gives the shares a
+    fresh backward induction gives."""
+    from service.advisor.analysis.analyst import rank_to_win
+
+    rs = effective_rules("yahtzee")
+    me = parse_scorecard(rs, {"boxes": {"ones": 3, "twos": 6, "threes": 9, "fours": 12,
+                                        "fives": 15, "sixes": 18, "three_of_a_kind": 20,
+                                        "full_house": 25, "chance": 22}})
+    them = parse_scorecard(rs, {"boxes": {"ones": 2, "twos": 6, "fours": 12, "fives": 15,
+                                          "sixes": 24, "three_of_a_kind": 25,
+                                          "small_straight": 30}})
+    ANALYST.win_cache.clear()
+
+    def shares(dice: list[int], throw: int) -> list[float]:
+        sug = ANALYST.advisor.suggest(rs, dice, throw, me)
+        ranked = rank_to_win(ANALYST, rs, me, dice, throw, False, [them], sug)
+        assert ranked.win_exact
+        return [a.win_share for a in ranked.alternatives]
+
+    first = shares([2, 3, 4, 5, 5], 1)
+    second = shares([1, 3, 4, 5, 6], 2)
+    assert len(ANALYST.win_cache.lru) == 1
+    ANALYST.win_cache.clear()
+    assert shares([1, 3, 4, 5, 6], 2) == second
+    assert max(first) > 0.0
+
+
+@pytest.mark.parametrize("vid", ["yahtzee", "generala", "kniffel"])
+def test_reachable_states_under_a_mask_are_counted_as_a_scan_counts_them(vid):
+    st = ANALYST.strategy(effective_rules(vid))
+    every = np.concatenate(ANALYST.reachable_levels(st))
+    nb = st.parts[0].solution.model.nb
+    masks = random.Random(vid).sample(range(1 << nb), 200) + [0, (1 << nb) - 1]
+    for mask in masks:
+        expected = int(np.count_nonzero((every[:, 0] & mask) == mask))
+        assert ANALYST.states_from(st, (mask, 0, 0)) == expected
+
+
+def test_win_shares_of_totals_and_chances_against_enumeration_of_three_opponents():
+    """`winprob.utility` (an own total's share of the win) and `chances` against every
+    combination of the opponents' totals, ties shared."""
+    from itertools import product
+
+    from service.advisor.kernels.winprob import utility
+
+    rng = np.random.default_rng(7)
+    dists = [Distribution(lo=int(rng.integers(5, 9)), probs=rng.random(int(rng.integers(2, 6))))
+             for _ in range(3)]
+    norm = [d.probs / d.probs.sum() for d in dists]
+
+    def share(x: int, others: list[int]) -> float:
+        top = max([x, *others])
+        return 0.0 if x < top else 1.0 / (1 + sum(o == top for o in others))
+
+    lo, hi = 3, 16
+    got = utility(dists, lo, hi)
+    for x in range(lo, hi):
+        want = sum(np.prod([norm[j][t[j] - d.lo] for j, d in enumerate(dists)])
+                   * share(x, list(t))
+                   for t in product(*[range(d.lo, d.lo + len(d.probs)) for d in dists]))
+        assert got[x - lo] == pytest.approx(want, abs=1e-12)
+    ch = chances(dists)
+    assert sum(c.share for c in ch) == pytest.approx(1.0, abs=1e-12)
+    for i, d in enumerate(dists):
+        others = [e for j, e in enumerate(dists) if j != i]
+        mine = utility(others, d.lo, d.lo + len(d.probs))
+        assert ch[i].share == pytest.approx(float(norm[i] @ mine), abs=1e-12)
+
+
+def test_a_forward_pass_leaves_its_kept_index_clean():
+    """The forward pass keeps its index arrays for the next pass: after a pass they are as
+    new, and a second pass gives the same distribution to the bit."""
+    from service.advisor.kernels import distribution as dist
+
+    st = ANALYST.strategy(effective_rules("yahtzee"))
+    sol = st.parts[0].solution
+    state = Position.of(st, parse_scorecard(st.rs, {"boxes": {
+        "ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18,
+        "full_house": 25}})).states[0]
+    once = dist.forward(sol.kd, sol.values, tuple(int(x) for x in state[:3]), 0, None, 1)
+    size = int(np.prod(sol.values.shape))
+    kept = dist._Index._free[size]
+    assert kept
+    for index in kept:
+        assert (index.slot_of == -1).all()
+        assert (index.tlo == np.iinfo(np.int32).max).all()
+        assert (index.thi == np.iinfo(np.int32).min).all()
+        assert index.m == 0
+    again = dist.forward(sol.kd, sol.values, tuple(int(x) for x in state[:3]), 0, None, 2)
+    assert again.lo == once.lo and np.array_equal(again.probs, once.probs)
