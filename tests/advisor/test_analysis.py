@@ -850,25 +850,3 @@ def test_win_shares_of_totals_and_chances_against_enumeration_of_three_opponents
         mine = utility(others, d.lo, d.lo + len(d.probs))
         assert ch[i].share == pytest.approx(float(norm[i] @ mine), abs=1e-12)
 
-
-def test_a_forward_pass_leaves_its_kept_index_clean():
-    """The forward pass keeps its index arrays for the next pass: after a pass they are as
-    new, and a second pass gives the same distribution to the bit."""
-    from service.advisor.kernels import distribution as dist
-
-    st = ANALYST.strategy(effective_rules("yahtzee"))
-    sol = st.parts[0].solution
-    state = Position.of(st, parse_scorecard(st.rs, {"boxes": {
-        "ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18,
-        "full_house": 25}})).states[0]
-    once = dist.forward(sol.kd, sol.values, tuple(int(x) for x in state[:3]), 0, None, 1)
-    size = int(np.prod(sol.values.shape))
-    kept = dist._Index._free[size]
-    assert kept
-    for index in kept:
-        assert (index.slot_of == -1).all()
-        assert (index.tlo == np.iinfo(np.int32).max).all()
-        assert (index.thi == np.iinfo(np.int32).min).all()
-        assert index.m == 0
-    again = dist.forward(sol.kd, sol.values, tuple(int(x) for x in state[:3]), 0, None, 2)
-    assert again.lo == once.lo and np.array_equal(again.probs, once.probs)

@@ -17,7 +17,6 @@ simulation (`selfplay.py`).
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
@@ -380,20 +379,23 @@ def index_run(lo, hoff, base, off, rk, gbits, slot_of, flat, m, tlo, thi):
         w1 = hoff[g + 1] - hoff[g] - 1
         for r in range(off[i], off[i + 1]):
             nx = rk[r] >> gbits
+            a = low + (rk[r] & gmask)
             if slot_of[nx] < 0:
                 slot_of[nx] = m
                 flat[m] = nx
                 m += 1
-            a = low + (rk[r] & gmask)
-            tlo[nx] = min(tlo[nx], a)
-            thi[nx] = max(thi[nx], a + w1)
+                tlo[nx] = a  # set when first seen: tlo and thi need no filling
+                thi[nx] = a + w1
+            else:
+                tlo[nx] = min(tlo[nx], a)
+                thi[nx] = max(thi[nx], a + w1)
     return m
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
 def index_close(flat, m, tlo, thi):
     """The next level once every run is indexed: its states (flat indices), the lowest
-    total of each and the offsets of their histograms. Resets tlo / thi for the next use."""
+    total of each and the offsets of their histograms."""
     states = flat[:m].copy()
     low = np.empty(m, np.int64)
     thoff = np.zeros(m + 1, np.int64)
@@ -401,8 +403,6 @@ def index_close(flat, m, tlo, thi):
         nx = states[t]
         low[t] = tlo[nx]
         thoff[t + 1] = thoff[t] + thi[nx] - tlo[nx] + 1
-        tlo[nx] = np.iinfo(np.int32).max
-        thi[nx] = np.iinfo(np.int32).min
     return states, low, thoff
 
 
@@ -446,10 +446,13 @@ class _Index:
     entry."""
 
     def __init__(self, size: int) -> None:
+        # only slot_of is filled: flat, tlo and thi are written before they are read (a
+        # state's tlo and thi when it is first seen), so their untouched pages cost nothing
+        # (filling all four took a sixth of a late-game pass)
         self.slot_of = np.full(size, -1, np.int32)
         self.flat = np.empty(size, np.int64)
-        self.tlo = np.full(size, np.iinfo(np.int32).max, np.int32)
-        self.thi = np.full(size, np.iinfo(np.int32).min, np.int32)
+        self.tlo = np.empty(size, np.int32)
+        self.thi = np.empty(size, np.int32)
         self.m = 0
 
     def take(self, lo: np.ndarray, hoff: np.ndarray, run: tuple, gbits: int) -> None:
@@ -463,32 +466,6 @@ class _Index:
         out = index_close(self.flat, self.m, self.tlo, self.thi)
         self.m = 0
         return out
-
-    # Filling the arrays took a sixth of a late-game pass: a pass that ends leaves them
-    # as it found them (each level's slot_of entries reset, tlo / thi by `index_close`),
-    # so an index of a size up to POOLED is kept for the next pass.
-    POOLED = 1 << 21
-    _free: dict[int, list[_Index]] = {}
-    _lock = threading.Lock()
-
-    @classmethod
-    def take_one(cls, size: int) -> _Index:
-        """A clean index of `size` entries: a kept one, else a new one."""
-        with cls._lock:
-            kept = cls._free.get(size)
-            if kept:
-                return kept.pop()
-        return cls(size)
-
-    def give_back(self) -> None:
-        """Keep this index, clean after a pass that ended, for the next pass (two a size:
-        one a thread of the usual pool)."""
-        size = len(self.slot_of)
-        if size <= self.POOLED:
-            with self._lock:
-                kept = self._free.setdefault(size, [])
-                if len(kept) < 2:
-                    kept.append(self)
 
 
 def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray,
@@ -564,7 +541,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     visited = 0
     if states[0, 0] == full:
         return Distribution(lo=total, probs=hist)
-    index = _Index.take_one(int(np.prod(shape)))
+    index = _Index(int(np.prod(shape)))
     if first_turn is not None:
         runs = [(0, np.array([0, len(first_turn[0])], np.int64), *first_turn)]
         index.take(lo, hoff, runs[0], gbits)
@@ -594,7 +571,6 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         lo, hoff, hist = tlo, thoff, th
         if last:
             break
-    index.give_back()
     # every state of the last level is a full sheet: add their histograms
     top = int(max(lo[i] + hoff[i + 1] - hoff[i] for i in range(len(lo))))
     low = int(lo.min())
