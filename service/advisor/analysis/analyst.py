@@ -166,8 +166,9 @@ class Analyst:
         #: fingerprint -> per box mask, the reachable states with those boxes filled
         self._reach_counts: TableCache[np.ndarray] = TableCache(stores, 32)
         #: (fingerprint, own state, digest of the win shares of the final totals and of the
-        #: instant wins' worth) -> `winprob.win_tables`: the same all through a turn
-        self.win_cache: TableCache[WinTables] = TableCache(stores, 16)
+        #: instant wins' worth) -> `winprob.win_tables`: the same all through a turn (at
+        #: most about 1 MB each: some 300 states by some 400 totals with four open boxes)
+        self.win_cache: TableCache[WinTables] = TableCache(stores, 8)
         self.threads = threads
         self.exact_states = exact_states
         self.samples = samples
