@@ -448,7 +448,7 @@ class _Index:
     def __init__(self, size: int) -> None:
         # only slot_of is filled: flat, tlo and thi are written before they are read (a
         # state's tlo and thi when it is first seen), so their untouched pages cost nothing
-        # (filling all four took a sixth of a late-game pass)
+        # (filling three of them took a sixth of a late-game pass)
         self.slot_of = np.full(size, -1, np.int32)
         self.flat = np.empty(size, np.int64)
         self.tlo = np.empty(size, np.int32)
