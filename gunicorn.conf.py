@@ -215,6 +215,15 @@ def post_fork(server, worker):
     worker.drain_seconds = _settings.gunicorn_drain_seconds
 
 
+def post_worker_init(worker):
+    """In the worker, once gevent has patched it and the app is loaded: find out where its
+    quotas are counted (a ping of Redis, made on a patched socket), so that
+    `rate_limit_storage_up` is right in every worker from the start."""
+    quotas = worker.wsgi.extensions.get("quotas") if hasattr(worker.wsgi, "extensions") else None
+    if quotas is not None:
+        quotas.worker_started()
+
+
 def child_exit(server, worker):
     """A worker is gone: drop its live gauges, keep its counters (prometheus multiprocess)."""
     from prometheus_client import multiprocess

@@ -120,6 +120,14 @@ class Settings:
     # whose X-Forwarded-For names the client (the anonymous tenant's quota key and build
     # queue key). A forged header from any other peer is ignored.
     forwarded_allow_ips: tuple[str, ...] = field(default=("127.0.0.1", "::1"))
+    # TENANT_IN_FLIGHT: most requests of one tenant (without keys: one client address) being
+    # answered at once in a pod, shared out between its workers (each admits
+    # max(1, TENANT_IN_FLIGHT // workers)); 0: two per worker. A tenant's further requests
+    # wait their turn (service/web/fairshare.py).
+    tenant_in_flight: int = 0
+    # TENANT_IN_FLIGHT_WAIT: seconds such a request waits for its turn before its 429
+    # (/problems/too-many-in-flight, Retry-After: 1).
+    tenant_in_flight_wait: float = 1.0
 
     # --- Advisor ---------------------------------------------------------------------------
     # ADVISOR_TABLE_DIR: directory of the advisor's precomputed tables (`python -m
@@ -194,6 +202,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.advisor_builds not in ("background", "inline"):
             raise ValueError(f"ADVISOR_BUILDS={self.advisor_builds!r}: use background or inline")
+        if self.tenant_in_flight < 0 or self.tenant_in_flight_wait < 0:
+            raise ValueError("TENANT_IN_FLIGHT and TENANT_IN_FLIGHT_WAIT are 0 or more")
         if self.auth not in ("off", "keys"):
             raise ValueError(f"AUTH={self.auth!r}: use off or keys")
         if not self.rate_limit_storage.startswith(("memory://", "redis://", "rediss://")):
@@ -204,6 +214,13 @@ class Settings:
     def workers(self) -> int:
         """Worker processes: WEB_CONCURRENCY when set, else from the CPU count."""
         return self.web_concurrency if self.web_concurrency > 0 else default_workers()
+
+    @property
+    def in_flight_per_worker(self) -> int:
+        """Requests of one tenant a worker answers at once (TENANT_IN_FLIGHT shared out)."""
+        if self.tenant_in_flight <= 0:
+            return 2
+        return max(1, self.tenant_in_flight // self.workers)
 
     @property
     def default_quotas(self) -> dict[str, str]:
@@ -234,6 +251,8 @@ class Settings:
             quota_analysis=_env_str("QUOTA_ANALYSIS", cls.quota_analysis),
             quota_builds=_env_str("QUOTA_BUILDS", cls.quota_builds),
             forwarded_allow_ips=_env_list("FORWARDED_ALLOW_IPS", "127.0.0.1,::1"),
+            tenant_in_flight=_env_int("TENANT_IN_FLIGHT", cls.tenant_in_flight),
+            tenant_in_flight_wait=_env_float("TENANT_IN_FLIGHT_WAIT", cls.tenant_in_flight_wait),
             advisor_table_dir=_env_str("ADVISOR_TABLE_DIR", cls.advisor_table_dir),
             advisor_cache_size=_env_int("ADVISOR_CACHE_SIZE", cls.advisor_cache_size),
             advisor_cache_mib=_env_int("ADVISOR_CACHE_MIB", cls.advisor_cache_mib),

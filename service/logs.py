@@ -23,6 +23,8 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
+from .caller import current_caller
+
 #: Marks the handler `configure_logging` installs, so calling it again replaces, not adds.
 _HANDLER_NAME = "service-json-stdout"
 
@@ -40,11 +42,6 @@ _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
-#: The tenant whose API key the request being handled carries (set by
-#: `service.web.tenancy`; None without keys): log lines and problem documents name it.
-TENANT: ContextVar[str | None] = ContextVar("tenant", default=None)
-
-
 def current_request_id() -> str | None:
     """The id of the request being handled here, if any."""
     return REQUEST_ID.get()
@@ -57,8 +54,9 @@ class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "request_id", None) is None:
             record.request_id = current_request_id()
-        if getattr(record, "tenant", None) is None:
-            record.tenant = TENANT.get()
+        if getattr(record, "tenant", None) is None:  # the tenant of a keyed request
+            caller = current_caller()
+            record.tenant = caller.tenant if caller is not None and caller.keyed else None
         return True
 
 

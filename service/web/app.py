@@ -7,17 +7,34 @@ from types import MethodType
 from typing import Any
 
 from flask import Flask
+from flask.ctx import RequestContext
 
 from ..compose import make_advisor, make_analyst
 from ..config import Settings
 from .api import register_api
 from .auth import Authenticator
 from .busy import register_busy_handlers
+from .fairshare import FairShare
 from .fast import ScoringFastPath
+from .frontdoor import ROUTE, FrontDoor, Router, register_quota_handlers
 from .ops import init_ops
 from .pages import pages
 from .quotas import Quotas
-from .tenancy import TenantMiddleware, register_quota_handlers
+
+
+class RoutedRequestContext(RequestContext):
+    """Flask's request context, taking the route the front door's router found for this
+    request (`frontdoor.Router`: the same match, made once) instead of matching again."""
+
+    def match_request(self) -> None:
+        """The route in the environ, else Flask's own match."""
+        route = self.request.environ.get(ROUTE)
+        if route is None:
+            super().match_request()
+        elif route.error is not None:
+            self.request.routing_exception = route.error
+        else:
+            self.request.url_rule, self.request.view_args = route.rule, dict(route.args)
 
 
 class ServiceFlask(Flask):
@@ -37,13 +54,18 @@ class ServiceFlask(Flask):
             is_async = self._is_async[key] = super().ensure_sync(func) is not func
         return super().ensure_sync(func) if is_async else func
 
+    def request_context(self, environ: dict[str, Any]) -> RequestContext:
+        """A request context that takes the front door's route (`RoutedRequestContext`)."""
+        return RoutedRequestContext(self, environ)
+
 
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the Flask app from settings (the environment's unless given): the API, errors,
     the advisor and the analyst (`app.extensions["advisor"]`, `["analyst"]`: the one place
-    they are made, `service.compose`), API keys and quotas (`tenancy`), the ops layer
+    they are made, `service.compose`), API keys, quotas and fair share (`frontdoor`), the ops layer
     (/healthz, /readyz, /metrics, request ids, JSON logs, CORS), and the pages for people
-    (/, /docs, /playground)."""
+    (/, /docs, /playground). The WSGI layers, outermost first: ops, the front door (one
+    route, one identity, quotas and fair share per request), the scoring fast path, Flask."""
     settings = settings or Settings.from_env()
     app = ServiceFlask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
@@ -61,10 +83,12 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.register_blueprint(pages)
     register_busy_handlers(app)
     register_quota_handlers(app)
-    # the scoring endpoints' common case, without Flask's dispatch (inside the ops layer)
-    app.wsgi_app = ScoringFastPath(app, app.wsgi_app)  # type: ignore[method-assign]
-    # API keys and quotas, before any of the API (inside the ops layer)
-    app.wsgi_app = TenantMiddleware(app.wsgi_app, settings, auth,  # type: ignore[method-assign]
-                                    quotas)
-    init_ops(app, settings)
+    router = Router(app)
+    # the scoring endpoints' common case, without Flask's dispatch
+    app.wsgi_app = ScoringFastPath(app, app.wsgi_app, router)  # type: ignore[method-assign]
+    # who is calling, quotas and fair share, before any of the API (inside the ops layer)
+    fair = FairShare(settings.in_flight_per_worker, settings.tenant_in_flight_wait)
+    app.wsgi_app = FrontDoor(app.wsgi_app, router, auth,  # type: ignore[method-assign]
+                             quotas, fair)
+    init_ops(app, settings, router)
     return app

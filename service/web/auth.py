@@ -1,10 +1,12 @@
-"""Who is calling: tenants, their API keys, and the client's address behind a proxy.
+"""Who is calling: tenants, their API keys, keys derived from them for browsers and apps,
+and the client's address behind a proxy.
 
 A tenant is an app that uses the service (a game frontend, a rule checker). With `AUTH=keys`
-every `/v1/` request carries one of its keys, as `Authorization: Bearer <key>` or
-`X-API-Key: <key>`; with `AUTH=off` (the default of `make run`) every request is the
-`anonymous` tenant. `/healthz`, `/readyz`, `/metrics`, the pages for people and
-`/openapi.json` need no key (`service.web.tenancy` applies this module to `/v1/` only).
+every request to an operation carries one of its keys, as `Authorization: Bearer <key>` or
+`X-API-Key: <key>` (an `Authorization` header of another scheme, such as a proxy's Basic
+credentials, does not hide `X-API-Key`); with `AUTH=off` (the default of `make run`) every
+request is the `anonymous` tenant. `service.web.frontdoor` applies this module to every
+request the router sends to an operation, however its path is spelt.
 
 The tenants file (`API_KEYS_FILE`, or the same JSON in `API_KEYS`) names each tenant, the
 salted hashes of its keys, the browser origins that may use them and its quotas::
@@ -24,12 +26,35 @@ key is stored, compared in constant time; 256 random bits need no slow hash to r
 i.e. from a browser page, is refused with 403); `["*"]`, any origin. The service's own pages
 (same origin: the `Origin`'s host is the request's `Host`) are always allowed.
 
+**Derived keys** (as Algolia's secured API keys): a page or a mobile app cannot hold a secret
+key, so the tenant's own server derives short-lived, restricted keys from one of its keys and
+hands them out. A derived key is ``yzd_<payload>.<mac>``: the payload (base64url JSON) names
+the parent key's id and the restrictions, the mac is HMAC-SHA256 over ``yzd_<payload>`` under
+the parent key's derivation secret (HMAC-SHA256 of the text `DERIVE_LABEL` under the parent
+key). The restrictions:
+
+- `exp` (required): when it stops working, in Unix seconds, at most `DERIVED_MAX_SECONDS`
+  ahead;
+- `ops`: the operation classes it may call (`scoring`, `advice`, `analysis`; default all);
+- `user`: an end user's id; with `quotas` (per operation class, the `limits` notation) that
+  user's own quotas, charged beside the tenant's;
+- `origins`: the browser origins that may use it, within its tenant's.
+
+The service verifies a derived key with no state and no call out: the parent's entry in the
+tenants file holds the derivation secret (`"derive"`, only for keys made with `new-key
+--derivable`: such a tenants file is then as secret as the keys). A derived key cannot be
+widened (any change breaks the mac; origins outside the tenant's are refused), and it stops
+working when it expires or when its parent key is revoked. `python -m service.web.auth
+derive` makes one; `derive_key` is the same in Python.
+
 Keys are never logged: the tenant's name is what logs, metrics and problem documents carry.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import functools
 import hashlib
 import hmac
@@ -37,22 +62,36 @@ import ipaddress
 import json
 import os
 import re
+import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..caller import ANONYMOUS, Caller
 from ..config import Settings
-from .problems import TYPE_ORIGIN_NOT_ALLOWED, TYPE_UNAUTHORIZED
-from .quotas import OPERATION_CLASSES, parse_quota
+from .problems import TYPE_OPERATION_NOT_ALLOWED, TYPE_ORIGIN_NOT_ALLOWED, TYPE_UNAUTHORIZED
+from .quotas import OPERATION_CLASSES, REQUEST_CLASSES, parse_quota
 
 KEY_PREFIX = "yz_"
-ANONYMOUS = "anonymous"
+DERIVED_PREFIX = "yzd_"
+#: What a key's derivation secret is the HMAC of, under the key.
+DERIVE_LABEL = b"yahtzee-scoring derived keys v1"
+#: The longest a derived key may live: its `exp` at most this many seconds ahead.
+DERIVED_MAX_SECONDS = 7 * 24 * 3600
+#: Seconds a derived key's `exp` may lie beyond that bound (clocks of two servers differ).
+CLOCK_SKEW = 300
+#: The longest derived key taken (a longer one is refused before it is decoded).
+DERIVED_MAX_LENGTH = 4096
 #: The realm named in WWW-Authenticate.
 REALM = "yahtzee-scoring"
 _KEY = re.compile(r"yz_([a-z0-9]{4,32})_([A-Za-z0-9_-]{16,128})")
+_DERIVED = re.compile(r"yzd_([A-Za-z0-9_-]{8,4000})\.([A-Za-z0-9_-]{43})")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_USER = re.compile(r"[A-Za-z0-9._@:-]{1,128}")
 _HASH = re.compile(r"sha256:([0-9a-f]{16,128}):([0-9a-f]{64})")
+_DERIVE = re.compile(r"[0-9a-f]{64}")
 #: Compared against when a key's id is unknown, so an unknown key costs what a known one does.
 _DUMMY = (bytes(16), hashlib.sha256(b"").digest())
 
@@ -62,8 +101,8 @@ class KeyFileError(ValueError):
 
 
 class Refused(Exception):
-    """A request this module turns away: no key, an unknown or revoked key (401), or a key
-    used from an origin its tenant does not allow (403)."""
+    """A request this module turns away: no key, an unknown, revoked, expired or malformed key
+    (401), or a key used from an origin, or for an operation class, it may not be (403)."""
 
     def __init__(self, status: int, title: str, detail: str, type_: str,
                  tenant: str | None = None, error: str | None = None) -> None:
@@ -78,6 +117,10 @@ class Refused(Exception):
             self.headers.append(("WWW-Authenticate", challenge))
 
 
+def _invalid(detail: str, title: str = "Invalid API key") -> Refused:
+    return Refused(401, title, detail, TYPE_UNAUTHORIZED, error="invalid_token")
+
+
 @dataclass(frozen=True)
 class Tenant:
     """An app using the service: its name, its quota per operation class (the `limits`
@@ -88,12 +131,18 @@ class Tenant:
     origins: frozenset[str] = field(default_factory=frozenset)
     anonymous: bool = False
 
-    def allows_origin(self, origin: str, host: str | None) -> bool:
-        """Whether a browser page at `origin` may use this tenant's keys (its own list, or
-        the service's own pages: same host)."""
-        if self.anonymous or "*" in self.origins or origin in self.origins:
+    def allows_origin(self, origin: str, host: str | None,
+                      origins: frozenset[str] | None = None) -> bool:
+        """Whether a browser page at `origin` may use this tenant's keys (`origins`: a derived
+        key's narrower list; else the tenant's own), or the service's own pages (same host)."""
+        allowed = self.origins if origins is None else origins
+        if self.anonymous or "*" in allowed or origin in allowed:
             return True
         return host is not None and origin.partition("://")[2] == host
+
+    def caller(self) -> Caller:
+        """The identity of a request with one of this tenant's keys."""
+        return Caller(self.name, self.name, keyed=True, quotas=self.quotas)
 
 
 @dataclass(frozen=True)
@@ -102,6 +151,8 @@ class _KeyEntry:
     salt: bytes
     digest: bytes
     revoked: bool
+    derive: bytes | None  # the derivation secret, for keys that may derive others
+    caller: Caller
 
 
 def hash_key(key: str, salt: bytes | None = None) -> str:
@@ -110,13 +161,97 @@ def hash_key(key: str, salt: bytes | None = None) -> str:
     return f"sha256:{salt.hex()}:{hashlib.sha256(salt + key.encode()).hexdigest()}"
 
 
+def derive_secret(key: str) -> str:
+    """A key's derivation secret, as the tenants file holds it (`"derive"`, hex): the
+    HMAC-SHA256 of `DERIVE_LABEL` under the key."""
+    return hmac.new(key.encode(), DERIVE_LABEL, hashlib.sha256).hexdigest()
+
+
 def new_key() -> tuple[str, str]:
     """A fresh key and its id: ``yz_<8 hex digits>_<43 characters of base64url>``."""
-    import base64
-
     key_id = os.urandom(4).hex()
     secret = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
     return key_id, f"{KEY_PREFIX}{key_id}_{secret}"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def derive_key(key: str, expires: int, operations: list[str] | None = None,
+               user: str | None = None, origins: list[str] | None = None,
+               quotas: Mapping[str, str] | None = None) -> str:
+    """A key derived from `key` (a tenant's key made with `new-key --derivable`), restricted
+    as the module docstring says; `expires` in Unix seconds. Raises ValueError for a
+    restriction the service would refuse."""
+    match = _KEY.fullmatch(key)
+    if match is None:
+        raise ValueError("key: not a tenant's key (yz_<id>_<secret>)")
+    payload: dict[str, Any] = {"kid": match.group(1), "exp": int(expires)}
+    if operations is not None:
+        payload["ops"] = sorted(set(operations))
+    if user is not None:
+        payload["user"] = user
+    if origins is not None:
+        payload["origins"] = sorted({o.rstrip("/") for o in origins})
+    if quotas:
+        payload["quotas"] = dict(sorted(quotas.items()))
+    _restrictions(payload, time.time())  # the service's own check
+    body = DERIVED_PREFIX + _b64(json.dumps(payload, separators=(",", ":")).encode())
+    secret = bytes.fromhex(derive_secret(key))
+    return f"{body}.{_b64(hmac.new(secret, body.encode(), hashlib.sha256).digest())}"
+
+
+@dataclass(frozen=True)
+class _Restrictions:
+    key_id: str
+    expires: int
+    operations: frozenset[str] | None
+    user: str | None
+    origins: frozenset[str] | None
+    quotas: Mapping[str, str]
+
+
+def _restrictions(payload: Any, now: float) -> _Restrictions:
+    """A derived key's restrictions, checked; ValueError says what is wrong."""
+    if not isinstance(payload, dict):
+        raise ValueError("its payload is not an object")
+    unknown = sorted(set(payload) - {"kid", "exp", "ops", "user", "origins", "quotas"})
+    if unknown:
+        raise ValueError(f"unknown restriction {unknown[0]!r}")
+    kid, exp = payload.get("kid"), payload.get("exp")
+    if not isinstance(kid, str) or not re.fullmatch(r"[a-z0-9]{4,32}", kid):
+        raise ValueError("kid: the parent key's id")
+    if type(exp) is not int:
+        raise ValueError("exp: Unix seconds")
+    if exp > now + DERIVED_MAX_SECONDS + CLOCK_SKEW:
+        raise ValueError(f"exp: at most {DERIVED_MAX_SECONDS} s ahead")
+    ops = payload.get("ops")
+    if ops is not None and (not isinstance(ops, list) or not ops
+                            or not set(ops) <= set(REQUEST_CLASSES)):
+        raise ValueError(f"ops: a non-empty list of {', '.join(REQUEST_CLASSES)}")
+    user = payload.get("user")
+    if user is not None and (not isinstance(user, str) or not _USER.fullmatch(user)):
+        raise ValueError("user: 1-128 of [A-Za-z0-9._@:-]")
+    origins = payload.get("origins")
+    if origins is not None and (not isinstance(origins, list)
+                                or not all(isinstance(o, str) and o for o in origins)):
+        raise ValueError("origins: a list of origins such as 'https://app.example'")
+    quotas = payload.get("quotas") or {}
+    if not isinstance(quotas, dict):
+        raise ValueError("quotas: an object of operation class -> quota")
+    if quotas and user is None:
+        raise ValueError("quotas: per-user quotas need a user")
+    for name, text in quotas.items():
+        if name not in OPERATION_CLASSES or not isinstance(text, str):
+            raise ValueError(f"quotas: {name!r} -> a quota per operation class")
+        parse_quota(text)
+    return _Restrictions(kid, exp, None if ops is None else frozenset(ops), user,
+                         None if origins is None else frozenset(origins), quotas)
 
 
 def _fail(where: str, what: str) -> KeyFileError:
@@ -173,13 +308,15 @@ def load_tenants(text: str, defaults: Mapping[str, str]) -> dict[str, _KeyEntry]
             raise _fail(f"{where}.origins", "a list of origins such as 'https://app.example'")
         tenant = Tenant(name, _quotas(raw.get("quotas"), f"{where}.quotas", defaults),
                         frozenset(o.rstrip("/") for o in origins))
+        caller = tenant.caller()
         keys = raw.get("keys")
         if not isinstance(keys, list):
             raise _fail(f"{where}.keys", "a list of {id, hash} objects")
         for j, key in enumerate(keys):
             kw = f"{where}.keys[{j}]"
-            if not isinstance(key, dict) or sorted(set(key) - {"id", "hash", "revoked"}):
-                raise _fail(kw, "an object with id, hash and optionally revoked")
+            if not isinstance(key, dict) or sorted(set(key) - {"id", "hash", "revoked",
+                                                               "derive"}):
+                raise _fail(kw, "an object with id, hash and optionally revoked, derive")
             key_id, hashed = key.get("id"), key.get("hash")
             if not isinstance(key_id, str) or not re.fullmatch(r"[a-z0-9]{4,32}", key_id):
                 raise _fail(f"{kw}.id", "4-32 of [a-z0-9] (the part after 'yz_')")
@@ -192,18 +329,25 @@ def load_tenants(text: str, defaults: Mapping[str, str]) -> dict[str, _KeyEntry]
             revoked = key.get("revoked", False)
             if not isinstance(revoked, bool):
                 raise _fail(f"{kw}.revoked", "true or false")
+            derive = key.get("derive")
+            if derive is not None and not (isinstance(derive, str)
+                                           and _DERIVE.fullmatch(derive)):
+                raise _fail(f"{kw}.derive", "64 hex digits (python -m service.web.auth "
+                                            "new-key --derivable)")
             entries[key_id] = _KeyEntry(tenant, bytes.fromhex(match.group(1)),
-                                        bytes.fromhex(match.group(2)), revoked)
+                                        bytes.fromhex(match.group(2)), revoked,
+                                        bytes.fromhex(derive) if derive else None, caller)
     return entries
 
 
 class Authenticator:
-    """Names the tenant of a request (`identify`), from the settings' tenants file."""
+    """Names who a request comes from (`identify`), from the settings' tenants file."""
 
     def __init__(self, settings: Settings) -> None:
         self.enabled = settings.auth == "keys"
         self.anonymous = Tenant(ANONYMOUS, dict(settings.default_quotas), frozenset({"*"}),
                                 anonymous=True)
+        self.proxies = TrustedProxies(settings.forwarded_allow_ips)
         self.keys: dict[str, _KeyEntry] = {}
         if self.enabled:
             if settings.api_keys_file:
@@ -219,15 +363,42 @@ class Authenticator:
                                    "file, docs/deploy.md), or AUTH=off")
             self.keys = load_tenants(text, settings.default_quotas)
 
-    def identify(self, environ: Mapping[str, Any]) -> Tenant:
-        """The tenant a request comes from; raises `Refused` (401, 403)."""
+    def identify(self, environ: Mapping[str, Any], operation: str) -> Caller:
+        """Who a request to an operation of class `operation` comes from; raises `Refused`
+        (401, 403)."""
         if not self.enabled:
-            return self.anonymous
-        key = _presented_key(environ)
+            address = self.proxies.client(environ)
+            return Caller(ANONYMOUS, f"{ANONYMOUS}/{address}", quotas=self.anonymous.quotas)
+        key = presented_key(environ)
         if key is None:
             raise Refused(401, "API key required",
                           "Send a key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
                           TYPE_UNAUTHORIZED)
+        origins: frozenset[str] | None = None
+        if key.startswith(DERIVED_PREFIX):
+            entry, limits = self._derived(key)
+            caller = Caller(entry.tenant.name, entry.tenant.name, keyed=True,
+                            quotas=entry.tenant.quotas, user=limits.user,
+                            user_quotas=limits.quotas, operations=limits.operations)
+            origins = limits.origins
+            if caller.operations is not None and operation not in caller.operations:
+                raise Refused(403, "Operation not allowed",
+                              f"This derived key may not call {operation} operations (it "
+                              f"allows {', '.join(sorted(caller.operations))})",
+                              TYPE_OPERATION_NOT_ALLOWED, tenant=caller.tenant)
+        else:
+            entry = self._entry(key)
+            caller = entry.caller
+        origin = environ.get("HTTP_ORIGIN")
+        if origin and not entry.tenant.allows_origin(origin.rstrip("/"),
+                                                     environ.get("HTTP_HOST"), origins):
+            raise Refused(403, "Origin not allowed",
+                          f"This key may not be used from a page at {origin[:200]}",
+                          TYPE_ORIGIN_NOT_ALLOWED, tenant=entry.tenant.name)
+        return caller
+
+    def _entry(self, key: str) -> _KeyEntry:
+        """The entry of a tenant's own key; `Refused` for an unknown or revoked one."""
         match = _KEY.fullmatch(key)
         entry = self.keys.get(match.group(1)) if match else None
         salt, digest = (entry.salt, entry.digest) if entry else _DUMMY
@@ -238,21 +409,52 @@ class Authenticator:
         if entry.revoked:
             raise Refused(401, "Revoked API key", "This API key was revoked; use the "
                           "tenant's new key", TYPE_UNAUTHORIZED, error="invalid_token")
-        origin = environ.get("HTTP_ORIGIN")
-        if origin and not entry.tenant.allows_origin(origin.rstrip("/"),
-                                                     environ.get("HTTP_HOST")):
-            raise Refused(403, "Origin not allowed",
-                          f"This key may not be used from a page at {origin[:200]}",
-                          TYPE_ORIGIN_NOT_ALLOWED, tenant=entry.tenant.name)
-        return entry.tenant
+        return entry
+
+    def _derived(self, key: str) -> tuple[_KeyEntry, _Restrictions]:
+        """A derived key's parent entry and restrictions, verified; `Refused` (401) for a
+        malformed, forged, widened or expired one, or one whose parent is revoked."""
+        match = _DERIVED.fullmatch(key) if len(key) <= DERIVED_MAX_LENGTH else None
+        if match is None:
+            raise _invalid("This derived key is malformed (yzd_<payload>.<mac>)")
+        try:
+            payload = json.loads(_unb64(match.group(1)))
+            mac = _unb64(match.group(2))
+        except (ValueError, binascii.Error):
+            raise _invalid("This derived key is malformed (yzd_<payload>.<mac>)") from None
+        kid = payload.get("kid") if isinstance(payload, dict) else None
+        entry = self.keys.get(kid) if isinstance(kid, str) else None
+        secret = entry.derive if entry is not None and entry.derive else bytes(32)
+        body = key[:match.end(1)].encode()
+        same = hmac.compare_digest(hmac.new(secret, body, hashlib.sha256).digest(), mac)
+        if entry is None or entry.derive is None or not same:
+            raise _invalid("This derived key was not derived from a key of the service's "
+                           "that may derive keys", "Unknown API key")
+        now = time.time()
+        try:
+            limits = _restrictions(payload, now)
+        except ValueError as exc:
+            raise _invalid(f"This derived key's restrictions are not valid: {exc}") from None
+        if entry.revoked:
+            raise _invalid("The key this key was derived from was revoked",
+                           "Revoked API key")
+        if limits.expires <= now:
+            raise _invalid("This derived key expired", "Expired API key")
+        allowed = entry.tenant.origins
+        if limits.origins is not None and "*" not in allowed and not limits.origins <= allowed:
+            raise _invalid("This derived key names origins its tenant does not allow")
+        return entry, limits
 
 
-def _presented_key(environ: Mapping[str, Any]) -> str | None:
-    """The key in `Authorization: Bearer` (first) or `X-API-Key`, else None."""
+def presented_key(environ: Mapping[str, Any]) -> str | None:
+    """The key in `Authorization: Bearer` (first) or `X-API-Key`, else None. An
+    `Authorization` header of another scheme (a proxy's Basic credentials) or a Bearer with
+    nothing after it does not hide `X-API-Key`."""
     header = environ.get("HTTP_AUTHORIZATION")
     if header:
         scheme, _, value = header.strip().partition(" ")
-        return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
     key = environ.get("HTTP_X_API_KEY")
     return key.strip() if key and key.strip() else None
 
@@ -298,20 +500,60 @@ class TrustedProxies:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m service.web.auth new-key --tenant NAME`: print, as one JSON object, a new
-    key (shown this once: only its hash is kept) and the entry to add to the tenant's `keys`
-    in the tenants file."""
+    """The command line:
+
+    - `python -m service.web.auth new-key --tenant NAME [--derivable]`: print, as one JSON
+      object, a new key (shown this once: only its hash is kept) and the entry to add to the
+      tenant's `keys` in the tenants file (with `--derivable`, its derivation secret too);
+    - `python -m service.web.auth derive --expires-in SECONDS [--operations scoring,advice]
+      [--user ID] [--origin URL]... [--quota CLASS=QUOTA]...`: print a key derived from the
+      key in `YAHTZEE_API_KEY` (or read from standard input), for a page or an app to hold.
+    """
     parser = argparse.ArgumentParser(prog="python -m service.web.auth",
-                                     description="Make API keys for the tenants file.")
+                                     description="Make API keys for the tenants file, and "
+                                                 "short-lived keys derived from them.")
     sub = parser.add_subparsers(dest="command", required=True)
     make = sub.add_parser("new-key", help="make a key; print it and its entry")
     make.add_argument("--tenant", required=True, help="the tenant's name")
+    make.add_argument("--derivable", action="store_true",
+                      help="the key may derive restricted keys (its entry holds the secret "
+                           "that verifies them)")
+    derive = sub.add_parser("derive", help="print a restricted key derived from a key")
+    derive.add_argument("--expires-in", type=int, default=3600, metavar="SECONDS",
+                        help=f"seconds it works for (default 3600, at most "
+                             f"{DERIVED_MAX_SECONDS})")
+    derive.add_argument("--operations", help="operation classes it may call, comma-separated "
+                                             f"({', '.join(REQUEST_CLASSES)}; default all)")
+    derive.add_argument("--user", help="the end user it is for (per-user quotas)")
+    derive.add_argument("--origin", action="append", help="a browser origin that may use it "
+                                                          "(repeat; within the tenant's)")
+    derive.add_argument("--quota", action="append", metavar="CLASS=QUOTA",
+                        help="the user's own quota of an operation class, e.g. "
+                             "scoring=60/minute (repeat; needs --user)")
     args = parser.parse_args(argv)
-    if not _NAME.fullmatch(args.tenant) or args.tenant == ANONYMOUS:
-        parser.error("--tenant: 1-64 of [A-Za-z0-9._-], not 'anonymous'")
-    key_id, key = new_key()
-    print(json.dumps({"tenant": args.tenant, "key": key,
-                      "entry": {"id": key_id, "hash": hash_key(key)}}))
+    if args.command == "new-key":
+        if not _NAME.fullmatch(args.tenant) or args.tenant == ANONYMOUS:
+            parser.error("--tenant: 1-64 of [A-Za-z0-9._-], not 'anonymous'")
+        key_id, key = new_key()
+        entry = {"id": key_id, "hash": hash_key(key)}
+        if args.derivable:
+            entry["derive"] = derive_secret(key)
+        print(json.dumps({"tenant": args.tenant, "key": key, "entry": entry}))
+        return 0
+    parent = os.environ.get("YAHTZEE_API_KEY") or sys.stdin.readline()
+    quotas = {}
+    for item in args.quota or []:
+        name, sep, text = item.partition("=")
+        if not sep:
+            parser.error(f"--quota {item!r}: CLASS=QUOTA, e.g. scoring=60/minute")
+        quotas[name.strip()] = text.strip()
+    operations = ([o.strip() for o in args.operations.split(",") if o.strip()]
+                  if args.operations else None)
+    try:
+        print(derive_key(parent.strip(), int(time.time()) + args.expires_in, operations,
+                         args.user, args.origin, quotas))
+    except ValueError as exc:
+        parser.error(str(exc))
     return 0
 
 

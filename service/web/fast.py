@@ -6,7 +6,9 @@ its routing, flask-smorest's view wrapper and the response object cost twice tha
 `ScoringFastPath` sits between the ops middleware (request id, CORS, metrics, which stay as
 they are) and Flask, and answers a request itself when it is the common case:
 
-- `POST /v1/variants/<a variant id>/hands/score` or `.../scorecards/score`, exactly;
+- a `POST` the router sends to `hands/score` or `scorecards/score` of a variant the
+  service has (`frontdoor.Router`: the route the front door found, not a reading of its
+  own);
 - a JSON body (no Content-Type, or a JSON media type), with a Content-Length within the
   body limit (not chunked);
 - one JSON object (not the batch form) that the request schema's `fast_load` accepts;
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,7 @@ from ..domain.errors import DomainError
 from ..domain.variants import VARIANTS
 from .api import hands, scorecards
 from .body import JSON, MAY_HOLD_FLOAT, integral_numbers, is_json_media
+from .frontdoor import Router
 from .ops import FAST_PATH_UNEXPECTED
 
 log = logging.getLogger(__name__)
@@ -45,14 +47,14 @@ log = logging.getLogger(__name__)
 #: else is a bug, counted in /metrics (`fast_path_unexpected_errors_total`) and logged.
 EXPECTED = (orjson.JSONDecodeError, DomainError)
 
-_PATH = re.compile(r"/v1/variants/([A-Za-z0-9_]+)/(hands/score|scorecards/score)")
-
-#: endpoint -> (the request schema's fast_load, the answer of one item, whether the answer
-#: takes the item's JSON pointer)
-_ENDPOINTS: dict[str, tuple[Callable[[Any], Any], Callable[..., dict[str, Any]], bool]] = {
-    "hands/score": (hands.HandScoreRequestSchema.fast_load, hands.score_one, False),
-    "scorecards/score": (scorecards.ScorecardScoreRequestSchema.fast_load,
-                         scorecards.score_one, True),
+#: endpoint -> (its name for logs and metrics, the request schema's fast_load, the answer
+#: of one item, whether the answer takes the item's JSON pointer)
+_ENDPOINTS: dict[str, tuple[str, Callable[[Any], Any], Callable[..., dict[str, Any]], bool]] = {
+    f"{hands.blp.name}.{hands.HandScoring.__name__}": (
+        "hands/score", hands.HandScoreRequestSchema.fast_load, hands.score_one, False),
+    f"{scorecards.blp.name}.{scorecards.ScorecardScoring.__name__}": (
+        "scorecards/score", scorecards.ScorecardScoreRequestSchema.fast_load,
+        scorecards.score_one, True),
 }
 
 
@@ -60,33 +62,30 @@ class ScoringFastPath:
     """WSGI middleware answering the scoring endpoints' common case (module docstring);
     `enabled` False sends every request to Flask (tests compare the two)."""
 
-    def __init__(self, app: Flask, wsgi_app: Any) -> None:
-        self.wsgi_app = wsgi_app
+    def __init__(self, app: Flask, wsgi_app: Any, router: Router) -> None:
+        self.wsgi_app, self.router = wsgi_app, router
         self.enabled = True
         self.limit: int | None = app.config.get("MAX_CONTENT_LENGTH")
-        # the routes' rules, for the metrics label (`ops.RuleRecordingRequest`'s key)
-        self.rules = {}
-        for rule in app.url_map.iter_rules():
-            for endpoint in _ENDPOINTS:
-                if rule.rule.endswith("/" + endpoint) and "POST" in (rule.methods or ()):
-                    self.rules[endpoint] = rule
-        missing = set(_ENDPOINTS) - set(self.rules)
+        missing = set(_ENDPOINTS) - set(app.view_functions)
         if missing:
             raise RuntimeError(f"no route for {sorted(missing)}: register the API first")
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         if self.enabled and environ.get("REQUEST_METHOD") == "POST":
-            match = _PATH.fullmatch(environ.get("PATH_INFO", ""))
-            if match and match.group(1) in VARIANTS:
-                body = self._answer(environ, match.group(1), match.group(2))
+            route = self.router.route(environ)
+            endpoint = _ENDPOINTS.get(route.rule.endpoint) if route.rule is not None else None
+            if endpoint is not None:
+                variant = route.args["variant"]  # type: ignore[index]
+                body = self._answer(environ, variant, endpoint) if variant in VARIANTS else None
                 if body is not None:
-                    environ["service.url_rule"] = self.rules[match.group(2)]
                     start_response("200 OK", [("Content-Type", JSON),
                                               ("Content-Length", str(len(body)))])
                     return [body]
         return self.wsgi_app(environ, start_response)
 
-    def _answer(self, environ: dict[str, Any], variant: str, endpoint: str) -> bytes | None:
+    def _answer(self, environ: dict[str, Any], variant: str,
+                endpoint: tuple[str, Callable[[Any], Any], Callable[..., dict[str, Any]], bool]
+                ) -> bytes | None:
         """The answer's body, or None when Flask is to answer (the body is put back)."""
         media = environ.get("CONTENT_TYPE")
         if (media and not is_json_media(media)) or "HTTP_TRANSFER_ENCODING" in environ:
@@ -98,11 +97,11 @@ class ScoringFastPath:
         if size <= 0 or (self.limit is not None and size > self.limit):
             return None
         raw = environ["wsgi.input"].read(size)
+        name, fast_load, answer, with_base = endpoint
         try:
             data = orjson.loads(raw)
             if type(data) is dict and MAY_HOLD_FLOAT.search(raw):  # a batch: Flask's
                 data = integral_numbers(data)
-            fast_load, answer, with_base = _ENDPOINTS[endpoint]
             item = fast_load(data)  # None for anything but an object it accepts as it is
             if item is not None:
                 result = answer(variant, item, "") if with_base else answer(variant, item)
@@ -110,8 +109,8 @@ class ScoringFastPath:
         except EXPECTED:  # an error Flask answers as a problem document
             pass
         except Exception as exc:  # not expected: Flask answers it, and it is counted
-            FAST_PATH_UNEXPECTED.labels(endpoint, type(exc).__name__).inc()
+            FAST_PATH_UNEXPECTED.labels(name, type(exc).__name__).inc()
             log.warning("fast path: unexpected error, passed on to Flask",
-                        extra={"endpoint": endpoint, "error": repr(exc)[:200]})
+                        extra={"endpoint": name, "error": repr(exc)[:200]})
         environ["wsgi.input"] = io.BytesIO(raw)
         return None

@@ -13,6 +13,7 @@ from werkzeug.routing import BaseConverter
 from ..domain.variants import VARIANT_IDS
 from .body import JSON
 from .problems import PROBLEM_MEDIA_TYPE
+from .quotas import REQUEST_CLASSES
 
 
 class VariantConverter(BaseConverter):
@@ -79,9 +80,11 @@ ERRORS_DOC = {
 #: How a request carries an API key (`service.web.auth`): either scheme serves.
 SECURITY_SCHEMES: dict[str, Any] = {
     "ApiKeyBearer": {"type": "http", "scheme": "bearer", "description": (
-        "A tenant's API key: `Authorization: Bearer yz_<id>_<secret>`. Needed on every "
-        "`/v1/` operation when the server runs with AUTH=keys (then the document says so: "
-        "`security` without the empty requirement)")},
+        "A tenant's API key, `Authorization: Bearer yz_<id>_<secret>`, or a short-lived "
+        "key derived from one for a page or an app (`yzd_<payload>.<mac>`, made by the "
+        "tenant's own server: docs/deploy.md). Needed on every `/v1/` operation when the "
+        "server runs with AUTH=keys (then the document says so: `security` without the "
+        "empty requirement)")},
     "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": (
         "The same key in `X-API-Key`, for clients that cannot set Authorization")},
 }
@@ -100,22 +103,27 @@ _LIMIT_HEADERS: dict[str, Any] = {
         "schema": {"type": "string"}},
 }
 
-#: The answers of keys and quotas (`service.web.tenancy`), on every /v1/ operation (by
+#: The answers of keys and quotas (`service.web.frontdoor`), on every /v1/ operation (by
 #: reference: `components.responses`, under these names).
 TENANCY_RESPONSES = {"401": "Unauthorized", "403": "OriginNotAllowed", "429": "TooManyRequests"}
 TENANCY_DOC: dict[str, Any] = {
     "401": {**problem_doc(
-        "With AUTH=keys: no API key, an unknown one or a revoked one "
-        "(`/problems/unauthorized`)"), "headers": {"WWW-Authenticate": {
+        "With AUTH=keys: no API key, an unknown, revoked or malformed one, or a derived key "
+        "that expired or whose parent key was revoked (`/problems/unauthorized`)"),
+        "headers": {"WWW-Authenticate": {
             "description": "`Bearer realm=\"yahtzee-scoring\"`, with `error=\"invalid_token\"` "
                            "for a key the service does not take", "schema": {"type": "string"}}}},
-    "403": problem_doc("The API key's tenant does not allow the browser origin the request "
-                       "comes from (`/problems/origin-not-allowed`)"),
+    "403": problem_doc("The API key's tenant (or a derived key) does not allow the browser "
+                       "origin the request comes from (`/problems/origin-not-allowed`), or a "
+                       "derived key does not allow this operation class "
+                       "(`/problems/operation-not-allowed`)"),
     "429": {**problem_doc(
-        "Too many requests: the tenant used its quota of this operation class "
-        "(`/problems/quota-exceeded`; scoring, advice, analysis, or builds of new tables of "
-        "house rules), or, where the advisor builds tables, too many of them wait "
-        "(`/problems/build-queue-full`). Ask again after Retry-After seconds"),
+        "Too many requests: the tenant (or a derived key's end user) used its quota of this "
+        "operation class (`/problems/quota-exceeded`; scoring, advice, analysis, or builds "
+        "of new tables of house rules), or it has its fair share of the pod in flight and "
+        "none finished in time (`/problems/too-many-in-flight`), or, where the advisor "
+        "builds tables, too many of them wait (`/problems/build-queue-full`). Ask again "
+        "after Retry-After seconds"),
         "headers": _LIMIT_HEADERS},
 }
 
@@ -142,6 +150,12 @@ def add_tenancy(spec: dict[str, Any], keys_required: bool) -> None:
                 op["responses"].update(refs)
 
 
-def new_blueprint(name: str, description: str) -> Blueprint:
-    """A resource blueprint under /v1/variants."""
-    return Blueprint(name, __name__, url_prefix="/v1/variants", description=description)
+def new_blueprint(name: str, description: str, operation_class: str = "scoring") -> Blueprint:
+    """A resource blueprint under /v1/variants, whose operations belong to `operation_class`
+    (`quotas.REQUEST_CLASSES`: which quota they are charged to; the front door reads it off
+    the route a request takes)."""
+    if operation_class not in REQUEST_CLASSES:
+        raise ValueError(f"operation class {operation_class!r}: one of {REQUEST_CLASSES}")
+    blp = Blueprint(name, __name__, url_prefix="/v1/variants", description=description)
+    blp.operation_class = operation_class  # type: ignore[attr-defined]
+    return blp

@@ -1,6 +1,6 @@
 """Operations: health, readiness, metrics, request ids, JSON logs and CORS.
 
-One entry point, `init_ops(app, settings)`, which the application factory calls. The ops
+One entry point, `init_ops(app, settings, router)`, which the application factory calls. The ops
 endpoints live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI document:
 
     GET /healthz   200 while the process can answer at all (liveness)
@@ -23,7 +23,7 @@ import re
 import time
 from typing import Any
 
-from flask import Blueprint, Flask, Request, Response, abort, current_app, jsonify
+from flask import Blueprint, Flask, Response, abort, current_app, jsonify
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -33,12 +33,12 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from werkzeug.routing import Rule
 
 from .. import __version__
 from ..config import Settings
 from ..logs import REQUEST_ID, configure_logging
 from .extensions import advisor_of
+from .frontdoor import Router
 
 log = logging.getLogger(__name__)
 
@@ -171,31 +171,18 @@ def new_request_id() -> str:
     return os.urandom(16).hex()
 
 
-class RuleRecordingRequest(Request):
-    """Flask's request, leaving the route it matched in the WSGI environ (for the metrics
-    label: Flask clears its own reference to the request when the request ends)."""
-
-    @property
-    def url_rule(self) -> Rule | None:  # type: ignore[override]
-        """The route matched (Flask sets it once routing is done)."""
-        return self.environ.get("service.url_rule")
-
-    @url_rule.setter
-    def url_rule(self, rule: Rule | None) -> None:
-        self.environ["service.url_rule"] = rule
-
-
 class OpsMiddleware:
     """The per-request ops work, as WSGI middleware around the Flask app: request id (also
     for log lines, `service.logs.REQUEST_ID`), CORS headers and preflight answers, metrics.
-    (Who the request is from, and its quotas: `service.web.tenancy`, inside this one.)
+    (Who the request is from, its quotas and fair share: `service.web.frontdoor`, inside
+    this one.)
 
     Flask's before/after/teardown hooks did the same at about three times the cost (each
     hook goes through Flask's dispatch, its context-local proxies and ensure_sync).
     """
 
-    def __init__(self, app: Flask, wsgi_app: Any, settings: Settings) -> None:
-        self.app, self.wsgi_app, self.settings = app, wsgi_app, settings
+    def __init__(self, wsgi_app: Any, settings: Settings, router: Router) -> None:
+        self.wsgi_app, self.settings, self.router = wsgi_app, settings, router
         self.any_origin = settings.cors_origins == ("*",)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -234,13 +221,8 @@ class OpsMiddleware:
             REQUEST_ID.reset(token)
 
     def _endpoint(self, environ: dict[str, Any]) -> str:
-        """The route template the request matched (metrics label), or <unmatched>."""
-        rule = environ.get("service.url_rule")
-        if "service.url_rule" not in environ:  # answered here (preflight): match the route
-            try:
-                rule, _ = self.app.url_map.bind_to_environ(environ).match(return_rule=True)
-            except Exception:  # no route, or not this method: unmatched
-                rule = None
+        """The route template the router matched (metrics label), or <unmatched>."""
+        rule = self.router.route(environ).rule
         return rule.rule if rule is not None else "<unmatched>"
 
     def _cors(self, headers: list[tuple[str, str]], origin: str | None) -> None:
@@ -270,14 +252,14 @@ class OpsMiddleware:
         return [b""]
 
 
-def init_ops(app: Flask, settings: Settings | None = None) -> None:
-    """Wire the ops endpoints, request ids, JSON logging, CORS and metrics into `app`."""
-    settings = settings or Settings.from_env()
+def init_ops(app: Flask, settings: Settings, router: Router | None = None) -> None:
+    """Wire the ops endpoints, request ids, JSON logging, CORS and metrics into `app`
+    (`router`: the app's front door's, whose route of a request names it in the metrics;
+    a router of its own by default)."""
     if "ops" in app.extensions:
         raise RuntimeError("init_ops was already called on this app")
     app.extensions["ops"] = {"settings": settings}
     configure_logging(settings.log_level, settings.log_format)
     app.register_blueprint(ops_blueprint)
-    if app.request_class is Request:
-        app.request_class = RuleRecordingRequest
-    app.wsgi_app = OpsMiddleware(app, app.wsgi_app, settings)  # type: ignore[method-assign]
+    app.wsgi_app = OpsMiddleware(app.wsgi_app, settings,  # type: ignore[method-assign]
+                                 router or Router(app))

@@ -14,6 +14,7 @@ import marshmallow as ma
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from ..caller import current_caller
 from ..domain.errors import (
     IllegalMove,
     InvalidInput,
@@ -22,7 +23,6 @@ from ..domain.errors import (
     escape_pointer_token,
 )
 from ..domain.games import ALL_CODES, MOVE_CODES
-from ..logs import TENANT
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"
@@ -39,6 +39,8 @@ TYPE_INTERNAL = "/problems/internal-error"
 TYPE_UNAUTHORIZED = "/problems/unauthorized"
 TYPE_ORIGIN_NOT_ALLOWED = "/problems/origin-not-allowed"
 TYPE_QUOTA_EXCEEDED = "/problems/quota-exceeded"
+TYPE_OPERATION_NOT_ALLOWED = "/problems/operation-not-allowed"
+TYPE_TOO_MANY_IN_FLIGHT = "/problems/too-many-in-flight"
 
 #: Every problem type the service answers, with its status and what it means (the docs and
 #: the spec list them from here).
@@ -69,9 +71,15 @@ PROBLEM_TYPES: dict[str, tuple[int, str]] = {
                              "or a revoked one (see WWW-Authenticate)"),
     TYPE_ORIGIN_NOT_ALLOWED: (403, "The API key may not be used from the browser origin the "
                                    "request comes from (its tenant's `origins`)"),
-    TYPE_QUOTA_EXCEEDED: (429, "The tenant used its quota of this operation class; ask again "
-                               "after Retry-After seconds (RateLimit and RateLimit-Policy say "
-                               "how much it may ask)"),
+    TYPE_OPERATION_NOT_ALLOWED: (403, "A derived API key that does not allow this operation "
+                                      "class (its `ops`)"),
+    TYPE_QUOTA_EXCEEDED: (429, "The tenant (or a derived key's end user) used its quota of "
+                               "this operation class; ask again after Retry-After seconds "
+                               "(RateLimit and RateLimit-Policy say how much it may ask)"),
+    TYPE_TOO_MANY_IN_FLIGHT: (429, "The tenant already has as many requests being answered in "
+                                   "this pod as its fair share allows (TENANT_IN_FLIGHT), and "
+                                   "none finished within TENANT_IN_FLIGHT_WAIT seconds; ask "
+                                   "again after Retry-After seconds"),
     TYPE_TABLE_BUILD_FAILED: (500, "The advisor's table for these rules could not be built"),
     TYPE_INTERNAL: (500, "A bug: the service failed to handle the request (it is logged)"),
     "about:blank": (400, "Any other HTTP error (e.g. 400 for a malformed request line): the "
@@ -140,10 +148,12 @@ def problem_document(status: int, title: str, detail: str, type_: str, instance:
                      extra: dict[str, Any] | None = None,
                      tenant: str | None = None) -> bytes:
     """A problem+json body (`extra`: extension members, e.g. an illegal move's code), naming
-    `tenant`, by default the request's when it has a key (`service.logs.TENANT`)."""
+    `tenant`, by default the request's when it has a key (`service.caller`)."""
     body: dict[str, Any] = {"type": type_, "title": title, "status": status, "detail": detail,
                             "instance": instance}
-    tenant = tenant or TENANT.get()
+    if tenant is None:
+        caller = current_caller()
+        tenant = caller.tenant if caller is not None and caller.keyed else None
     if tenant is not None:
         body["tenant"] = tenant
     if extra:

@@ -1,10 +1,14 @@
 """Quotas: how many requests of each operation class a tenant may make, counted in Redis
 across every pod (`RATE_LIMIT_STORAGE=redis://...`) or in each pod's memory.
 
-Operation classes (`operation_class`): `scoring` (hands, scorecards, games/turn,
-games/validate, the variants and their rules), `advice` (moves/suggest, positions/value),
-`analysis` (games/analyze, games/win-probability) and `builds` (a new table of house rules
-queued for the pod's build process: `Quotas.admit_build`). Each quota is in the notation of
+Operation classes: `scoring` (hands, scorecards, games/turn, games/validate, the variants and
+their rules), `advice` (moves/suggest, moves/bot, positions/value), `analysis`
+(games/analyze, games/win-probability), each declared by its resource's blueprint
+(`openapi.new_blueprint`) and read off the route the request took (`frontdoor.Router`), and
+`builds` (a new table of house rules queued for the pod's build process:
+`Quotas.admit_build`). A request is charged to its caller (`service.caller`): the tenant's
+quota under the tenant's name (without keys: the client's address), and a derived key's
+end user's own quota, where it has one, beside it. Each quota is in the notation of
 the `limits` library ("600/minute", "20/second;600/minute", "unlimited"), counted with its
 sliding-window counter (no burst of twice the quota at a window's edge, as a fixed window
 allows; one Redis round trip a request).
@@ -18,18 +22,24 @@ flooding past its quota cannot take the CPU from the others with refusals.
 
 If Redis fails (refused, or slower than `RATE_LIMIT_REDIS_TIMEOUT`), quotas are counted in
 the pod's memory (per-pod limits) until Redis answers again, tried every
-`RATE_LIMIT_REDIS_RETRY` seconds; the switch is logged both ways, shown by
-`rate_limit_storage_up` in /metrics and by /readyz's `rate_limits` detail. No request waits
-for Redis longer than the timeout, and none fails because of it.
+`RATE_LIMIT_REDIS_RETRY` seconds, and at once when /readyz finds it back (`Quotas.status`
+pings Redis itself, at most every `READY_CHECK_SECONDS`); the switch is logged both ways,
+shown by `rate_limit_storage_up` in /metrics (set by every worker when it starts, after a
+ping: `Quotas.worker_started`) and by /readyz's `rate_limits` detail. No request waits for
+Redis longer than the timeout (`RedisCharges`), and none fails because of it.
+
+A Redis restarted without persistence starts every counter from zero: for up to one window
+of each quota, a tenant may be answered up to its quota again (docs/deploy.md says so, and
+what the chart recommends: a Redis with an append-only file).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
-from contextvars import ContextVar
 from typing import Any
 
 from limits import RateLimitItem, parse_many
@@ -37,23 +47,28 @@ from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 from prometheus_client import Counter, Gauge
 
+from ..caller import ANONYMOUS, Caller, current_caller
 from ..config import Settings
 
 log = logging.getLogger(__name__)
 
-OPERATION_CLASSES = ("scoring", "advice", "analysis", "builds")
-_ADVICE = ("/moves/suggest", "/moves/bot", "/positions/value")
-_ANALYSIS = ("/games/analyze", "/games/win-probability")
+#: The classes a request to an operation belongs to (each resource's blueprint says which).
+REQUEST_CLASSES = ("scoring", "advice", "analysis")
+#: Every class with a quota: the requests' and `builds` (charged when a build is queued).
+OPERATION_CLASSES = (*REQUEST_CLASSES, "builds")
 #: Seconds a refusal (429) is held before it is answered, under gevent (`hold_refusal`).
 REFUSAL_HOLD = 0.5
 #: The Redis keys' prefix (one Redis may serve other apps).
 KEY_PREFIX = "yahtzee-scoring-quota"
+#: Seconds /readyz keeps what its last ping of Redis found.
+READY_CHECK_SECONDS = 1.0
 
 STORAGE_UP = Gauge(
     "rate_limit_storage_up",
     "1 while quotas are counted in the configured storage (Redis: shared by every pod), 0 "
-    "while Redis is unreachable and each pod counts them alone.",
-    multiprocess_mode="min",
+    "while Redis is unreachable and each pod counts them alone (the lowest of the live "
+    "workers; each sets it when it starts, after a ping).",
+    multiprocess_mode="livemin",
 )
 STORAGE_ERRORS = Counter(
     "rate_limit_storage_errors_total",
@@ -66,21 +81,6 @@ BUILDS = Counter(
     "Tables of house rules queued for the build process, by tenant.",
     ["tenant"],
 )
-
-#: Who a request comes from, for `Quotas.admit_build` (set by `service.web.tenancy` for each
-#: /v1/ request): the tenant's name, its `builds` quota and the key its quotas count under.
-CALLER: ContextVar[tuple[str, str, str] | None] = ContextVar("quota_caller", default=None)
-
-
-def operation_class(path: str) -> str:
-    """The operation class of an API path (`OPERATION_CLASSES`, but `builds`, which is
-    charged when a build is queued, not per request)."""
-    if path.endswith(_ADVICE):
-        return "advice"
-    if path.endswith(_ANALYSIS):
-        return "analysis"
-    return "scoring"
-
 
 def parse_quota(text: str) -> tuple[RateLimitItem, ...]:
     """The limits a quota names ("600/minute", "20/second;600/minute"); () for
@@ -101,12 +101,11 @@ def parse_quota(text: str) -> tuple[RateLimitItem, ...]:
 class _Charge:
     """One request's charge of one limit, waiting to be sent to Redis (`RedisCharges`)."""
 
-    __slots__ = ("answered", "done", "error", "expiry", "keys", "lead", "limit", "result")
+    __slots__ = ("done", "error", "expiry", "keys", "limit", "result")
 
     def __init__(self, keys: tuple[str, str], limit: int, expiry: int) -> None:
         self.keys, self.limit, self.expiry = keys, limit, expiry
-        self.done = threading.Event()  # answered, or handed the lead
-        self.answered = self.lead = False
+        self.done = threading.Event()
         self.result = False
         self.error: BaseException | None = None
 
@@ -116,22 +115,29 @@ class RedisCharges:
     `limits` sliding-window script (the one `SlidingWindowCounterRateLimiter.hit` runs, on
     the same keys) per round trip.
 
-    A request that finds no pipeline in flight sends one with every charge waiting (its own
-    among them) and sends again while charges arrived meanwhile, until its own is answered;
-    then the oldest waiting request takes over. So each request is still charged in Redis,
-    exactly, before it is answered, but under load one round trip (two system calls and a
-    switch of greenlets) serves many requests, not one each. Nobody waits for a batch
-    longer than the Redis timeout allows; a failed pipeline fails each of its charges (the
-    caller counts them in memory instead).
+    A sender (a greenlet under gevent, else a thread; one per worker process, started on
+    the first charge) sends every charge waiting as one pipeline, and again as soon as that
+    answers if more arrived meanwhile. Each request waits for its own answer at most
+    `timeout` seconds from when it asked, whatever is in flight: then it gives up
+    (TimeoutError) and its caller counts it in memory. So each request is still charged in
+    Redis before it is answered, one round trip serves many requests under load, and a
+    frozen Redis costs a request the timeout, not the batch before its own too. When a
+    pipeline fails, the charges waiting behind it fail at once with it.
     """
 
     def __init__(self, storage: Any, timeout: float) -> None:
         self.storage = storage
         self.script = storage.lua_acquire_sliding_window  # registered by limits
-        self.wait = 4 * timeout + 1.0  # a leader's sends: its socket timeout bounds each
+        self.timeout = timeout
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        """No sender and nothing waiting (a new process: threads do not survive a fork)."""
         self._lock = threading.Lock()
+        self._wake = threading.Event()
         self._pending: list[_Charge] = []
-        self._leading = False
+        self._sender: threading.Thread | None = None
 
     def _keys(self, key: str) -> tuple[str, str]:
         """The two Redis keys of a limit's sliding window, as `limits` names them."""
@@ -141,54 +147,49 @@ class RedisCharges:
 
     def acquire(self, item: RateLimitItem, key: str) -> bool:
         """Charge one request to `item` under `key` in Redis: whether it fits the limit.
-        Raises what Redis raised, or TimeoutError."""
+        Raises what Redis raised, or TimeoutError after `timeout` seconds."""
         charge = _Charge(self._keys(item.key_for(key)), item.amount, item.get_expiry())
         with self._lock:
             self._pending.append(charge)
-            lead = not self._leading
-            self._leading = True
-        if not lead:
-            charge.done.wait(self.wait)
+            if self._sender is None:
+                self._sender = threading.Thread(target=self._send_forever, daemon=True,
+                                                name="quota-charges")
+                self._sender.start()
+            self._wake.set()
+        if not charge.done.wait(self.timeout):
             with self._lock:
-                if not charge.answered and not charge.lead:  # given up on: not sent
-                    if charge in self._pending:
-                        self._pending.remove(charge)
-                    raise TimeoutError("quota storage: no answer in time")
-            lead = not charge.answered
-        if lead:
-            self._lead(charge)
+                if charge in self._pending:  # not sent yet: it never will be
+                    self._pending.remove(charge)
+            raise TimeoutError("quota storage: no answer in time")
         if charge.error is not None:
             raise charge.error
         return charge.result
 
-    def _lead(self, mine: _Charge) -> None:
-        """Send what waits until `mine` is answered, then hand the lead on."""
-        try:
-            while not mine.answered:
-                with self._lock:
-                    batch, self._pending = self._pending, []
-                self._send(batch)
-        finally:
+    def _send_forever(self) -> None:
+        """The sender: every charge waiting, one pipeline at a time."""
+        while True:
+            self._wake.wait()
             with self._lock:
-                if self._pending:
-                    heir = self._pending[0]
-                    heir.lead = True
-                    heir.done.set()
-                else:
-                    self._leading = False
+                batch, self._pending = self._pending, []
+                self._wake.clear()
+            if batch:
+                self._send(batch)
 
     def _send(self, batch: list[_Charge]) -> None:
-        """One pipeline for the batch; each charge gets its answer or the error."""
+        """One pipeline for the batch; each charge gets its answer or the error. After an
+        error, the charges that arrived meanwhile get it too instead of waiting for another
+        attempt (the caller falls back to memory at once)."""
         try:
             results = self._execute(batch)
         except Exception as exc:
+            with self._lock:
+                batch, self._pending = batch + self._pending, []
             results = [exc] * len(batch)
         for charge, result in zip(batch, results):
             if isinstance(result, BaseException):
                 charge.error = result
             else:
                 charge.result = bool(result)
-            charge.answered = True
             charge.done.set()
 
     def _execute(self, batch: list[_Charge]) -> list[Any]:
@@ -216,11 +217,13 @@ def hold_refusal() -> None:
     request does, so an unheld flood from a few connections would take most of the CPU
     from the other tenants (tests/live/test_tenant_flood.py). The client loses nothing:
     Retry-After asks it to wait at least a second anyway."""
-    if REFUSAL_HOLD > 0 and _gevent_time():
+    if REFUSAL_HOLD > 0 and cooperative():
         time.sleep(REFUSAL_HOLD)  # gevent's sleep (monkey-patched)
 
 
-def _gevent_time() -> bool:
+def cooperative() -> bool:
+    """Whether this process runs under gevent (its worker patched `time` and `threading`):
+    then a sleep holds a greenlet, not the worker."""
     try:
         from gevent import monkey
     except ImportError:  # pragma: no cover - gevent is a dependency
@@ -232,15 +235,17 @@ class QuotaExceeded(Exception):
     """A tenant asked for more than its quota of an operation class allows."""
 
     def __init__(self, tenant: str, operation: str, quota: str, retry_after: int,
-                 headers: list[tuple[str, str]]) -> None:
+                 headers: list[tuple[str, str]], user: str | None = None) -> None:
         super().__init__(f"{tenant}: {operation} quota {quota} used up")
         self.tenant, self.operation, self.quota = tenant, operation, quota
-        self.retry_after, self.headers = retry_after, headers
+        self.retry_after, self.headers, self.user = retry_after, headers, user
 
     @property
     def detail(self) -> str:
         """The problem document's detail."""
-        who = "This client" if self.tenant == "anonymous" else f"Tenant {self.tenant}"
+        who = ("This client" if self.tenant == ANONYMOUS else
+               f"Tenant {self.tenant}" if self.user is None else
+               f"User {self.user} of tenant {self.tenant}")
         return (f"{who} used its {self.operation} quota ({self.quota}); ask again in "
                 f"{self.retry_after} s")
 
@@ -250,10 +255,11 @@ class _Policy:
 
     __slots__ = ("header", "items", "names", "operation", "text")
 
-    def __init__(self, operation: str, text: str) -> None:
+    def __init__(self, operation: str, text: str, per_user: bool = False) -> None:
         self.operation, self.text = operation, text
         self.items = parse_quota(text)
-        self.names = [f"{operation}-{item.get_expiry()}s" for item in self.items]
+        who = f"{operation}-user" if per_user else operation
+        self.names = [f"{who}-{item.get_expiry()}s" for item in self.items]
         self.header = ", ".join(f'"{name}";q={item.amount};w={item.get_expiry()}'
                                 for name, item in zip(self.names, self.items))
 
@@ -280,8 +286,16 @@ class Quotas:
         self._down_since: float | None = None  # wall clock, for /readyz
         self._next_try = 0.0  # monotonic: when to try Redis again
         self._lock = threading.Lock()
-        self._policies: dict[tuple[str, str], _Policy] = {}
-        STORAGE_UP.set(1)
+        self._policies: dict[tuple[str, str, bool], _Policy] = {}
+        self._checked = -math.inf  # monotonic: when /readyz last pinged Redis
+
+    def worker_started(self) -> None:
+        """In each worker as it starts (gunicorn's post_fork): find out whether Redis
+        answers (one ping, bounded by the timeout), so that `rate_limit_storage_up` is right
+        in every worker from the start, and a worker that cannot reach Redis counts in
+        memory at once instead of each request waiting for the timeout first."""
+        self._check()
+        STORAGE_UP.set(0 if self._down_since is not None else 1)
 
     # --- the storage, and falling back from it ---------------------------------------------
     def _limiter(self) -> SlidingWindowCounterRateLimiter:
@@ -328,8 +342,25 @@ class Quotas:
             self._recovered()
         return allowed, limiter
 
+    def _check(self) -> None:
+        """Ping Redis (bounded by the timeout): note whether it answers."""
+        if self.shared is None:
+            return
+        self._checked = time.monotonic()
+        try:
+            if not self.shared.storage.check():
+                raise ConnectionError("redis did not answer PING")
+        except Exception as exc:
+            self._failed(exc)
+        else:
+            self._recovered()
+
     def status(self) -> dict[str, Any]:
-        """Where quotas are counted now (for /readyz)."""
+        """Where quotas are counted now (for /readyz): Redis is pinged when the last ping is
+        older than `READY_CHECK_SECONDS`, so the answer is what Redis does now, not what
+        the last request saw; a Redis found back is used again at once."""
+        if self.shared is not None and time.monotonic() - self._checked >= READY_CHECK_SECONDS:
+            self._check()
         if self.shared is None:
             return {"storage": "memory", "shared": False, "state": "ok"}
         if self._down_since is None:
@@ -339,27 +370,41 @@ class Quotas:
                 "state": f"redis unreachable since {since}: quotas counted per pod"}
 
     # --- charging a tenant ------------------------------------------------------------------
-    def policy(self, operation: str, quota: str) -> _Policy:
-        """An operation class's quota, parsed (once per class and quota)."""
-        found = self._policies.get((operation, quota))
+    def policy(self, operation: str, quota: str, per_user: bool = False) -> _Policy:
+        """An operation class's quota, parsed (once per class and quota; `per_user`: an end
+        user's, its policies named `<class>-user-<seconds>s`)."""
+        found = self._policies.get((operation, quota, per_user))
         if found is None:
-            found = self._policies[(operation, quota)] = _Policy(operation, quota)
+            found = self._policies[(operation, quota, per_user)] = _Policy(operation, quota,
+                                                                           per_user)
         return found
 
-    def charge(self, tenant: str, operation: str, quota: str, key: str) -> str:
-        """Count one request of `operation` for `tenant`, whose quota of it is `quota`, under
-        `key` (the tenant's name; an anonymous client's address). Returns the
+    def charge(self, caller: Caller, operation: str) -> str:
+        """Count one request of `operation` for `caller`: its tenant's quota, under the
+        caller's client key (the tenant's name; an anonymous client's address), and a
+        derived key's end user's own quota of the class, if any. Returns the
         RateLimit-Policy header's value ("" when unlimited); raises `QuotaExceeded`."""
-        policy = self.policy(operation, quota)
+        header = self._charge(caller.tenant, operation, caller.quotas[operation], caller.client)
+        user_quota = caller.user_quotas.get(operation)
+        if user_quota is not None and caller.user_client is not None:
+            user = self._charge(caller.tenant, operation, user_quota, caller.user_client,
+                                caller.user)
+            header = ", ".join(h for h in (header, user) if h)
+        return header
+
+    def _charge(self, tenant: str, operation: str, quota: str, key: str,
+                user: str | None = None) -> str:
+        policy = self.policy(operation, quota, user is not None)
         for name, item in zip(policy.names, policy.items):
             allowed, limiter = self._hit(item, key)
             if not allowed:
                 hold_refusal()
-                raise self._exceeded(tenant, policy, name, item, key, limiter)
+                raise self._exceeded(tenant, policy, name, item, key, limiter, user)
         return policy.header
 
     def _exceeded(self, tenant: str, policy: _Policy, name: str, item: RateLimitItem,
-                  key: str, limiter: SlidingWindowCounterRateLimiter) -> QuotaExceeded:
+                  key: str, limiter: SlidingWindowCounterRateLimiter,
+                  user: str | None) -> QuotaExceeded:
         # Only the reset time is asked of the window: a refused request has nothing left
         # (limits' `remaining` floors the sliding window's weighted count, so just after a
         # window boundary it can say 1 for a count the hit found full).
@@ -372,15 +417,14 @@ class Quotas:
         headers = [("Retry-After", str(wait)),
                    ("RateLimit-Policy", policy.header),
                    ("RateLimit", f'"{name}";r=0;t={wait}')]
-        return QuotaExceeded(tenant, policy.operation, policy.text, wait, headers)
+        return QuotaExceeded(tenant, policy.operation, policy.text, wait, headers, user)
 
     def admit_build(self, client: str) -> None:
-        """Charge the calling tenant (`CALLER`) one table build; raises `QuotaExceeded`. The
-        build queue calls it before it queues a new table (`BuildQueue(admit=...)`), with
-        the client it queues the table for."""
-        caller = CALLER.get()
+        """Charge the caller (`service.caller`) one table build; raises `QuotaExceeded`. The
+        build queue calls it before it queues a new table (`BuildQueue(admit=...)`) for
+        `client` (the caller's client key: the same identity)."""
+        caller = current_caller()
         if caller is None:  # not in a request (the command line, warming): not charged
             return
-        tenant, quota, key = caller
-        self.charge(tenant, "builds", quota, key or client)
-        BUILDS.labels(tenant).inc()
+        self.charge(caller, "builds")
+        BUILDS.labels(caller.tenant).inc()

@@ -87,10 +87,13 @@ def test_a_game_already_over_is_refused(client):
     assert "/scorecard" in [e["pointer"] for e in r.get_json()["errors"]]
 
 
-def test_bot_moves_count_as_advice():
-    from service.web.quotas import operation_class
+def test_bot_moves_count_as_advice(app):
+    from service.web.frontdoor import Router
 
-    assert operation_class("/v1/variants/yahtzee/moves/bot") == "advice"
+    route = Router(app).route({"REQUEST_METHOD": "POST", "SERVER_NAME": "localhost",
+                               "PATH_INFO": "/v1/variants/yahtzee/moves/bot",
+                               "SERVER_PORT": "80", "wsgi.url_scheme": "http"})
+    assert route.operation == "advice"
 
 
 # --------------------------------------------------------------------------- playing to win

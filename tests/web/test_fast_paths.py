@@ -111,7 +111,7 @@ def scoring_requests(draw):
 
 
 def fast_path_of(app) -> ScoringFastPath:
-    fast = app.wsgi_app.wsgi_app.wsgi_app  # under the ops and the tenancy middleware
+    fast = app.wsgi_app.wsgi_app.wsgi_app  # under the ops layer and the front door
     assert isinstance(fast, ScoringFastPath)
     return fast
 
@@ -195,8 +195,9 @@ def test_an_unexpected_error_goes_on_to_flask_and_is_counted(app, monkeypatch):
     def broken(variant, item):
         raise ZeroDivisionError("a bug")
 
-    endpoint = fast._ENDPOINTS["hands/score"]
-    monkeypatch.setitem(fast._ENDPOINTS, "hands/score", (endpoint[0], broken, endpoint[2]))
+    key = "hands.HandScoring"
+    name, load, _, with_base = fast._ENDPOINTS[key]
+    monkeypatch.setitem(fast._ENDPOINTS, key, (name, load, broken, with_base))
     before = FAST_PATH_UNEXPECTED.labels("hands/score", "ZeroDivisionError")._value.get()
     client = app.test_client()
     resp = client.post("/v1/variants/yahtzee/hands/score", json={"dice": [1, 2, 3, 4, 5]})

@@ -1,11 +1,13 @@
-"""API keys, tenants and quotas in process (service/web/auth.py, quotas.py, tenancy.py): the
-app from the factory with AUTH=keys and a tenants file, driven by Flask's test client. The same
-against real servers sharing a real Redis: tests/live/test_tenants.py."""
+"""API keys, tenants and quotas in process (service/web/auth.py, quotas.py, frontdoor.py):
+the app from the factory with AUTH=keys and a tenants file, driven by Flask's test client.
+The same against real servers sharing a real Redis: tests/live/test_tenants.py; every
+spelling of a path against a live keyed server: tests/live/test_front_door.py."""
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 from prometheus_client import REGISTRY
@@ -13,15 +15,18 @@ from prometheus_client import REGISTRY
 from service.config import Settings
 from service.web.app import create_app
 from service.web.auth import (
+    DERIVED_MAX_SECONDS,
     Authenticator,
     KeyFileError,
     TrustedProxies,
+    derive_key,
+    derive_secret,
     hash_key,
     load_tenants,
     main,
     new_key,
 )
-from service.web.quotas import QuotaExceeded, operation_class, parse_quota
+from service.web.quotas import QuotaExceeded, parse_quota
 
 HAND = {"dice": [1, 2, 3, 4, 5]}
 SCORE = "/v1/variants/yahtzee/hands/score"
@@ -30,10 +35,16 @@ SUGGEST = "/v1/variants/yahtzee/moves/suggest"
 ACME_ID, ACME_KEY = new_key()
 OLD_ID, OLD_KEY = new_key()
 ZETA_ID, ZETA_KEY = new_key()
+#: keys that may derive others: acme's, and a revoked one of acme's
+ROOT_ID, ROOT_KEY = new_key()
+GONE_ID, GONE_KEY = new_key()
 TENANTS = {"tenants": [
-    {"name": "acme", "origins": ["https://play.acme.example"],
+    {"name": "acme", "origins": ["https://play.acme.example", "https://m.acme.example"],
      "keys": [{"id": ACME_ID, "hash": hash_key(ACME_KEY)},
-              {"id": OLD_ID, "hash": hash_key(OLD_KEY), "revoked": True}],
+              {"id": OLD_ID, "hash": hash_key(OLD_KEY), "revoked": True},
+              {"id": ROOT_ID, "hash": hash_key(ROOT_KEY), "derive": derive_secret(ROOT_KEY)},
+              {"id": GONE_ID, "hash": hash_key(GONE_KEY), "derive": derive_secret(GONE_KEY),
+               "revoked": True}],
      "quotas": {"scoring": "5/minute", "advice": "unlimited"}},
     {"name": "zeta", "keys": [{"id": ZETA_ID, "hash": hash_key(ZETA_KEY)}]},
 ]}
@@ -83,6 +94,13 @@ def test_a_key_in_either_header_is_accepted(keyed):
     assert c.post(SCORE, json=HAND, headers={"X-API-Key": ZETA_KEY}).status_code == 200
     basic = {"Authorization": "Basic dXNlcjpwYXNz"}
     assert c.post(SCORE, json=HAND, headers=basic).status_code == 401
+    # a proxy's Basic credentials beside the key do not hide it (nor does an empty Bearer)
+    assert c.post(SCORE, json=HAND, headers={**basic, "X-API-Key": ZETA_KEY}).status_code == 200
+    assert c.post(SCORE, json=HAND, headers={"Authorization": "Bearer ",
+                                             "X-API-Key": ZETA_KEY}).status_code == 200
+    # a Bearer key is the key, whatever X-API-Key says
+    assert c.post(SCORE, json=HAND, headers={**bearer(ZETA_KEY + "x"),
+                                             "X-API-Key": ZETA_KEY}).status_code == 401
 
 
 def test_origins_a_tenant_does_not_list_are_403(keyed):
@@ -171,13 +189,32 @@ def test_trusted_proxies_take_the_nearest_untrusted_hop():
     assert TrustedProxies(()).client(env) == "10.1.2.3"
 
 
-def test_operation_classes():
-    assert operation_class("/v1/variants/yahtzee/hands/score/batch") == "scoring"
-    assert operation_class("/v1/variants/yahtzee/games/validate") == "scoring"
-    assert operation_class("/v1/variants/yahtzee/moves/suggest") == "advice"
-    assert operation_class("/v1/variants/yahtzee/positions/value") == "advice"
-    assert operation_class("/v1/variants/yahtzee/games/analyze") == "analysis"
-    assert operation_class("/v1/variants/yahtzee/games/win-probability") == "analysis"
+@pytest.mark.parametrize(("path", "operation"), [
+    ("/v1/variants/yahtzee/hands/score/batch", "scoring"),
+    ("/v1/variants/yahtzee/games/validate", "scoring"),
+    ("/v1/variants/yahtzee/moves/suggest", "advice"),
+    ("/v1/variants/yahtzee/moves/bot", "advice"),
+    ("/v1/variants/yahtzee/positions/value", "advice"),
+    ("/v1/variants/yahtzee/games/analyze", "analysis"),
+    ("/v1/variants/yahtzee/games/win-probability", "analysis"),
+    ("//v1/variants/yahtzee/moves/suggest", "advice"),
+])
+def test_operation_classes_come_from_the_route(app, path, operation):
+    from service.web.frontdoor import Router
+
+    route = Router(app).route({"REQUEST_METHOD": "POST", "PATH_INFO": path,
+                               "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+                               "wsgi.url_scheme": "http"})
+    assert route.operation == operation
+
+
+def test_every_operation_has_a_class_and_nothing_else_has_one(app):
+    from service.web.frontdoor import Router
+
+    router = Router(app)
+    for rule in app.url_map.iter_rules():
+        is_operation = rule.rule.startswith("/v1/")
+        assert (rule.endpoint in router.operations) == is_operation, rule.rule
 
 
 def test_quota_notation():
@@ -219,7 +256,7 @@ def test_new_key_prints_a_key_and_its_entry(capsys, tmp_path):
     path.write_text(json.dumps({"tenants": [{"name": "acme", "keys": [made["entry"]]}]}))
     auth = Authenticator(Settings(auth="keys", api_keys_file=str(path)))
     env = {"HTTP_AUTHORIZATION": f"Bearer {made['key']}"}
-    assert auth.identify(env).name == "acme"
+    assert auth.identify(env, "scoring").tenant == "acme"
 
 
 def test_keys_are_in_no_log_line_and_the_tenant_is(keyed, caplog):
@@ -256,37 +293,42 @@ def test_readyz_says_where_quotas_are_counted(keyed):
     assert body["rate_limits"] == {"storage": "memory", "shared": False, "state": "ok"}
 
 
-def test_builds_are_queued_for_the_tenant_or_the_client_address_and_charged_to_it():
-    """Inside a /v1/ request, the build queue's client (its per-client limit and its turns)
-    is the tenant, or without keys the client's address; builds are charged to the same key
-    (`Quotas.admit_build`), and both are cleared after the request."""
-    from service.advisor.tables.build_process import BUILD_CLIENT
-    from service.web.quotas import CALLER, Quotas
-    from service.web.tenancy import TenantMiddleware
+def test_builds_are_queued_for_the_tenant_or_the_client_address_and_charged_to_it(app):
+    """Inside a request to an operation, the caller (`service.caller`) is the tenant, or
+    without keys the client's address: the build queue's client (its per-client limit and
+    its turns) and the builds quota read it, and it is cleared after the request."""
+    from service.advisor.tables.build_process import current_client
+    from service.caller import CALLER, Caller, current_caller
+    from service.web.fairshare import FairShare
+    from service.web.frontdoor import FrontDoor, Router
+    from service.web.quotas import Quotas
 
     seen = []
 
     def inner(environ, start_response):
-        seen.append((BUILD_CLIENT.get(), CALLER.get()))
+        seen.append((current_client(), current_caller()))
         start_response("200 OK", [("Content-Type", "application/json")])
         return [b"{}"]
 
-    def call(app, **environ):
-        env = {"REQUEST_METHOD": "POST", "PATH_INFO": SCORE, **environ}
-        return b"".join(app(env, lambda status, headers, exc=None: None))
+    def call(door, **environ):
+        env = {"REQUEST_METHOD": "POST", "PATH_INFO": SCORE, "SERVER_NAME": "localhost",
+               "SERVER_PORT": "80", "wsgi.url_scheme": "http", **environ}
+        return b"".join(door(env, lambda status, headers, exc=None: None))
 
     for settings, environ, key in [
         (Settings(auth="keys", api_keys=json.dumps(TENANTS)),
          {"HTTP_X_API_KEY": ZETA_KEY, "REMOTE_ADDR": "192.0.2.1"}, "zeta"),
         (Settings(), {"REMOTE_ADDR": "192.0.2.1"}, "anonymous/192.0.2.1"),
     ]:
-        app = TenantMiddleware(inner, settings, Authenticator(settings), Quotas(settings))
-        call(app, **environ)
+        door = FrontDoor(inner, Router(app), Authenticator(settings), Quotas(settings),
+                         FairShare(2, 1.0))
+        call(door, **environ)
         client, caller = seen[-1]
-        assert client == key and caller[2] == key
-        assert BUILD_CLIENT.get() == "" and CALLER.get() is None
+        assert client == key and caller.client == key
+        assert current_client() == "" and current_caller() is None
     quotas = Quotas(Settings(quota_builds="1/minute"))
-    token = CALLER.set(("zeta", "1/minute", "zeta"))
+    token = CALLER.set(Caller("zeta", "zeta", keyed=True,
+                              quotas={**Settings().default_quotas, "builds": "1/minute"}))
     try:
         quotas.admit_build("zeta")
         with pytest.raises(QuotaExceeded) as refused:
@@ -295,3 +337,169 @@ def test_builds_are_queued_for_the_tenant_or_the_client_address_and_charged_to_i
         CALLER.reset(token)
     assert refused.value.operation == "builds" and refused.value.tenant == "zeta"
     quotas.admit_build("anyone")  # outside a request (warming, the command line): free
+
+
+# --------------------------------------------------------------------------- derived keys
+def later(seconds: float = 600) -> int:
+    return int(time.time() + seconds)
+
+
+def test_a_derived_key_works_within_its_restrictions(keyed):
+    c = keyed.test_client()
+    key = derive_key(ROOT_KEY, later(), operations=["scoring"],
+                     origins=["https://play.acme.example"])
+    assert key.startswith("yzd_") and ROOT_KEY not in key
+    r = c.post(SCORE, json=HAND, headers=bearer(key))
+    assert r.status_code == 200
+    r = c.post(SCORE, json=HAND, headers={**bearer(key), "Origin": "https://play.acme.example"})
+    assert r.status_code == 200
+    # an origin of the tenant's that the derived key does not name
+    r = c.post(SCORE, json=HAND, headers={**bearer(key), "Origin": "https://m.acme.example"})
+    assert r.status_code == 403 and r.json["type"] == "/problems/origin-not-allowed"
+    # an operation class it does not allow
+    r = c.post(SUGGEST, json={"dice": [1, 1, 1, 1, 1], "throw": 3}, headers=bearer(key))
+    assert r.status_code == 403 and r.json["type"] == "/problems/operation-not-allowed"
+    assert r.json["tenant"] == "acme"
+    assert c.post(SCORE, json=HAND, headers={"X-API-Key": key}).status_code == 200
+
+
+def _widened(key: str, **changes) -> str:
+    """`key` with its payload changed (and its mac kept): what a holder might try."""
+    import base64
+
+    body, mac = key.split(".")
+    raw = body.removeprefix("yzd_")
+    payload = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+    payload.update(changes)
+    for name in [k for k, v in changes.items() if v is None]:
+        del payload[name]
+    text = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+    return f"yzd_{text}.{mac}"
+
+
+@pytest.mark.parametrize("how", ["expired", "widened ops", "no ops", "longer life",
+                                 "other user", "forged mac", "parent revoked",
+                                 "parent cannot derive", "origin outside the tenant's",
+                                 "malformed", "another tenant's kid"])
+def test_a_derived_key_cannot_be_widened_and_stops_working(keyed, how):
+    c = keyed.test_client()
+    base = derive_key(ROOT_KEY, later(), operations=["scoring"], user="u1")
+    key = {
+        "expired": lambda: derive_key(ROOT_KEY, later(-1)),
+        "widened ops": lambda: _widened(base, ops=["scoring", "advice"]),
+        "no ops": lambda: _widened(base, ops=None),
+        "longer life": lambda: _widened(base, exp=later(3600 * 24)),
+        "other user": lambda: _widened(base, user="u2"),
+        "forged mac": lambda: base[:-3] + ("AAA" if not base.endswith("AAA") else "BBB"),
+        "parent revoked": lambda: derive_key(GONE_KEY, later()),
+        "parent cannot derive": lambda: derive_key(ZETA_KEY, later()),
+        "origin outside the tenant's": lambda: derive_key(ROOT_KEY, later(),
+                                                          origins=["https://evil.example"]),
+        "malformed": lambda: "yzd_" + "A" * 30,
+        "another tenant's kid": lambda: _widened(base, kid=ZETA_ID),
+    }[how]()
+    r = c.post(SCORE, json=HAND, headers=bearer(key))
+    assert r.status_code == 401, r.json
+    assert r.json["type"] == "/problems/unauthorized"
+    assert 'error="invalid_token"' in r.headers["WWW-Authenticate"]
+    if how == "expired":
+        assert r.json["title"] == "Expired API key"
+    if how == "parent revoked":
+        assert "revoked" in r.json["detail"]
+
+
+def test_derived_keys_are_short_lived():
+    with pytest.raises(ValueError, match="exp"):
+        derive_key(ROOT_KEY, later(DERIVED_MAX_SECONDS + 3600))
+    with pytest.raises(ValueError, match="ops"):
+        derive_key(ROOT_KEY, later(), operations=["builds"])
+    with pytest.raises(ValueError, match="need a user"):
+        derive_key(ROOT_KEY, later(), quotas={"scoring": "1/minute"})
+
+
+def test_a_derived_key_s_end_user_has_a_quota_of_its_own(tmp_path):
+    app = keyed_app(tmp_path)
+    c = app.test_client()
+    alice = derive_key(ROOT_KEY, later(), user="alice", quotas={"advice": "2/minute"})
+    bob = derive_key(ROOT_KEY, later(), user="bob", quotas={"advice": "2/minute"})
+    body = {"dice": [1, 1, 1, 1, 1], "throw": 3}
+    for _ in range(2):
+        r = c.post(SUGGEST, json=body, headers=bearer(alice))
+        assert r.status_code == 200
+        assert '"advice-user-60s";q=2;w=60' in r.headers["RateLimit-Policy"]
+    r = c.post(SUGGEST, json=body, headers=bearer(alice))
+    assert r.status_code == 429 and r.json["type"] == "/problems/quota-exceeded"
+    assert "alice" in r.json["detail"] and r.json["tenant"] == "acme"
+    assert c.post(SUGGEST, json=body, headers=bearer(bob)).status_code == 200
+    # the tenant's own quota counts every user's requests: acme's scoring is 5/minute
+    carol = derive_key(ROOT_KEY, later(), user="carol")
+    statuses = [c.post(SCORE, json=HAND, headers=bearer(k)).status_code
+                for k in (alice, bob, carol, alice, bob, carol)]
+    assert statuses == [200] * 5 + [429]
+
+
+def test_derive_on_the_command_line(capsys, monkeypatch, keyed):
+    monkeypatch.setenv("YAHTZEE_API_KEY", ROOT_KEY)
+    assert main(["derive", "--expires-in", "60", "--operations", "scoring", "--user", "u9",
+                 "--quota", "scoring=10/minute"]) == 0
+    key = capsys.readouterr().out.strip()
+    assert keyed.test_client().post(SCORE, json=HAND, headers=bearer(key)).status_code == 200
+    assert main(["new-key", "--tenant", "acme", "--derivable"]) == 0
+    entry = json.loads(capsys.readouterr().out)["entry"]
+    assert len(entry["derive"]) == 64
+
+
+# --------------------------------------------------------------------------- fair share
+def test_a_tenant_s_requests_beyond_its_share_wait_their_turn_then_429():
+    import threading
+
+    from service.web.fairshare import FairShare, TooManyInFlight
+
+    fair = FairShare(per_worker=2, wait=0.3)
+    fair.admit("a", "a")
+    fair.admit("a", "a")
+    assert fair.in_flight("a") == 2
+    fair.admit("b", "b")  # another tenant is not held by a's share
+    got: list[str] = []
+
+    def third() -> None:
+        try:
+            fair.admit("a", "a")
+            got.append("admitted")
+        except TooManyInFlight:
+            got.append("refused")
+
+    t = threading.Thread(target=third)
+    t.start()
+    time.sleep(0.05)
+    assert got == []  # waiting its turn
+    fair.release("a")  # its place goes to the waiting request
+    t.join(2)
+    assert got == ["admitted"] and fair.in_flight("a") == 2
+    t0 = time.monotonic()
+    with pytest.raises(TooManyInFlight) as refused:
+        fair.admit("a", "a")
+    assert 0.25 <= time.monotonic() - t0 < 1.0
+    assert refused.value.retry_after == 1 and "a" in refused.value.detail
+    for client in ("a", "a", "b"):
+        fair.release(client)
+    assert fair.in_flight("a") == 0 and fair.in_flight("b") == 0
+
+
+def test_too_many_in_flight_is_a_documented_429(tmp_path):
+    """The front door answers a request that found no place in time with a 429 problem
+    and Retry-After (here the tenant's one place is held by another request)."""
+    app = keyed_app(tmp_path, tenant_in_flight=1, web_concurrency=1,
+                    tenant_in_flight_wait=0.05)
+    from service.web.frontdoor import FrontDoor
+
+    door = app.wsgi_app.wsgi_app  # ops -> front door
+    assert isinstance(door, FrontDoor)
+    door.fair.admit("zeta", "zeta")  # zeta's one place, held
+    try:
+        r = app.test_client().post(SCORE, json=HAND, headers=bearer(ZETA_KEY))
+    finally:
+        door.fair.release("zeta")
+    assert r.status_code == 429 and r.json["type"] == "/problems/too-many-in-flight"
+    assert r.headers["Retry-After"] == "1" and r.json["tenant"] == "zeta"
+    assert app.test_client().post(SCORE, json=HAND, headers=bearer(ZETA_KEY)).status_code == 200

@@ -42,11 +42,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...caller import current_caller
 from ...config import Settings
 from ...domain.rules import RuleSet, effective_rules
 from ...domain.variants import VARIANT_IDS
@@ -68,10 +68,14 @@ DEFAULT_BUILD_SECONDS = 3.0
 MAX_RETRY_AFTER = 120
 #: What a job builds: the value tables of a table of rules, or its analysis tables.
 KINDS = ("values", "moments")
-#: Who asks for builds in the current context, when a call names no client: the web layer
-#: sets the request's tenant (without API keys, its client address) for each request: the
-#: per-client limit's key, and whose turn the build process takes.
-BUILD_CLIENT: ContextVar[str] = ContextVar("build_client", default="")
+
+
+def current_client() -> str:
+    """Who asks for builds here, when a call names no client: the request's caller
+    (`service.caller`: its tenant, or without API keys its client address), the per-client
+    limit's key and whose turn the build process takes; "" outside a request."""
+    caller = current_caller()
+    return caller.client if caller is not None else ""
 
 
 class TableBuilding(Exception):
@@ -107,14 +111,14 @@ def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind
     what `load` returns once it is on disk (polled; under gevent other requests run
     meanwhile). Raises `BuildFailed` when its last build failed, `BuildQueueFull` (also after
     the wait: a client ignoring Retry-After cannot ask faster) or `TableBuilding`. `client`
-    (default: `BUILD_CLIENT`) is the per-client limit's key."""
+    (default: `current_client()`) is the per-client limit's key."""
     error = queue.failure(rs, kind)
     if error is not None:
         what = "table" if kind == "values" else "analysis tables"
         raise BuildFailed(f"the {what} of rules {rs.fingerprint} could not be built: {error}")
     deadline = time.monotonic() + wait
     try:
-        waiting = queue.submit(rs, client or BUILD_CLIENT.get(), builtin=builtin, kind=kind)
+        waiting = queue.submit(rs, client or current_client(), builtin=builtin, kind=kind)
     except BuildQueueFull:
         time.sleep(max(0.0, deadline - time.monotonic()))
         raise

@@ -18,7 +18,8 @@ from ..openapi import ERRORS_DOC, body_doc, new_blueprint
 from ..schemas.analysis import GameAnalysisSchema, WinProbabilityRequestSchema, WinProbabilitySchema
 from ..schemas.games import GameSchema
 
-blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities")
+blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities",
+                    operation_class="analysis")
 
 _game_schema = GameSchema()
 _win_schema = WinProbabilityRequestSchema()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from flask import Response, current_app, request
+from flask import Response, current_app
 from flask.views import MethodView
 
 from ...advisor.advice.moves import Suggestion
@@ -28,7 +28,8 @@ from ..schemas.moves import (
     MoveSuggestRequestSchema,
 )
 
-blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)")
+blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)",
+                    operation_class="advice")
 
 _request_schema = MoveSuggestRequestSchema()
 _bot_schema = BotMoveRequestSchema()
@@ -59,10 +60,10 @@ def _ranked(rs: RuleSet, sheet: Sheet, item: dict[str, Any]) -> Suggestion:
     (`win`) the chance of finishing first against the opponents."""
     opponents = _opponents(rs, item)
     # Built-in tables are loaded at start-up; a house-rules table is built once per pod by
-    # the build process while this waits up to a second, else 202 + Retry-After (busy.py).
+    # the build process while this waits up to a second, else 202 + Retry-After (busy.py),
+    # queued for the request's caller (`service.caller`, as every other build).
     ranked = advisor_of(current_app).suggest(rs, item["dice"], item["throw"], sheet,
-                                             item.get("em_baixo", False),
-                                             client=request.remote_addr or "")
+                                             item.get("em_baixo", False))
     if item.get("objective") != "win":
         return ranked
     return rank_to_win(analyst_of(current_app), rs, sheet, item["dice"], item["throw"],

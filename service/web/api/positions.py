@@ -15,7 +15,8 @@ from ..openapi import ERRORS_DOC, body_doc, new_blueprint
 from ..schemas.analysis import PositionValueRequestSchema, PositionValueSchema
 
 blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
-                                 "distribution of the final score under optimal play")
+                                 "distribution of the final score under optimal play",
+                    operation_class="advice")
 
 _schema = PositionValueRequestSchema()
 

@@ -1,0 +1,58 @@
+"""Who a request comes from: decided once per request by the web layer's front door
+(`service.web.frontdoor`), on the router's reading of the request, and read from here by
+every other concern: quotas, the fair share of a pod, the table build queue's per-client
+limit and turns, metrics, log lines and problem documents.
+
+Nothing else derives an identity of its own (from a path, a header or the peer's address):
+`current_caller()` is the one answer, and it is None outside a request to an operation (the
+command line, warming tables, the pages for people).
+
+This module imports nothing of the service, so that every layer may read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+#: The tenant name of requests without API keys (AUTH=off).
+ANONYMOUS = "anonymous"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The identity of one request.
+
+    - `tenant`: the tenant's name (`anonymous` with AUTH=off).
+    - `keyed`: whether it carries a tenant's key (log lines and problem documents name the
+      tenant only then).
+    - `client`: the tenant-wide key that quotas, the fair share of a pod and table builds
+      count under: the tenant's name, or ``anonymous/<client address>`` without keys.
+    - `user`: the end user a derived key names (its per-user quotas count under
+      ``<tenant>/user/<user>``), else None.
+    - `quotas`: the tenant's quota of each operation class (the `limits` notation).
+    - `user_quotas`: a derived key's per-user quotas, by operation class.
+    - `operations`: the operation classes a derived key allows (None: every class).
+    """
+
+    tenant: str
+    client: str
+    keyed: bool = False
+    quotas: Mapping[str, str] = field(default_factory=dict)
+    user: str | None = None
+    user_quotas: Mapping[str, str] = field(default_factory=dict)
+    operations: frozenset[str] | None = None
+
+    @property
+    def user_client(self) -> str | None:
+        """The key a derived key's per-user quotas count under, or None."""
+        return None if self.user is None else f"{self.tenant}/user/{self.user}"
+
+
+CALLER: ContextVar[Caller | None] = ContextVar("caller", default=None)
+
+
+def current_caller() -> Caller | None:
+    """The identity of the request being handled here (None outside one)."""
+    return CALLER.get()

@@ -1,0 +1,110 @@
+"""A fair share of a pod for each tenant: at most so many of a tenant's requests are being
+answered at once in a worker; the others wait their turn, briefly, then get a 429.
+
+Why a cap on requests in flight and not only a rate quota: a tenant within its rate quota
+(which counts requests a minute, across pods) may still send many requests at once, from
+many connections. A gevent worker runs its connections' requests in turn, one each, so a
+tenant with 16 connections got 16 turns for another tenant's one, and the other's
+throughput fell to 0.37 of what it had alone. Here each worker admits at most `per_worker`
+requests of one caller (`service.caller.Caller.client`: a tenant, or without keys a client
+address) at once; a request beyond that waits, in arrival order among its tenant's, until one
+of them is answered, at most `wait` seconds, then is refused (`TooManyInFlight`: 429
+`/problems/too-many-in-flight` with Retry-After). Other tenants' requests do not wait for it.
+
+The pod's cap (`TENANT_IN_FLIGHT`) is shared out between its workers: each admits
+`max(1, TENANT_IN_FLIGHT // workers)` (a tenant's connections may land on any worker; a
+killed worker takes its counts with it). Requests answer in microseconds to milliseconds of
+CPU without waiting on anything, so under gevent an admitted request first lets the other
+requests that arrived at the same time be admitted or queued (one switch of greenlets,
+about 3 us), and the turns then go by tenant, not by connection.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+from .quotas import cooperative
+
+
+class TooManyInFlight(Exception):
+    """The caller has its fair share of the pod in flight, and none finished in time."""
+
+    def __init__(self, tenant: str, limit: int, waited: float) -> None:
+        super().__init__(f"{tenant}: {limit} requests in flight in this worker")
+        self.tenant, self.limit, self.waited = tenant, limit, waited
+        self.retry_after = 1
+
+    @property
+    def detail(self) -> str:
+        """The problem document's detail."""
+        who = "This client" if self.tenant == "anonymous" else f"Tenant {self.tenant}"
+        return (f"{who} already has {self.limit} request(s) being answered in this worker "
+                f"(its fair share of the pod) and none finished within {self.waited:g} s; "
+                f"ask again in {self.retry_after} s")
+
+
+class _Waiter:
+    __slots__ = ("event", "handed")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.handed = False
+
+
+class FairShare:
+    """Requests in flight per caller in this worker, capped (module docstring)."""
+
+    def __init__(self, per_worker: int, wait: float) -> None:
+        self.per_worker, self.wait = per_worker, wait
+        self._lock = threading.Lock()
+        self._running: dict[str, int] = {}
+        self._waiting: dict[str, deque[_Waiter]] = {}
+
+    def admit(self, client: str, tenant: str) -> None:
+        """Wait until a request of `client` may be answered; raises `TooManyInFlight`.
+        Every admitted request is `release`d once answered."""
+        with self._lock:
+            running = self._running.get(client, 0)
+            if running < self.per_worker and client not in self._waiting:
+                self._running[client] = running + 1
+                waiter = None
+            else:
+                waiter = _Waiter()
+                self._waiting.setdefault(client, deque()).append(waiter)
+        if waiter is None:
+            if cooperative():
+                time.sleep(0)  # let the requests that arrived with this one be admitted
+            return
+        if waiter.event.wait(self.wait):
+            return  # a finished request handed its place on
+        with self._lock:
+            if waiter.handed:  # handed its place just as the wait ended
+                return
+            queue = self._waiting[client]
+            queue.remove(waiter)
+            if not queue:
+                del self._waiting[client]
+        raise TooManyInFlight(tenant, self.per_worker, self.wait)
+
+    def release(self, client: str) -> None:
+        """A request of `client` was answered: its place goes to the next one waiting."""
+        with self._lock:
+            queue = self._waiting.get(client)
+            if queue:
+                waiter = queue.popleft()
+                if not queue:
+                    del self._waiting[client]
+                waiter.handed = True
+                waiter.event.set()
+                return
+            running = self._running[client] - 1
+            if running:
+                self._running[client] = running
+            else:
+                del self._running[client]
+
+    def in_flight(self, client: str) -> int:
+        """Requests of `client` admitted and not yet released in this worker (for tests)."""
+        return self._running.get(client, 0)
