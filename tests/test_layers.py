@@ -163,3 +163,48 @@ def test_the_check_sees_the_layers():
     # the cycle check finds a cycle where there is one
     assert _cycles({"service.advisor.a": {"service.advisor.b"},
                     "service.advisor.b": {"service.advisor.a"}}, ADVISOR + ".")
+
+
+#: What a request says about who sends it (the peer's address, forwarded addresses, keys)
+#: or where it goes (its raw path): read only where the front door decides it, once per
+#: request (service/web/frontdoor.py and the keys and proxies it asks, service/web/auth.py);
+#: every other concern reads the route and the caller it decided (`service.caller`).
+IDENTITY_NAMES = {"remote_addr", "REMOTE_ADDR", "HTTP_X_FORWARDED_FOR", "access_route",
+                  "HTTP_AUTHORIZATION", "HTTP_X_API_KEY", "authorization", "PATH_INFO",
+                  "HTTP_X_ORIGINAL_URL", "HTTP_X_REWRITE_URL", "url_rule"}
+IDENTITY_READERS = {
+    "service.web.auth": {"REMOTE_ADDR", "HTTP_X_FORWARDED_FOR", "HTTP_AUTHORIZATION",
+                         "HTTP_X_API_KEY"},
+    "service.web.frontdoor": {"PATH_INFO"},
+    # the access line's field: gunicorn's peer address, logged, not an identity
+    "service.logs": {"remote_addr"},
+    # Flask's request context takes the front door's route (app.RoutedRequestContext)
+    "service.web.app": {"url_rule"},
+}
+
+
+def _names_read(path: Path) -> set[str]:
+    """Attribute names and string constants a module uses (docstrings excepted)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
+                  and n.body and isinstance(n.body[0], ast.Expr)
+                  and isinstance(n.body[0].value, ast.Constant)}
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and id(node) not in docstrings):
+            out.add(node.value)
+    return out
+
+
+def test_who_is_calling_is_decided_in_one_place():
+    bad = []
+    for name, path in MODULES.items():
+        used = _names_read(path) & IDENTITY_NAMES
+        extra = used - IDENTITY_READERS.get(name, set())
+        if extra:
+            bad.append(f"{name} reads {sorted(extra)}")
+    assert not bad, bad
