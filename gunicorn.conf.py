@@ -159,6 +159,12 @@ def when_ready(server):
     # as the process: move it out of the garbage collector's sight, so that collections in
     # the workers scan only what requests allocate, and forked pages stay shared.
     gc.freeze()
+    # The master answers no request: the live gauges' files it wrote when the app was loaded
+    # (0 for every labelless gauge) would count in the live workers' minimum and sum, so a
+    # healthy pod would say rate_limit_storage_up 0. Each worker writes its own.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(os.getpid())
     # The pod's table build process, forked from here so that it shares this memory (workers
     # start another if it is ever gone; service/advisor/tables/build_process.py).
     advisor = server.app.wsgi().extensions.get("advisor")  # absent from bench's bare app

@@ -356,13 +356,13 @@ def test_values_are_documented():
 # --- values.schema.json: wrong values fail at install, naming the value ------------------------
 SCHEMA = json.loads((CHART / "values.schema.json").read_text())
 # Settings the chart sets itself, from its own values (containerPort, workers, the /tmp volume,
-# auth, rateLimit, forwardedAllowIps), or keeps out of `config`: API_KEYS (tenants inline; the
-# chart mounts the tenants file from a Secret instead).
+# auth, rateLimit, fairShare, forwardedAllowIps), or keeps out of `config`: API_KEYS (tenants
+# inline; the chart mounts the tenants file from a Secret instead).
 CHART_OWNED_SETTINGS = {
     "PORT", "WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR",
     "AUTH", "API_KEYS_FILE", "API_KEYS", "RATE_LIMIT_STORAGE", "RATE_LIMIT_REDIS_TIMEOUT",
     "RATE_LIMIT_REDIS_RETRY", "QUOTA_SCORING", "QUOTA_ADVICE", "QUOTA_ANALYSIS", "QUOTA_BUILDS",
-    "FORWARDED_ALLOW_IPS",
+    "FORWARDED_ALLOW_IPS", "TENANT_IN_FLIGHT", "TENANT_IN_FLIGHT_WAIT",
 }
 
 
@@ -786,6 +786,13 @@ def test_quotas_and_trusted_proxies_from_values():
     assert env["QUOTA_ADVICE"] == "1200/minute"  # the other classes keep their defaults
     assert env["FORWARDED_ALLOW_IPS"] == "10.244.0.0/16"
     assert env_of(render())["FORWARDED_ALLOW_IPS"] == "127.0.0.1,::1"
+
+
+def test_fair_share_from_values():
+    env = env_of(render({"fairShare": {"inFlight": 6, "waitSeconds": 0.5}}))
+    assert env["TENANT_IN_FLIGHT"] == "6" and env["TENANT_IN_FLIGHT_WAIT"] == "0.5"
+    defaults = env_of(render())
+    assert defaults["TENANT_IN_FLIGHT"] == "0" and defaults["TENANT_IN_FLIGHT_WAIT"] == "1"
 
 
 def test_quota_pattern_takes_the_limits_notation():
