@@ -12,7 +12,8 @@ This module imports nothing of the service, so that every layer may read it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -56,3 +57,25 @@ CALLER: ContextVar[Caller | None] = ContextVar("caller", default=None)
 def current_caller() -> Caller | None:
     """The identity of the request being handled here (None outside one)."""
     return CALLER.get()
+
+
+#: What the request being handled does around a wait for something other than the CPU
+#: (`waiting`): set by the front door to give the caller's turn in its fair share of the pod
+#: to its next request meanwhile, and to take a turn again after.
+PAUSE: ContextVar[tuple[Callable[[], None], Callable[[], None]] | None] = ContextVar(
+    "pause", default=None)
+
+
+@contextmanager
+def waiting() -> Iterator[None]:
+    """Around a wait that holds no CPU (polling for a table the build process makes): the
+    caller's other requests may be answered meanwhile. Nothing outside a request."""
+    pause = PAUSE.get()
+    if pause is None:
+        yield
+        return
+    pause[0]()
+    try:
+        yield
+    finally:
+        pause[1]()

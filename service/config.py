@@ -122,7 +122,7 @@ class Settings:
     forwarded_allow_ips: tuple[str, ...] = field(default=("127.0.0.1", "::1"))
     # TENANT_IN_FLIGHT: most requests of one tenant (without keys: one client address) being
     # answered at once in a pod, shared out between its workers (each admits
-    # max(1, TENANT_IN_FLIGHT // workers)); 0: two per worker. A tenant's further requests
+    # max(1, TENANT_IN_FLIGHT // workers)); 0: one per worker. A tenant's further requests
     # wait their turn (service/web/fairshare.py).
     tenant_in_flight: int = 0
     # TENANT_IN_FLIGHT_WAIT: seconds such a request waits for its turn before its 429
@@ -219,7 +219,7 @@ class Settings:
     def in_flight_per_worker(self) -> int:
         """Requests of one tenant a worker answers at once (TENANT_IN_FLIGHT shared out)."""
         if self.tenant_in_flight <= 0:
-            return 2
+            return 1
         return max(1, self.tenant_in_flight // self.workers)
 
     @property

@@ -21,7 +21,8 @@ For each request to an operation, `FrontDoor`:
 - charges the operation class's quota (`quotas.Quotas.charge`), or answers 429
   (`quotas.QuotaExceeded`);
 - admits it within the caller's in-flight cap in this worker (`fairshare.FairShare`), or
-  answers 429 after a short wait (`fairshare.TooManyInFlight`);
+  answers 429 after a short wait (`fairshare.TooManyInFlight`); a wait for a table being
+  built gives the place up meanwhile (`service.caller.waiting`);
 - adds `RateLimit-Policy` to the answer and counts it in `tenant_requests_total`.
 
 It is WSGI middleware inside the ops layer (request ids, CORS, metrics: its answers carry
@@ -39,7 +40,7 @@ from prometheus_client import Counter
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from ..caller import CALLER
+from ..caller import CALLER, PAUSE
 from .auth import Authenticator, Refused
 from .fairshare import FairShare, TooManyInFlight
 from .problems import (
@@ -165,6 +166,9 @@ class FrontDoor:
             return self._problem(start_response, environ, 429, "Too many requests in flight",
                                  exc.detail, TYPE_TOO_MANY_IN_FLIGHT,
                                  [("Retry-After", str(exc.retry_after))], named)
+        client = caller.client
+        paused = PAUSE.set((lambda: self.fair.release(client),
+                            lambda: self.fair.resume(client)))
         status = [0]
 
         def tenant_start_response(status_line: str, headers: list[tuple[str, str]],
@@ -177,7 +181,8 @@ class FrontDoor:
         try:
             return self.wsgi_app(environ, tenant_start_response)
         finally:
-            self.fair.release(caller.client)
+            self.fair.release(client)
+            PAUSE.reset(paused)
             CALLER.reset(token)
             self._count(caller.tenant, operation, status[0])
 

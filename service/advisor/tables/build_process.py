@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ...caller import current_caller
+from ...caller import waiting as caller_waiting
 from ...config import Settings
 from ...domain.rules import RuleSet, effective_rules
 from ...domain.variants import VARIANT_IDS
@@ -122,11 +123,12 @@ def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind
     except BuildQueueFull:
         time.sleep(max(0.0, deadline - time.monotonic()))
         raise
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
-        found = load()
-        if found is not None:
-            return found
+    with caller_waiting():  # the caller's other requests are answered meanwhile
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            found = load()
+            if found is not None:
+                return found
     raise TableBuilding(queue.retry_after(waiting), waiting, kind)
 
 
