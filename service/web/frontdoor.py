@@ -22,7 +22,9 @@ For each request to an operation, `FrontDoor`:
   (`quotas.QuotaExceeded`);
 - admits it within the caller's in-flight cap in this worker (`fairshare.FairShare`), or
   answers 429 after a short wait (`fairshare.TooManyInFlight`); a wait for a table being
-  built gives the place up meanwhile (`service.caller.waiting`);
+  built gives the place up meanwhile (`service.caller.waiting`). Admitted, it takes its
+  turn among the worker's connections (`fairshare.yield_to_io`), as every other request
+  does before it runs;
 - adds `RateLimit-Policy` to the answer and counts it in `tenant_requests_total`.
 
 It is WSGI middleware inside the ops layer (request ids, CORS, metrics: its answers carry
@@ -42,7 +44,7 @@ from werkzeug.routing import Rule
 
 from ..caller import CALLER, PAUSE
 from .auth import Authenticator, Refused
-from .fairshare import FairShare, TooManyInFlight
+from .fairshare import FairShare, TooManyInFlight, yield_to_io
 from .problems import (
     PROBLEM_MEDIA_TYPE,
     TYPE_QUOTA_EXCEEDED,
@@ -140,6 +142,7 @@ class FrontDoor:
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         operation = self.router.route(environ).operation
         if operation is None:  # no operation: a page, health, a 404, 405 or redirect
+            yield_to_io()  # its turn among the worker's connections
             return self.wsgi_app(environ, start_response)
         try:
             caller = self.auth.identify(environ, operation)

@@ -42,6 +42,7 @@ import threading
 import time
 from typing import Any
 
+from gevent import monkey
 from limits import RateLimitItem, parse_many
 from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
@@ -115,8 +116,8 @@ class RedisCharges:
     `limits` sliding-window script (the one `SlidingWindowCounterRateLimiter.hit` runs, on
     the same keys) per round trip.
 
-    A sender (a greenlet under gevent, else a thread; one per worker process, started on
-    the first charge) sends every charge waiting as one pipeline, and again as soon as that
+    A sender (a greenlet under gevent, else a thread; one per worker process, started by
+    its first charge) sends every charge waiting as one pipeline, and again as soon as that
     answers if more arrived meanwhile. Each request waits for its own answer at most
     `timeout` seconds from when it asked, whatever is in flight: then it gives up
     (TimeoutError) and its caller counts it in memory. So each request is still charged in
@@ -129,15 +130,19 @@ class RedisCharges:
         self.storage = storage
         self.script = storage.lua_acquire_sliding_window  # registered by limits
         self.timeout = timeout
-        self._reset()
-        os.register_at_fork(after_in_child=self._reset)
+        self._pid = 0
 
-    def _reset(self) -> None:
-        """No sender and nothing waiting (a new process: threads do not survive a fork)."""
+    def _start(self) -> None:
+        """The sender and its queue, made in the process that charges (a worker, after gevent
+        patched it: threads do not survive a fork, and primitives made before the patch
+        would block the worker instead of a greenlet)."""
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._pending: list[_Charge] = []
-        self._sender: threading.Thread | None = None
+        self._sender = threading.Thread(target=self._send_forever, daemon=True,
+                                        name="quota-charges")
+        self._sender.start()
+        self._pid = os.getpid()
 
     def _keys(self, key: str) -> tuple[str, str]:
         """The two Redis keys of a limit's sliding window, as `limits` names them."""
@@ -149,12 +154,10 @@ class RedisCharges:
         """Charge one request to `item` under `key` in Redis: whether it fits the limit.
         Raises what Redis raised, or TimeoutError after `timeout` seconds."""
         charge = _Charge(self._keys(item.key_for(key)), item.amount, item.get_expiry())
+        if self._pid != os.getpid():
+            self._start()
         with self._lock:
             self._pending.append(charge)
-            if self._sender is None:
-                self._sender = threading.Thread(target=self._send_forever, daemon=True,
-                                                name="quota-charges")
-                self._sender.start()
             self._wake.set()
         if not charge.done.wait(self.timeout):
             with self._lock:
@@ -223,12 +226,15 @@ def hold_refusal() -> None:
 
 def cooperative() -> bool:
     """Whether this process runs under gevent (its worker patched `time` and `threading`):
-    then a sleep holds a greenlet, not the worker."""
-    try:
-        from gevent import monkey
-    except ImportError:  # pragma: no cover - gevent is a dependency
-        return False
-    return bool(monkey.is_module_patched("time"))
+    then a sleep holds a greenlet, not the worker. (Asked on every request: once patched,
+    the answer is kept.)"""
+    global _cooperative
+    if not _cooperative:
+        _cooperative = bool(monkey.is_module_patched("time"))
+    return _cooperative
+
+
+_cooperative = False
 
 
 class QuotaExceeded(Exception):

@@ -7,6 +7,9 @@ connection is a greenlet: a worker holds up to GUNICORN_WORKER_CONNECTIONS of th
 client gets GUNICORN_KEEPALIVE seconds to send a request's headers. The service's requests
 use the CPU without waiting on anything, so greenlets cost nothing in speed (measured in
 docs/deploy.md); the advisor's table builds, the one slow thing, run in another process.
+Each request takes its turn among the worker's connections before it runs: the front door
+passes it through the event loop's next poll (`frontdoor`, `fairshare.yield_to_io`), so a
+keep-alive client that sends its next request at once does not keep the worker to itself.
 
 The drain: on SIGTERM gunicorn's worker stops accepting at once, and connections still in the
 listening socket's accept queue are reset when the last worker closes it. This one instead
@@ -33,7 +36,6 @@ from gevent.server import StreamServer
 from gunicorn.sock import ssl_context
 from gunicorn.workers.ggevent import GeventWorker
 
-from .fairshare import yield_to_io
 from .ops import start_draining
 
 #: Seconds without a new connection after which a draining worker stops accepting.
@@ -83,22 +85,6 @@ class ServiceWorker(GeventWorker):
         """One connection (a greenlet): note when it arrived, then gunicorn's handling."""
         self.last_accept = time.monotonic()
         super().handle(listener, client, addr)
-
-    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> bool:
-        """One request, then a turn for the other connections: a keep-alive client that sends
-        its next request at once would otherwise find it already read and be served again
-        and again (a greenlet gives way only when it waits), while the others wait.
-
-        The turn goes through the event loop's next poll (`yield_to_io`): gevent.sleep(0)
-        only queued this greenlet behind the others that were ready, so connections that
-        always had their next request buffered took turns among themselves, and a
-        connection whose request had just arrived waited up to gevent's switch interval
-        (5 ms) before the loop looked at the sockets: a tenant with 16 busy connections
-        made another's median answer 7 ms instead of 2."""
-        try:
-            return super().handle_request(listener_name, req, sock, addr)
-        finally:
-            yield_to_io()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         """SIGTERM: start draining instead of stopping at once. `alive` False makes gunicorn
