@@ -48,7 +48,7 @@ from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 from prometheus_client import Counter, Gauge
 
-from ..caller import ANONYMOUS, Caller, current_caller
+from ..caller import ANONYMOUS, Caller, current_caller, waiting
 from ..config import Settings
 
 log = logging.getLogger(__name__)
@@ -221,7 +221,8 @@ def hold_refusal() -> None:
     from the other tenants (tests/live/test_tenant_flood.py). The client loses nothing:
     Retry-After asks it to wait at least a second anyway."""
     if REFUSAL_HOLD > 0 and cooperative():
-        time.sleep(REFUSAL_HOLD)  # gevent's sleep (monkey-patched)
+        with waiting():  # inside a request (a builds quota): its place goes to the next
+            time.sleep(REFUSAL_HOLD)  # gevent's sleep (monkey-patched)
 
 
 def cooperative() -> bool:

@@ -152,7 +152,8 @@ def test_a_flooding_tenant_does_not_starve_another(keyed_server):
     assert statuses <= {200, 202, 429}, seen
     assert seen.get("429 /problems/quota-exceeded", 0) > 0, seen  # it was throttled
     kinds = {k.split()[1] for k in seen if k.startswith("429")}
-    assert kinds <= {"/problems/quota-exceeded", "/problems/build-queue-full"}, seen
+    assert kinds <= {"/problems/quota-exceeded", "/problems/build-queue-full",
+                     "/problems/too-many-in-flight"}, seen
     assert not seen.get("no retry-after"), seen
     assert seen["slowest ms"] < 5000, seen  # bounded waits, never a hang
     assert with_ >= KEEP * without

@@ -121,7 +121,8 @@ def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind
     try:
         waiting = queue.submit(rs, client or current_client(), builtin=builtin, kind=kind)
     except BuildQueueFull:
-        time.sleep(max(0.0, deadline - time.monotonic()))
+        with caller_waiting():
+            time.sleep(max(0.0, deadline - time.monotonic()))
         raise
     with caller_waiting():  # the caller's other requests are answered meanwhile
         while time.monotonic() < deadline:
