@@ -21,12 +21,13 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from service.web.auth import hash_key, new_key
+from service.web.auth import derive_key, derive_secret, hash_key, new_key
 from tests.live.server import Server
 
 CLIENT = Path(__file__).resolve().parent
@@ -103,7 +104,15 @@ def project() -> Path:
 
 
 KEY_ID, KEY = new_key()
-TENANTS = {"tenants": [{"name": "ts-client", "keys": [{"id": KEY_ID, "hash": hash_key(KEY)}]}]}
+TENANTS = {"tenants": [{"name": "ts-client", "keys": [
+    {"id": KEY_ID, "hash": hash_key(KEY), "derive": derive_secret(KEY)}]}]}
+
+
+def derived_key() -> str:
+    """What the client holds: not the tenant's key but a short-lived one derived from it
+    (as a page or a mobile app would be given by the tenant's server), for one end user."""
+    return derive_key(KEY, int(time.time()) + 3600, user="ts-client-test",
+                      quotas={"scoring": "100000/minute"})
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +143,7 @@ def test_the_client_type_checks_strictly(project: Path):
 def test_one_generic_function_plays_and_validates_both_games(project: Path, service: Server):
     _run([*TSC, "-p", ".", "--strict"], timeout=300)
     done = _run([NODE, "dist/src/main.js", service.url(""), *PLAYED], timeout=300,
-                extra_env={"YAHTZEE_API_KEY": KEY})
+                extra_env={"YAHTZEE_API_KEY": derived_key()})
     games = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     print("\n".join(done.stdout.splitlines()))
     assert [g["variant"] for g in games] == PLAYED
