@@ -28,6 +28,14 @@ shown by `rate_limit_storage_up` in /metrics (set by every worker when it starts
 ping: `Quotas.worker_started`) and by /readyz's `rate_limits` detail. No request waits for
 Redis longer than the timeout (`RedisCharges`), and none fails because of it.
 
+Large quotas (twice `LEASE_FROM` requests a window and more, e.g. "600000/minute") are
+charged in leases (`lease_size`): a worker takes up to `MAX_LEASE` requests of the quota at
+once from the storage and answers them without asking it again, for at most
+`LEASE_SECONDS`; near the limit it charges one request at a time. So a busy tenant costs one
+Redis round trip (or one count in memory) per lease, not per request, and is never answered
+more than its quota; it may be refused up to one lease per worker early (a thousandth of the
+quota each). Smaller quotas are charged one request at a time, exactly.
+
 A Redis restarted without persistence starts every counter from zero: for up to one window
 of each quota, a tenant may be answered up to its quota again (docs/deploy.md says so, and
 what the chart recommends: a Redis with an append-only file).
@@ -63,6 +71,12 @@ REFUSAL_HOLD = 0.5
 KEY_PREFIX = "yahtzee-scoring-quota"
 #: Seconds /readyz keeps what its last ping of Redis found.
 READY_CHECK_SECONDS = 1.0
+#: Large quotas are charged to Redis in leases (`lease_size`): a limit of at least twice
+#: this many requests a window is taken a thousandth at a time, at most `MAX_LEASE`
+#: requests, each lease spent by one worker within `LEASE_SECONDS` or dropped.
+LEASE_FROM = 1000
+MAX_LEASE = 64
+LEASE_SECONDS = 1.0
 
 STORAGE_UP = Gauge(
     "rate_limit_storage_up",
@@ -83,6 +97,13 @@ BUILDS = Counter(
     ["tenant"],
 )
 
+def lease_size(item: RateLimitItem) -> int:
+    """How many requests of a limit a worker takes from Redis at once: 1 (each request
+    charged, exactly) below `LEASE_FROM` a window; above, a thousandth of the limit, at
+    most `MAX_LEASE`."""
+    return min(MAX_LEASE, item.amount // LEASE_FROM) if item.amount >= 2 * LEASE_FROM else 1
+
+
 def parse_quota(text: str) -> tuple[RateLimitItem, ...]:
     """The limits a quota names ("600/minute", "20/second;600/minute"); () for
     "unlimited". Raises ValueError with the notation when it is not one."""
@@ -102,10 +123,10 @@ def parse_quota(text: str) -> tuple[RateLimitItem, ...]:
 class _Charge:
     """One request's charge of one limit, waiting to be sent to Redis (`RedisCharges`)."""
 
-    __slots__ = ("done", "error", "expiry", "keys", "limit", "result")
+    __slots__ = ("amount", "done", "error", "expiry", "keys", "limit", "result")
 
-    def __init__(self, keys: tuple[str, str], limit: int, expiry: int) -> None:
-        self.keys, self.limit, self.expiry = keys, limit, expiry
+    def __init__(self, keys: tuple[str, str], limit: int, expiry: int, amount: int) -> None:
+        self.keys, self.limit, self.expiry, self.amount = keys, limit, expiry, amount
         self.done = threading.Event()
         self.result = False
         self.error: BaseException | None = None
@@ -131,6 +152,7 @@ class RedisCharges:
         self.script = storage.lua_acquire_sliding_window  # registered by limits
         self.timeout = timeout
         self._pid = 0
+        self._key_names: dict[str, tuple[str, str]] = {}
 
     def _start(self) -> None:
         """The sender and its queue, made in the process that charges (a worker, after gevent
@@ -145,15 +167,21 @@ class RedisCharges:
         self._pid = os.getpid()
 
     def _keys(self, key: str) -> tuple[str, str]:
-        """The two Redis keys of a limit's sliding window, as `limits` names them."""
-        s = self.storage
-        return (s.prefixed_key(s._previous_window_key(key)),
-                s.prefixed_key(s._current_window_key(key)))
+        """The two Redis keys of a limit's sliding window, as `limits` names them (kept:
+        a tenant's keys are the same on every request)."""
+        found = self._key_names.get(key)
+        if found is None:
+            if len(self._key_names) >= 4096:
+                self._key_names.clear()
+            s = self.storage
+            found = self._key_names[key] = (s.prefixed_key(s._previous_window_key(key)),
+                                            s.prefixed_key(s._current_window_key(key)))
+        return found
 
-    def acquire(self, item: RateLimitItem, key: str) -> bool:
-        """Charge one request to `item` under `key` in Redis: whether it fits the limit.
-        Raises what Redis raised, or TimeoutError after `timeout` seconds."""
-        charge = _Charge(self._keys(item.key_for(key)), item.amount, item.get_expiry())
+    def acquire(self, item: RateLimitItem, key: str, amount: int = 1) -> bool:
+        """Charge `amount` requests to `item` under `key` in Redis: whether they fit the
+        limit. Raises what Redis raised, or TimeoutError after `timeout` seconds."""
+        charge = _Charge(self._keys(item.key_for(key)), item.amount, item.get_expiry(), amount)
         if self._pid != os.getpid():
             self._start()
         with self._lock:
@@ -196,17 +224,28 @@ class RedisCharges:
             charge.done.set()
 
     def _execute(self, batch: list[_Charge]) -> list[Any]:
-        from redis.exceptions import NoScriptError
+        """The script's answers (or errors) for the batch: one command when it is alone (a
+        pipeline costs some 20 us of Python more), else one pipeline."""
+        from redis.exceptions import NoScriptError, ResponseError
 
+        connection = self.storage.get_connection()
         for attempt in (0, 1):
-            pipe = self.storage.get_connection().pipeline(transaction=False)
-            for c in batch:
-                pipe.evalsha(self.script.sha, 2, *c.keys, c.limit, c.expiry, 1)
-            results = pipe.execute(raise_on_error=False)
+            if len(batch) == 1:
+                c = batch[0]
+                try:
+                    results = [connection.evalsha(self.script.sha, 2, *c.keys, c.limit,
+                                                  c.expiry, c.amount)]
+                except ResponseError as exc:  # NOSCRIPT among them: as a pipeline's answer
+                    results = [exc]
+            else:
+                pipe = connection.pipeline(transaction=False)
+                for c in batch:
+                    pipe.evalsha(self.script.sha, 2, *c.keys, c.limit, c.expiry, c.amount)
+                results = pipe.execute(raise_on_error=False)
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
                 # Redis restarted (or flushed its scripts): load it, send the batch again
                 # (a NOSCRIPT answer charged nothing)
-                self.script.sha = self.storage.get_connection().script_load(self.script.script)
+                self.script.sha = connection.script_load(self.script.script)
                 continue
             return results
         return results  # pragma: no cover - the loop returns
@@ -295,6 +334,8 @@ class Quotas:
         self._lock = threading.Lock()
         self._policies: dict[tuple[str, str, bool], _Policy] = {}
         self._checked = -math.inf  # monotonic: when /readyz last pinged Redis
+        # (limit, client key) -> [requests left, monotonic expiry]: this worker's leases
+        self._leases: dict[tuple[RateLimitItem, str], list[float]] = {}
 
     def worker_started(self) -> None:
         """In each worker as it starts (gunicorn's post_fork): find out whether Redis
@@ -337,16 +378,33 @@ class Quotas:
                 STORAGE_UP.set(1)
 
     def _hit(self, item: RateLimitItem, key: str) -> tuple[bool, SlidingWindowCounterRateLimiter]:
+        """Charge one request to a limit: from this worker's lease of it, or in the storage
+        (a new lease for a large quota, else the one request)."""
         limiter = self._limiter()
+        size = lease_size(item)
+        if size > 1:  # a large quota: spend this worker's lease first
+            lease = self._leases.get((item, key))
+            if lease is not None and lease[0] > 0 and lease[1] > time.monotonic():
+                lease[0] -= 1
+                return True, limiter
         if limiter is self.local:
-            return limiter.hit(item, key), limiter
-        try:
-            allowed = self.charges.acquire(item, key)
-        except Exception as exc:  # any storage failure: never a 5xx, never a hang
-            self._failed(exc)
-            return self.local.hit(item, key), self.local
-        if self._down_since is not None:
-            self._recovered()
+            allowed = limiter.hit(item, key, cost=size)
+            if not allowed and size > 1:  # no room for a lease: one request, exactly
+                allowed, size = limiter.hit(item, key), 1
+        else:
+            try:
+                allowed = self.charges.acquire(item, key, size)
+                if not allowed and size > 1:
+                    allowed, size = self.charges.acquire(item, key), 1
+            except Exception as exc:  # any storage failure: never a 5xx, never a hang
+                self._failed(exc)
+                return self.local.hit(item, key), self.local
+            if self._down_since is not None:
+                self._recovered()
+        if allowed and size > 1:
+            if len(self._leases) >= 4096:
+                self._leases.clear()
+            self._leases[(item, key)] = [size - 1, time.monotonic() + LEASE_SECONDS]
         return allowed, limiter
 
     def _check(self) -> None:

@@ -40,6 +40,9 @@ POLICY = f'"scoring-60s";q={QUOTA};w=60'
 LIMITED_ID, LIMITED_KEY = new_key()
 REVOKED_ID, REVOKED_KEY = new_key()
 FREE_ID, FREE_KEY = new_key()
+#: a quota large enough to be charged to Redis in leases (service/web/quotas.py)
+LARGE = 2400
+LARGE_ID, LARGE_KEY = new_key()
 #: free's keys that may derive others (one revoked)
 PARENT_ID, PARENT_KEY = new_key()
 GONE_ID, GONE_KEY = new_key()
@@ -47,6 +50,8 @@ TENANTS = {"tenants": [
     {"name": "limited", "quotas": {"scoring": f"{QUOTA}/minute"},
      "keys": [{"id": LIMITED_ID, "hash": hash_key(LIMITED_KEY)},
               {"id": REVOKED_ID, "hash": hash_key(REVOKED_KEY), "revoked": True}]},
+    {"name": "large", "quotas": {"scoring": f"{LARGE}/minute"},
+     "keys": [{"id": LARGE_ID, "hash": hash_key(LARGE_KEY)}]},
     {"name": "free", "origins": ["https://app.free.example"],
      "keys": [{"id": FREE_ID, "hash": hash_key(FREE_KEY)},
               {"id": PARENT_ID, "hash": hash_key(PARENT_KEY),
@@ -475,3 +480,26 @@ def test_derived_keys_against_live_servers(pair):
     assert score(a, revoked)[0] == 401
     body, mac = key.split(".")
     assert score(a, body[:-2] + "AA." + mac)[0] == 401
+
+
+def test_a_large_quota_charged_in_leases_is_never_exceeded(pair):
+    """A quota of LARGE a minute is charged to Redis in leases of a few requests per worker
+    (quotas.lease_size): across both pods the tenant is answered at most its quota, and at
+    most one lease per worker less."""
+    from service.web.quotas import lease_size, parse_quota
+
+    a, b = pair
+    assert wait_until(lambda: rate_limits(a)["shared"] and rate_limits(b)["shared"],
+                      timeout=20, interval=0.2)
+    size = lease_size(parse_quota(f"{LARGE}/minute")[0])
+    assert size > 1
+    clear_of_window_boundary(30)
+    answered = 0
+    for n in range(LARGE + 50):
+        status = score(a if n % 2 else b, LARGE_KEY)[0]
+        assert status in (200, 429), status
+        answered += status == 200
+        if status == 429 and answered >= LARGE - 2 * size:
+            break
+    assert LARGE - 2 * size <= answered <= LARGE, (answered, size)
+    print(f"a quota of {LARGE}/minute in leases of {size}: {answered} answered over two pods")
