@@ -15,7 +15,8 @@ workers, their number from the CPU count, JSON access log), once per setup:
   one round trip a request.
 
 Every setup's scoring quota is high enough never to refuse (`strict`: a 401 or 429 stops
-the run, it would count as throughput). wrk (a Python load generator when wrk is missing)
+the run, it would count as throughput); being large, it is charged in leases of 64 requests
+a worker (`service.web.quotas.lease_size`: one Redis round trip per lease). wrk (a Python load generator when wrk is missing)
 drives `hands/score` and `scorecards/score` on each setup in turn, for --rounds rounds (each
 round starting with the next setup), keeping the median. Prints requests/s, p99 latency,
 the server CPU time a request cost (all of gunicorn's processes; for the Redis setup also

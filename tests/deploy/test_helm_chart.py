@@ -729,8 +729,8 @@ def test_quotas_are_counted_in_each_pod_by_default_with_no_egress():
     assert env["RATE_LIMIT_STORAGE"] == "memory://"
     assert "RATE_LIMIT_REDIS_TIMEOUT" not in env and "RATE_LIMIT_REDIS_RETRY" not in env
     assert {k: v for k, v in env.items() if k.startswith("QUOTA_")} == {
-        "QUOTA_SCORING": "6000/minute", "QUOTA_ADVICE": "1200/minute",
-        "QUOTA_ANALYSIS": "300/minute", "QUOTA_BUILDS": "60/minute"}
+        "QUOTA_SCORING": "54000/minute", "QUOTA_ADVICE": "12000/minute",
+        "QUOTA_ANALYSIS": "600/minute", "QUOTA_BUILDS": "10/minute"}
     assert objs[("NetworkPolicy", "rel-yahtzee-scoring")]["spec"]["egress"] == []
     assert env_of(render({"rateLimit": {"storage": "memory://"}}))["RATE_LIMIT_STORAGE"] == \
         "memory://"
@@ -783,7 +783,7 @@ def test_quotas_and_trusted_proxies_from_values():
     env = env_of(objs)
     assert env["QUOTA_SCORING"] == "20/second;600/minute"
     assert env["QUOTA_BUILDS"] == "unlimited"
-    assert env["QUOTA_ADVICE"] == "1200/minute"  # the other classes keep their defaults
+    assert env["QUOTA_ADVICE"] == "12000/minute"  # the other classes keep their defaults
     assert env["FORWARDED_ALLOW_IPS"] == "10.244.0.0/16"
     assert env_of(render())["FORWARDED_ALLOW_IPS"] == "127.0.0.1,::1"
 
