@@ -167,7 +167,7 @@ def when_ready(server):
     multiprocess.mark_process_dead(os.getpid())
     # The pod's table build process, forked from here so that it shares this memory (workers
     # start another if it is ever gone; service/advisor/tables/build_process.py).
-    advisor = server.app.wsgi().extensions.get("advisor")  # absent from bench's bare app
+    advisor = getattr(server.app.wsgi(), "extensions", {}).get("advisor")  # not in bench apps
     builds = advisor.builds if advisor is not None else None
     if builds is not None:
         from service.advisor.tables.build_process import fork_builder

@@ -29,3 +29,27 @@ def create_app() -> Flask:
         return Response(bodies.get("/" + _anything, BODY), mimetype="application/json")
 
     return app
+
+
+def create_raw_app():  # noqa: ANN201 - a WSGI callable
+    """The raw baseline: a WSGI callable with no framework that reads the request body, parses
+    it with orjson and answers the body BARE_BODIES names for the path (the service's own
+    answer to the benchmark request), so only the service's own work differs."""
+    import orjson
+
+    bodies: dict[str, bytes] = {}
+    if os.environ.get("BARE_BODIES"):
+        with open(os.environ["BARE_BODIES"]) as f:
+            bodies = {path: body.encode() for path, body in json.load(f).items()}
+    default = BODY.encode()
+
+    def app(environ, start_response):  # noqa: ANN001, ANN202 - the WSGI signature
+        size = int(environ.get("CONTENT_LENGTH") or 0)
+        if size:
+            orjson.loads(environ["wsgi.input"].read(size))
+        body = bodies.get(environ.get("PATH_INFO", ""), default)
+        start_response("200 OK", [("Content-Type", "application/json"),
+                                  ("Content-Length", str(len(body)))])
+        return [body]
+
+    return app
