@@ -7,13 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from apispec import APISpec, BasePlugin
 from flask_smorest import Blueprint
-from werkzeug.routing import BaseConverter
+from werkzeug.routing import BaseConverter, Rule
 
 from ..domain.variants import VARIANT_IDS
 from .body import JSON
+from .parser import ProblemParser
 from .problems import PROBLEM_MEDIA_TYPE
 from .quotas import REQUEST_CLASSES
+from .variant_spec import specialise, used_only
 
 
 class VariantConverter(BaseConverter):
@@ -27,8 +30,10 @@ def variant_converter_doc(_converter: BaseConverter) -> dict[str, Any]:
     return {"type": "string", "enum": list(VARIANT_IDS)}
 
 
+#: The component of every operation's `default` answer (a problem document).
+DEFAULT_ERROR = "DEFAULT_ERROR"
 #: The request-body extension that names the app setting bounding a batch's length;
-#: `ProblemApi.document` turns it into the `maxItems` the server enforces.
+#: `ContractPlugin` turns it into the `maxItems` the server enforces.
 BATCH_LIMIT = "x-batch-limit"
 
 
@@ -40,21 +45,10 @@ def body_doc(schema_name: str, description: str) -> dict[str, Any]:
 
 def batch_body_doc(schema_name: str, description: str, limit_key: str) -> dict[str, Any]:
     """OpenAPI requestBody of a batch operation: a list of objects of the named schema, at
-    most `app.config[limit_key]` of them (filled in by `ProblemApi.document`)."""
+    most `app.config[limit_key]` of them (filled in by `ContractPlugin`)."""
     return {"required": True, "description": description, "content": {JSON: {"schema": {
         "type": "array", "items": {"$ref": f"#/components/schemas/{schema_name}"},
         "minItems": 1, BATCH_LIMIT: limit_key}}}}
-
-
-def fill_batch_limits(spec: dict[str, Any], config: Mapping[str, Any]) -> None:
-    """Give every batch request body the `maxItems` the server enforces (`config`, the app's
-    settings), in place of the `BATCH_LIMIT` extension that names the setting."""
-    for item in spec.get("paths", {}).values():
-        for op in item.values():
-            body = op.get("requestBody") if isinstance(op, dict) else None
-            schema = body and body.get("content", {}).get(JSON, {}).get("schema", {})
-            if schema and BATCH_LIMIT in schema:
-                schema["maxItems"] = config[schema.pop(BATCH_LIMIT)]
 
 
 def problem_doc(description: str) -> dict[str, Any]:
@@ -128,26 +122,67 @@ TENANCY_DOC: dict[str, Any] = {
 }
 
 
-def add_tenancy(spec: dict[str, Any], keys_required: bool) -> None:
-    """Declare the API-key schemes and, on every /v1/ operation, the 401, 403 and 429
-    answers (`TENANCY_DOC`). Keys are required when the server runs with AUTH=keys; else
-    the empty requirement says they may be left out."""
-    components = spec.setdefault("components", {})
-    components["securitySchemes"] = SECURITY_SCHEMES
-    responses = components.setdefault("responses", {})
-    for status, name in TENANCY_RESPONSES.items():
-        responses[name] = TENANCY_DOC[status]
-    spec["security"] = [{"ApiKeyBearer": []}, {"ApiKeyHeader": []}]
-    if not keys_required:
-        spec["security"].append({})
-    refs = {status: {"$ref": f"#/components/responses/{name}"}
-            for status, name in TENANCY_RESPONSES.items()}
-    for path, item in spec.get("paths", {}).items():
-        if not path.startswith("/v1/"):
+def security_requirements(keys_required: bool) -> list[dict[str, list[str]]]:
+    """The document's top-level `security`: a key by either scheme, required when the server
+    runs with AUTH=keys; else the empty requirement says it may be left out."""
+    required = [{"ApiKeyBearer": []}, {"ApiKeyHeader": []}]
+    return required if keys_required else [*required, {}]
+
+
+class ContractPlugin(BasePlugin):
+    """What the document says that depends on the server's settings, added as each operation
+    is registered (an apispec plugin: flask-smorest's public way to shape the document): the
+    `maxItems` of every batch body (the setting its `BATCH_LIMIT` extension names), and the
+    401, 403 and 429 of keys and quotas on every /v1/ operation (`TENANCY_DOC`, by
+    reference). `register_components` adds the components they refer to."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.config = config
+
+    def register_components(self, spec: APISpec) -> None:
+        """The API-key schemes, the answers of keys and quotas, and the default answer of
+        every operation: a problem document for any status it does not list."""
+        spec.components.response(DEFAULT_ERROR, problem_doc("Error: RFC 9457 problem details"))
+        for name, scheme in SECURITY_SCHEMES.items():
+            spec.components.security_scheme(name, scheme)
+        for status, name in TENANCY_RESPONSES.items():
+            spec.components.response(name, TENANCY_DOC[status])
+
+    def operation_helper(self, path: str | None = None,
+                         operations: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """Batch limits and the answers of keys and quotas (module docstring)."""
+        for op in (operations or {}).values():
+            if not isinstance(op, dict):
+                continue
+            body = op.get("requestBody")
+            schema = body and body.get("content", {}).get(JSON, {}).get("schema", {})
+            if schema and BATCH_LIMIT in schema:
+                schema["maxItems"] = self.config[schema.pop(BATCH_LIMIT)]
+            if "responses" in op:
+                op["responses"].setdefault("default",
+                                           {"$ref": f"#/components/responses/{DEFAULT_ERROR}"})
+            if path is not None and path.startswith("/v1/") and "responses" in op:
+                op["responses"].update(
+                    {status: {"$ref": f"#/components/responses/{name}"}
+                     for status, name in TENANCY_RESPONSES.items()})
+
+
+def add_variant_paths(spec: APISpec) -> None:
+    """Register one path per variant for every `{variant}` path, with the components they
+    narrow (`variant_spec.specialise`), through apispec's public `path` and `components`."""
+    whole = spec.to_dict()
+    specialised = specialise(whole)
+    schemas = whole["components"]["schemas"]
+    for name, component in specialised["components"]["schemas"].items():
+        if name not in schemas:
+            spec.components.schema(name, component)
+    for path, item in specialised["paths"].items():
+        if path in whole["paths"]:
             continue
-        for op in item.values():
-            if isinstance(op, dict) and "responses" in op:
-                op["responses"].update(refs)
+        item = dict(item)
+        parameters = item.pop("parameters", None)
+        spec.path(path=path, operations=item, parameters=parameters, rule=Rule(path))
 
 
 def new_blueprint(name: str, description: str, operation_class: str = "scoring") -> Blueprint:
@@ -156,6 +191,20 @@ def new_blueprint(name: str, description: str, operation_class: str = "scoring")
     the route a request takes)."""
     if operation_class not in REQUEST_CLASSES:
         raise ValueError(f"operation class {operation_class!r}: one of {REQUEST_CLASSES}")
-    blp = Blueprint(name, __name__, url_prefix="/v1/variants", description=description)
+    blp = ServiceBlueprint(name, __name__, url_prefix="/v1/variants",
+                           description=description)
     blp.operation_class = operation_class  # type: ignore[attr-defined]
     return blp
+
+
+class ServiceBlueprint(Blueprint):
+    """flask-smorest's blueprint, reading bodies with the service's parser
+    (`parser.ProblemParser`: `@blp.arguments` is how every view gets its body)."""
+
+    ARGUMENTS_PARSER = ProblemParser()
+
+
+def contract_document(api: Any) -> dict[str, Any]:
+    """The OpenAPI document as served and committed: flask-smorest's spec (`api.spec`, the
+    Api `register_api` made), the schemas nothing refers to left out."""
+    return used_only(api.spec.to_dict())

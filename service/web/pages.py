@@ -15,6 +15,8 @@ import flask_swagger_ui
 from flask import Blueprint, Response, current_app, request, send_from_directory
 
 from .. import __version__
+from .openapi import contract_document
+from .variant_spec import templated_only
 
 pages = Blueprint("pages", __name__)
 
@@ -74,14 +76,31 @@ def docs() -> Response:
     return Response(DOCS_HTML, mimetype="text/html")
 
 
+@pages.get("/openapi.json")
+def openapi_document() -> Response:
+    """The OpenAPI document: the whole contract, per-variant paths included."""
+    return _document(docs=False)
+
+
 @pages.get("/docs/openapi.json")
 def docs_document() -> Response:
     """The document the docs page shows: the templated operations, one per endpoint with
-    the variant as a parameter (`ProblemApi.docs_document`); `/openapi.json` is the
-    whole contract, per-variant paths included."""
-    api = current_app.extensions["flask-smorest"]["apis"][""]["ext_obj"]
-    return current_app.response_class(json.dumps(api.docs_document()),
-                                      mimetype="application/json")
+    the variant as a parameter (`variant_spec.templated_only`)."""
+    return _document(docs=True)
+
+
+def _document(docs: bool) -> Response:
+    """One of the two documents, made once per app (`openapi.contract_document`), with an
+    ETag (304 to a client that has it)."""
+    made = current_app.extensions.setdefault("openapi_documents", {})
+    body = made.get(docs)
+    if body is None:
+        spec = contract_document(current_app.extensions["openapi"])
+        body = made[docs] = json.dumps(templated_only(spec) if docs else spec,
+                                       indent=2).encode()
+    response = current_app.response_class(body, mimetype="application/json")
+    response.add_etag()
+    return response.make_conditional(request)
 
 
 @pages.get("/docs/static/<path:filename>")

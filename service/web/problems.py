@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 import marshmallow as ma
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
 from ..caller import current_caller
@@ -215,8 +215,24 @@ def invalid(errors: list[Problem], type_: str = TYPE_INVALID) -> Response:
                             errors)
 
 
+def http_problem(err: HTTPException) -> Response:
+    """werkzeug's HTTP errors (404, 405, 413, 415, ...) as problem documents: what
+    `api.ProblemApi.handle_http_exception`, flask-smorest's handler of them, answers."""
+    status = err.code or 500
+    headers = {}
+    if status == 405 and getattr(err, "valid_methods", None):
+        headers["Allow"] = ", ".join(err.valid_methods)  # type: ignore[attr-defined]
+    type_, title, detail = _HTTP_PROBLEMS.get(
+        status, ("about:blank", err.name, err.description or err.name))
+    if status == 413:
+        detail = (f"The request body is larger than the limit of "
+                  f"{current_app.config.get('MAX_CONTENT_LENGTH')} bytes")
+    return problem_response(status, title, detail, type_, headers=headers)
+
+
 def register_error_handlers(app: Flask) -> None:
-    """Install the handlers that turn every error into problem+json."""
+    """Install the handlers that turn the service's errors into problem+json (werkzeug's own
+    HTTP errors: `http_problem`, through flask-smorest's handler)."""
 
     @app.errorhandler(InvalidInput)
     def _invalid_input(err: InvalidInput) -> Response:
@@ -241,27 +257,6 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(RequestProblem)
     def _request_problem(err: RequestProblem) -> Response:
         return problem_response(err.status, err.title, err.detail, err.type, err.errors)
-
-    @app.errorhandler(HTTPException)
-    def _http(err: HTTPException) -> Response:
-        status = err.code or 500
-        data = getattr(err, "data", None) or {}
-        messages = data.get("messages") or data.get("errors")
-        if status == 422 and messages:
-            # webargs: {"json": {...}}; the location is not part of the pointer
-            if isinstance(messages, dict) and set(messages) <= {"json", "query", "path"}:
-                messages = {k: v for loc in messages.values() for k, v in
-                            (loc.items() if isinstance(loc, dict) else [("", loc)])}
-            return invalid(flatten_messages(messages) or [Problem("", "invalid")])
-        headers = {}
-        if status == 405 and err.valid_methods:  # type: ignore[attr-defined]
-            headers["Allow"] = ", ".join(err.valid_methods)  # type: ignore[attr-defined]
-        type_, title, detail = _HTTP_PROBLEMS.get(
-            status, ("about:blank", err.name, err.description or err.name))
-        if status == 413:
-            detail = (f"The request body is larger than the limit of "
-                      f"{app.config.get('MAX_CONTENT_LENGTH')} bytes")
-        return problem_response(status, title, detail, type_, headers=headers)
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception) -> Response:  # pragma: no cover - a bug if reached

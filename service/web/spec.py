@@ -14,10 +14,11 @@ def generate() -> dict[str, Any]:
     """The OpenAPI document of a default app."""
     from ..config import Settings
     from .app import create_app
+    from .openapi import contract_document
 
     app = create_app(Settings())
     with app.app_context():
-        return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].document()
+        return contract_document(app.extensions["openapi"])
 
 
 def render() -> str:

@@ -381,16 +381,22 @@ def templated_only(spec: dict[str, Any]) -> dict[str, Any]:
     drawing the 196 operations of the whole document)."""
     variant_paths = {path.replace("{variant}", vid) for path in spec["paths"]
                      if "{variant}" in path for vid in VARIANT_IDS}
-    out = {**spec, "paths": {p: item for p, item in spec["paths"].items()
-                             if p not in variant_paths}}
+    return used_only({**spec, "paths": {p: item for p, item in spec["paths"].items()
+                                        if p not in variant_paths}})
+
+
+def used_only(spec: dict[str, Any]) -> dict[str, Any]:
+    """The document without the schemas no path or response refers to, however deep (such
+    as the pagination model flask-smorest registers for paginated views, which this
+    service has none of)."""
     schemas = spec["components"]["schemas"]
-    used, todo = set(), _refs(out["paths"]) | _refs(spec["components"].get("responses", {}))
+    used, todo = set(), _refs(spec["paths"]) | _refs(spec["components"].get("responses", {}))
     while todo:
         name = todo.pop()
         if name in used or name not in schemas:
             continue
         used.add(name)
         todo |= _refs(schemas[name])
-    out["components"] = {**spec["components"],
-                         "schemas": {n: s for n, s in schemas.items() if n in used}}
-    return out
+    return {**spec, "components": {**spec["components"],
+                                   "schemas": {n: s for n, s in schemas.items()
+                                               if n in used}}}

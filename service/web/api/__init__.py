@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import json
-
-from flask import Flask, Response, current_app
+from flask import Flask, Response
 from flask_smorest import Api
+from werkzeug.exceptions import HTTPException
 
 from ... import __version__
 from ..busy import TableBuildingSchema
-from ..openapi import VariantConverter, add_tenancy, fill_batch_limits, variant_converter_doc
-from ..problems import PROBLEM_MEDIA_TYPE, ProblemSchema, register_error_handlers
+from ..openapi import (
+    ContractPlugin,
+    VariantConverter,
+    add_variant_paths,
+    security_requirements,
+    variant_converter_doc,
+)
+from ..problems import ProblemSchema, http_problem, register_error_handlers
 from ..schemas import analysis as analysis_schemas
 from ..schemas import common
 from ..schemas import games as game_schemas
@@ -18,7 +23,6 @@ from ..schemas import hands as hand_schemas
 from ..schemas import moves as move_schemas
 from ..schemas import scorecards as scorecard_schemas
 from ..schemas import variants as variant_schemas
-from ..variant_spec import specialise, templated_only
 from . import analysis, games, hands, moves, positions, scorecards, variants
 
 BLUEPRINTS = (variants.blp, hands.blp, scorecards.blp, moves.blp, games.blp, positions.blp,
@@ -60,8 +64,9 @@ API_CONFIG = {
     "API_TITLE": "Yahtzee family scoring service",
     "API_VERSION": __version__,
     "OPENAPI_VERSION": "3.1.0",
-    "OPENAPI_URL_PREFIX": "/",
-    "OPENAPI_JSON_PATH": "openapi.json",
+    # no documents served by flask-smorest: `pages` serves /openapi.json (made once) and the
+    # docs page's /docs/openapi.json
+    "OPENAPI_URL_PREFIX": None,
     "API_SPEC_OPTIONS": {
         "info": {"description": (
             "Validates dice hands, lists the boxes a hand can fill with their scores, scores "
@@ -80,60 +85,40 @@ API_CONFIG = {
 
 
 class ProblemApi(Api):
-    """flask-smorest's Api with RFC 9457 problem documents as the error format."""
+    """flask-smorest's Api with RFC 9457 problem documents as the error format, through its
+    public hooks: `ERROR_SCHEMA`, no default error response (each operation documents its
+    problems: `openapi.ERRORS_DOC`, `TENANCY_DOC`), and `handle_http_exception`."""
 
     ERROR_SCHEMA = ProblemSchema
-    _document: dict | None = None
-    _docs_document: dict | None = None
+    DEFAULT_ERROR_RESPONSE_NAME = None
 
-    def _register_error_handlers(self) -> None:
-        """Errors are handled by `problems.register_error_handlers`, not smorest's JSON."""
-
-    def document(self) -> dict:
-        """The OpenAPI document as served and committed: one path per variant
-        (`variant_spec.specialise`), the batch limits and whether keys are required as the
-        server's settings say, built once."""
-        if self._document is None:
-            spec = self.spec.to_dict()
-            fill_batch_limits(spec, self._app.config)
-            add_tenancy(spec, self._app.config["AUTH"] == "keys")
-            self._document = specialise(spec)
-        return self._document
-
-    def docs_document(self) -> dict:
-        """What the docs page shows: `document()`'s templated operations and the components
-        they use (`variant_spec.templated_only`), built once."""
-        if self._docs_document is None:
-            self._docs_document = templated_only(self.document())
-        return self._docs_document
-
-    def _openapi_json(self) -> Response:
-        """Serve `document()` (flask-smorest would serve the generic paths)."""
-        return current_app.response_class(json.dumps(self.document(), indent=2),
-                                          mimetype="application/json")
-
-    def _register_responses(self) -> None:
-        """Document the default error response as problem+json."""
-        self.spec.components.response("DEFAULT_ERROR", {
-            "description": "Error: RFC 9457 problem details",
-            "content": {PROBLEM_MEDIA_TYPE: {"schema": "Problem"}}}, lazy=True)
+    def handle_http_exception(self, error: HTTPException) -> Response:
+        """werkzeug's HTTP errors as problem documents (`problems.http_problem`)."""
+        return http_problem(error)
 
 
 def register_api(app: Flask) -> Api:
-    """Create the smorest Api on the app and register every resource."""
+    """Create the smorest Api on the app and register every resource; then the document's
+    per-variant paths (`openapi.add_variant_paths`). The Api is `app.extensions["openapi"]`:
+    its `spec` is the contract (`pages` serves it, `spec.py` prints it)."""
+    keys_required = app.config["AUTH"] == "keys"
     for key, value in API_CONFIG.items():
         app.config.setdefault(key, value)
+    options = app.config["API_SPEC_OPTIONS"]
+    app.config["API_SPEC_OPTIONS"] = {**options,
+                                      "security": security_requirements(keys_required)}
     app.url_map.converters["variant"] = VariantConverter
-    api = ProblemApi(app)
+    contract = ContractPlugin(app.config)
+    api = ProblemApi(app, spec_kwargs={"extra_plugins": [contract]})
     api.register_converter(VariantConverter, variant_converter_doc)
     api.ma_plugin.converter.add_attribute_function(common.openapi_doc_attribute)
-    registered = api.spec.components.schemas
+    contract.register_components(api.spec)
     for name, schema in COMPONENTS.items():
-        if name not in registered:  # a nested schema may have registered it already
+        if name not in api.spec.components.schemas:  # a nested schema may have made it
             api.spec.components.schema(name, schema=schema)
     for blp in BLUEPRINTS:
         api.register_blueprint(blp)
-    # flask-smorest registers a pagination model for paginated views; none is paginated here
-    registered.pop("PaginationMetadata", None)
+    add_variant_paths(api.spec)
     register_error_handlers(app)
+    app.extensions["openapi"] = api
     return api
