@@ -13,6 +13,7 @@ from ..compose import make_advisor, make_analyst
 from ..config import Settings
 from .api import register_api
 from .auth import Authenticator
+from .body import OrjsonProvider
 from .busy import register_busy_handlers
 from .fairshare import FairShare
 from .fast import ScoringFastPath
@@ -73,7 +74,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_BATCH_RULE_SETS"] = settings.max_batch_rule_sets
     app.config["MAX_BATCH_GAMES"] = settings.max_batch_games
     app.config["AUTH"] = settings.auth
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json = OrjsonProvider(app)
     auth, quotas = Authenticator(settings), Quotas(settings)
     app.extensions["quotas"] = quotas
     advisor = make_advisor(settings, admit_build=quotas.admit_build)

@@ -15,8 +15,9 @@ they are) and Flask, and answers a request itself when it is the common case:
 - answered by the endpoint's own function (`hands.score_one`, `scorecards.score_one`)
   without an error.
 
-The answer is made by the same functions from the same data, so it is the same answer, byte
-for byte and header for header, as Flask's (a test holds the two side by side). Anything
+The answer is made by the same functions from the same data and dumped by the same schema
+(compiled: `schemas.common.compiled_dump`), so it is the same answer, byte for byte and
+header for header, as Flask's (a test holds the two side by side over generated requests). Anything
 else (a batch, an error of any kind, another media type, a chunked body) goes on to Flask
 with the body put back as it was read, and gets Flask's answer: errors are answered in one
 place only. An error the fast path does not expect (`EXPECTED`) goes on to Flask too, and is
@@ -39,6 +40,9 @@ from .api import hands, scorecards
 from .body import JSON, MAY_HOLD_FLOAT, integral_numbers, is_json_media
 from .frontdoor import Router
 from .ops import FAST_PATH_UNEXPECTED
+from .schemas.common import compiled_dump
+from .schemas.hands import HandScoreRequestSchema, HandScoreSchema
+from .schemas.scorecards import ScorecardScoreRequestSchema, ScorecardTotalsSchema
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +51,17 @@ log = logging.getLogger(__name__)
 #: else is a bug, counted in /metrics (`fast_path_unexpected_errors_total`) and logged.
 EXPECTED = (orjson.JSONDecodeError, DomainError)
 
-#: endpoint -> (its name for logs and metrics, the request schema's fast_load, the answer
-#: of one item, whether the answer takes the item's JSON pointer)
-_ENDPOINTS: dict[str, tuple[str, Callable[[Any], Any], Callable[..., dict[str, Any]], bool]] = {
+#: An endpoint's fast answer: its name for logs and metrics, the request schema's fast_load,
+#: the answer of one item, whether the answer takes the item's JSON pointer, and the answer
+#: schema compiled (`schemas.common.compiled_dump`: what `@blp.response` dumps)
+Endpoint = tuple[str, Callable[[Any], Any], Callable[..., Any], bool, Callable[[Any], Any]]
+_ENDPOINTS: dict[str, Endpoint] = {
     f"{hands.blp.name}.{hands.HandScoring.__name__}": (
-        "hands/score", hands.HandScoreRequestSchema.fast_load, hands.score_one, False),
+        "hands/score", HandScoreRequestSchema.fast_load, hands.score_one, False,
+        compiled_dump(HandScoreSchema)),
     f"{scorecards.blp.name}.{scorecards.ScorecardScoring.__name__}": (
-        "scorecards/score", scorecards.ScorecardScoreRequestSchema.fast_load,
-        scorecards.score_one, True),
+        "scorecards/score", ScorecardScoreRequestSchema.fast_load, scorecards.score_one, True,
+        compiled_dump(ScorecardTotalsSchema)),
 }
 
 
@@ -83,8 +90,7 @@ class ScoringFastPath:
                     return [body]
         return self.wsgi_app(environ, start_response)
 
-    def _answer(self, environ: dict[str, Any], variant: str,
-                endpoint: tuple[str, Callable[[Any], Any], Callable[..., dict[str, Any]], bool]
+    def _answer(self, environ: dict[str, Any], variant: str, endpoint: Endpoint
                 ) -> bytes | None:
         """The answer's body, or None when Flask is to answer (the body is put back)."""
         media = environ.get("CONTENT_TYPE")
@@ -97,7 +103,7 @@ class ScoringFastPath:
         if size <= 0 or (self.limit is not None and size > self.limit):
             return None
         raw = environ["wsgi.input"].read(size)
-        name, fast_load, answer, with_base = endpoint
+        name, fast_load, answer, with_base, dump = endpoint
         try:
             data = orjson.loads(raw)
             if type(data) is dict and MAY_HOLD_FLOAT.search(raw):  # a batch: Flask's
@@ -105,7 +111,7 @@ class ScoringFastPath:
             item = fast_load(data)  # None for anything but an object it accepts as it is
             if item is not None:
                 result = answer(variant, item, "") if with_base else answer(variant, item)
-                return orjson.dumps(result)
+                return orjson.dumps(dump(result))
         except EXPECTED:  # an error Flask answers as a problem document
             pass
         except Exception as exc:  # not expected: Flask answers it, and it is counted

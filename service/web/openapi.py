@@ -182,7 +182,17 @@ def add_variant_paths(spec: APISpec) -> None:
             continue
         item = dict(item)
         parameters = item.pop("parameters", None)
+        for op in item.values():  # a component's parameter by name, as apispec takes it
+            if isinstance(op, dict) and op.get("parameters"):
+                op["parameters"] = [_component_name(p) for p in op["parameters"]]
         spec.path(path=path, operations=item, parameters=parameters, rule=Rule(path))
+
+
+def _component_name(parameter: Any) -> Any:
+    """A parameter as `spec.path` takes it: a reference to a component by its name."""
+    if isinstance(parameter, dict) and set(parameter) == {"$ref"}:
+        return parameter["$ref"].rsplit("/", 1)[1]
+    return parameter
 
 
 def new_blueprint(name: str, description: str, operation_class: str = "scoring") -> Blueprint:

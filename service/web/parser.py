@@ -62,6 +62,8 @@ class ProblemParser(FlaskParser):
         variant = (req.view_args or {}).get("variant")
         if variant is not None:
             get_variant(variant)  # UnknownVariant: 404, before anything about the body
+        if isinstance(argmap, type):  # a schema class (@blp.arguments takes either)
+            argmap = argmap()
         fast_load = getattr(argmap, "fast_load", None)
         if fast_load is not None:
             data = self.load_json(req, argmap)

@@ -64,3 +64,39 @@ def test_metrics_off_is_a_problem_404():
     r = client.get("/metrics")
     assert r.status_code == 404
     assert r.mimetype == "application/problem+json"
+
+
+#: What reading a request's body by hand looks like (`@blp.arguments` is the only way in)
+BODY_READERS = {"read_json", "read_body", "get_json", "get_data", "load_items", "json",
+                "data", "stream", "form", "values", "input_stream"}
+
+
+def test_no_view_reads_a_body_by_hand(app):
+    """Every operation that takes a body gets it from `@blp.arguments` (the service's parser,
+    one schema), and no resource module touches the request's body itself."""
+    import ast
+    from pathlib import Path
+
+    takes_body = 0
+    for rule in app.url_map.iter_rules():
+        if not rule.rule.startswith("/v1/"):
+            continue
+        view = app.view_functions[rule.endpoint].view_class
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            handler = getattr(view, method.lower())
+            doc = getattr(handler, "_apidoc", {})
+            if method == "POST":
+                takes_body += 1
+                params = doc.get("arguments", {}).get("parameters", [])
+                assert [p["in"] for p in params] == ["json"], (rule.rule, method)
+            assert "response" in doc, (rule.rule, method)  # dumped by its schema
+    assert takes_body >= 15
+    api = Path(__file__).resolve().parents[2] / "service" / "web" / "api"
+    for path in sorted(api.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                assert not (node.value.id == "request" and node.attr in BODY_READERS), \
+                    f"{path.name} reads request.{node.attr}"
+            if isinstance(node, ast.Name):
+                assert node.id not in {"read_json", "read_body", "load_items"}, \
+                    f"{path.name} calls {node.id}"

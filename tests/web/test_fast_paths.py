@@ -196,8 +196,8 @@ def test_an_unexpected_error_goes_on_to_flask_and_is_counted(app, monkeypatch):
         raise ZeroDivisionError("a bug")
 
     key = "hands.HandScoring"
-    name, load, _, with_base = fast._ENDPOINTS[key]
-    monkeypatch.setitem(fast._ENDPOINTS, key, (name, load, broken, with_base))
+    name, load, _, with_base, dump = fast._ENDPOINTS[key]
+    monkeypatch.setitem(fast._ENDPOINTS, key, (name, load, broken, with_base, dump))
     before = FAST_PATH_UNEXPECTED.labels("hands/score", "ZeroDivisionError")._value.get()
     client = app.test_client()
     resp = client.post("/v1/variants/yahtzee/hands/score", json={"dice": [1, 2, 3, 4, 5]})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
@@ -93,7 +93,14 @@ class ProblemApi(Api):
     DEFAULT_ERROR_RESPONSE_NAME = None
 
     def handle_http_exception(self, error: HTTPException) -> Response:
-        """werkzeug's HTTP errors as problem documents (`problems.http_problem`)."""
+        """werkzeug's HTTP errors as problem documents (`problems.http_problem`); a 304 of
+        `@blp.etag` (its ETag matched If-None-Match) empty, naming that ETag."""
+        if error.code == 304:
+            response = Response(status=304)
+            sent = request.if_none_match.as_set()
+            if len(sent) == 1:  # the one tag the client sent is the one that matched
+                response.set_etag(next(iter(sent)))
+            return response
         return http_problem(error)
 
 

@@ -4,25 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, current_app
+from flask import current_app
 from flask.views import MethodView
 
 from ...advisor.analysis.analyst import win_probability
 from ...advisor.analysis.games import analyze
 from ...domain.errors import InvalidInput
-from ..batch import answer_one
 from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..openapi import ERRORS_DOC, new_blueprint
 from ..schemas.analysis import GameAnalysisSchema, WinProbabilityRequestSchema, WinProbabilitySchema
 from ..schemas.games import GameSchema
 
 blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win probabilities",
                     operation_class="analysis")
-
-_game_schema = GameSchema()
-_win_schema = WinProbabilityRequestSchema()
 
 
 def _analyze_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -52,13 +48,12 @@ def _win_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 class GameAnalysis(MethodView):
     """Game analysis."""
 
+    @blp.arguments(GameSchema, description="The game as it was played (as games/validate "
+                                            "takes it)")
     @blp.response(200, GameAnalysisSchema, description=(
         "Every decision judged; per player regret, classes, skill and luck"))
-    @blp.doc(operationId="analyzeGame",
-             requestBody=body_doc("Game", "The game as it was played (as games/validate "
-                                          "takes it)"),
-             responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="analyzeGame", responses={**ERRORS_DOC, **BUSY_DOC})
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Analyse a game: every decision against the advisor's optimal play.
 
         Takes the game exactly as `games/validate` does (the `Game` shape: players → turns
@@ -79,20 +74,19 @@ class GameAnalysis(MethodView):
         (pointer, code, detail), and a 202 (table being built) comes only for one that can
         be analysed. A game not yet over is analysed as far as it goes.
         """
-        return answer_one(variant, _game_schema, _analyze_one)
+        return _analyze_one(variant, item)
 
 
 @blp.route("/<variant:variant>/games/win-probability")
 class WinProbability(MethodView):
     """Win probabilities."""
 
+    @blp.arguments(WinProbabilityRequestSchema,
+                   description="Every player's scorecard; the dice of the player to move")
     @blp.response(200, WinProbabilitySchema,
                   description="Each player's chance of finishing first")
-    @blp.doc(operationId="winProbability",
-             requestBody=body_doc("WinProbabilityRequest",
-                                  "Every player's scorecard; the dice of the player to move"),
-             responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="winProbability", responses={**ERRORS_DOC, **BUSY_DOC})
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """The probability that each player finishes first (a live win bar).
 
         Assumed: every player plays the advisor's strategy (maximising their own expected
@@ -112,4 +106,4 @@ class WinProbability(MethodView):
         open boxes) beside the move that maximises the expected score, each with its
         expected final score and its share of the win.
         """
-        return answer_one(variant, _win_schema, _win_one)
+        return _win_one(variant, item)

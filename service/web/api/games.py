@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response
 from flask.views import MethodView
 
 from ...domain.games import MOVE_CODES, play_turn, scorecard_data, sheet_totals, validate_game
-from ..batch import add_batch_operation, answer_one
+from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint, problem_doc
+from ..openapi import ERRORS_DOC, new_blueprint, problem_doc
 from ..schemas.games import GameSchema, GameValidationSchema, TurnRequestSchema, TurnResultSchema
 
 blp = new_blueprint("games", "Play turns and validate whole games")
-
-_turn_schema = TurnRequestSchema()
-_game_schema = GameSchema()
 
 TURN_ERRORS_DOC = {
     **ERRORS_DOC,
@@ -50,13 +46,12 @@ def _validate_one(variant: str, item: dict[str, Any], base: str) -> dict[str, An
 class GameTurn(MethodView):
     """Play a turn."""
 
+    @blp.arguments(TurnRequestSchema, description="The sheet, the dice the turn ended on "
+                                                   "and the box to write")
     @blp.response(200, TurnResultSchema,
                   description="The sheet after the turn and what it earned")
-    @blp.doc(operationId="playTurn",
-             requestBody=body_doc("TurnRequest", "The sheet, the dice the turn ended on and "
-                                                 "the box to write"),
-             responses=TURN_ERRORS_DOC)
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="playTurn", responses=TURN_ERRORS_DOC)
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Play one turn: write the dice in the chosen box and get the new sheet back.
 
         Send the sheet (absent: empty), the dice the turn ended on, the throw they stand on
@@ -69,12 +64,12 @@ class GameTurn(MethodView):
         names the rule. To play many turns (of different sheets) in one request, send them
         to `games/turn/batch`.
         """
-        return answer_one(variant, _turn_schema, _turn_one)
+        return _turn_one(variant, item)
 
 
 add_batch_operation(
-    blp, "/<variant:variant>/games/turn", "playTurnBatch", _turn_schema, _turn_one,
-    ("TurnRequest", TurnResultSchema),
+    blp, "/<variant:variant>/games/turn", "playTurnBatch", TurnRequestSchema, _turn_one,
+    TurnResultSchema,
     ("Play many turns, of different sheets: each item as `games/turn` takes it.\n\n"
      "The answer is the list of `games/turn` answers, in the order of the items. An item "
      "that breaks a rule refuses the whole batch, naming the item in every pointer; at most "
@@ -88,12 +83,11 @@ add_batch_operation(
 class GameValidation(MethodView):
     """Validate a game."""
 
+    @blp.arguments(GameSchema, description="The game as it was played")
     @blp.response(200, GameValidationSchema, description=(
         "valid, every problem, each turn's points, final totals and standings"))
-    @blp.doc(operationId="validateGame",
-             requestBody=body_doc("Game", "The game as it was played"),
-             responses=ERRORS_DOC)
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="validateGame", responses=ERRORS_DOC)
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Replay a game and check every move in it.
 
         Players are listed in playing order, each with the turns they played: the dice of
@@ -106,12 +100,12 @@ class GameValidation(MethodView):
         sheet and totals, and the standings. To validate many games in one request, send
         them to `games/validate/batch`.
         """
-        return answer_one(variant, _game_schema, _validate_one, with_base=True)
+        return _validate_one(variant, item, "")
 
 
 add_batch_operation(
-    blp, "/<variant:variant>/games/validate", "validateGameBatch", _game_schema,
-    _validate_one, ("Game", GameValidationSchema),
+    blp, "/<variant:variant>/games/validate", "validateGameBatch", GameSchema,
+    _validate_one, GameValidationSchema,
     ("Validate many games: each item as `games/validate` takes it, answered in order.\n\n"
      "The answer is the list of `games/validate` answers, in the order of the items; each "
      "game's problems point into the batch (`/3/players/0/...`). At most `MAX_BATCH_GAMES` "

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response
 from flask.views import MethodView
 
 from ...domain.scoring import score_hand, validate_hand
-from ..batch import add_batch_operation, answer_one
+from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..openapi import ERRORS_DOC, new_blueprint
 from ..schemas.hands import (
     HandScoreRequestSchema,
     HandScoreSchema,
@@ -19,9 +18,6 @@ from ..schemas.hands import (
 )
 
 blp = new_blueprint("hands", "Validate and score dice hands")
-
-_score_schema = HandScoreRequestSchema()
-_validate_schema = HandValidateRequestSchema()
 
 
 def score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -53,41 +49,39 @@ def _validate_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 class HandValidation(MethodView):
     """Hand validation."""
 
+    @blp.arguments(HandValidateRequestSchema, description="The hand to check")
     @blp.response(200, HandValidationSchema,
                   description="Whether the hand is legal, and what it forms")
-    @blp.doc(operationId="validateHand",
-             requestBody=body_doc("HandValidateRequest", "The hand to check"),
-             responses=ERRORS_DOC)
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="validateHand", responses=ERRORS_DOC)
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Check a hand: sorted dice, face counts, patterns, and why it is not legal.
 
         An illegal hand (wrong count, a face outside 1..6, not integers) is a 200 with
         `valid: false` and `problems`; only a malformed request is a 422.
         """
-        return answer_one(variant, _validate_schema, _validate_one)
+        return _validate_one(variant, item)
 
 
 @blp.route("/<variant:variant>/hands/score")
 class HandScoring(MethodView):
     """Hand scoring."""
 
+    @blp.arguments(HandScoreRequestSchema, description="The hand, and the sheet it is for")
     @blp.response(200, HandScoreSchema,
                   description="Every box with its score, open and legal flags")
-    @blp.doc(operationId="scoreHand",
-             requestBody=body_doc("HandScoreRequest", "The hand, and the sheet it is for"),
-             responses=ERRORS_DOC)
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="scoreHand", responses=ERRORS_DOC)
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Score a hand in every box: score, open, legal (Joker rules applied), bonuses.
 
         Without a scorecard every box is open. To score many hands in one request, send
         them to `hands/score/batch`.
         """
-        return answer_one(variant, _score_schema, score_one)
+        return score_one(variant, item)
 
 
 add_batch_operation(
-    blp, "/<variant:variant>/hands/score", "scoreHandBatch", _score_schema, score_one,
-    ("HandScoreRequest", HandScoreSchema),
+    blp, "/<variant:variant>/hands/score", "scoreHandBatch", HandScoreRequestSchema,
+    score_one, HandScoreSchema,
     ("Score many hands: each item as `hands/score` takes it, answered in order.\n\n"
      "The answer is the list of `hands/score` answers, in the order of the items. An item "
      "that breaks a rule refuses the whole batch, naming the item in every pointer "

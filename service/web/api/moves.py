@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from flask import Response, current_app
+from flask import current_app
 from flask.views import MethodView
 
 from ...advisor.advice.moves import Suggestion
@@ -15,11 +15,10 @@ from ...domain.errors import InvalidInput
 from ...domain.games import WIN_CODES
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet
-from ..batch import answer_one
 from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import advisor_of, analyst_of
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..openapi import ERRORS_DOC, new_blueprint
 from ..schemas.moves import (
     MAX_SEED,
     BotMoveRequestSchema,
@@ -30,9 +29,6 @@ from ..schemas.moves import (
 
 blp = new_blueprint("moves", "Optimal move advice (expected-score maximising solitaire play)",
                     operation_class="advice")
-
-_request_schema = MoveSuggestRequestSchema()
-_bot_schema = BotMoveRequestSchema()
 
 
 def _opponents(rs: RuleSet, item: dict[str, Any]) -> list[Sheet]:
@@ -111,14 +107,13 @@ def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 class MoveSuggestion(MethodView):
     """Move advice."""
 
+    @blp.arguments(MoveSuggestRequestSchema,
+                   description="The dice, the throw they stand on and the scorecard")
     @blp.response(200, MoveSuggestionSchema, description=(
         "The best keep or box, and every alternative with its expected final "
         "score and regret"))
-    @blp.doc(operationId="suggestMove",
-             requestBody=body_doc("MoveSuggestRequest",
-                                  "The dice, the throw they stand on and the scorecard"),
-             responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="suggestMove", responses={**ERRORS_DOC, **BUSY_DOC})
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Suggest the move that maximises the expected final score.
 
         `throw` is the throw the dice stand on (1 = first; required). With throws left the
@@ -135,20 +130,19 @@ class MoveSuggestion(MethodView):
         advisor's play of the rest of it: the probability that the turn ends with points in
         each box (e.g. P(YAHTZEE this turn | keep 3-3-3)) and the expected points of the turn.
         """
-        return answer_one(variant, _request_schema, _advise)
+        return _advise(variant, item)
 
 
 @blp.route("/<variant:variant>/moves/bot")
 class BotMove(MethodView):
     """A computer player's move."""
 
+    @blp.arguments(BotMoveRequestSchema,
+                   description="The dice, the throw, the scorecard and the bot's level")
     @blp.response(200, BotMoveSchema, description=(
         "The bot's move (a keep or a box) with its expected final score and regret"))
-    @blp.doc(operationId="botMove",
-             requestBody=body_doc("BotMoveRequest",
-                                  "The dice, the throw, the scorecard and the bot's level"),
-             responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="botMove", responses={**ERRORS_DOC, **BUSY_DOC})
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """The move a computer player of a chosen strength makes.
 
         The position is read as `moves/suggest` reads it. The move is drawn from the
@@ -162,4 +156,4 @@ class BotMove(MethodView):
         position draws its own number from the seed, so one seed may serve a whole game.
         Without a seed the service draws one and answers it.
         """
-        return answer_one(variant, _bot_schema, _bot)
+        return _bot(variant, item)

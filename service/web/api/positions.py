@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, current_app
+from flask import current_app
 from flask.views import MethodView
 
-from ..batch import answer_one
 from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..openapi import ERRORS_DOC, new_blueprint
 from ..schemas.analysis import PositionValueRequestSchema, PositionValueSchema
 
 blp = new_blueprint("positions", "What a position is worth: mean, standard deviation and "
                                  "distribution of the final score under optimal play",
                     operation_class="advice")
-
-_schema = PositionValueRequestSchema()
 
 
 def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -40,15 +37,14 @@ def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 class PositionValue(MethodView):
     """Position values."""
 
+    @blp.arguments(PositionValueRequestSchema,
+                   description="A scorecard (start of a turn), optionally with the dice after "
+                               "a throw")
     @blp.response(200, PositionValueSchema, description=(
         "Expected final score, its standard deviation, percentiles, "
         "P(final >= t), the histogram"))
-    @blp.doc(operationId="valuePosition",
-             requestBody=body_doc("PositionValueRequest",
-                                  "A scorecard (start of a turn), optionally with the dice "
-                                  "after a throw"),
-             responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="valuePosition", responses={**ERRORS_DOC, **BUSY_DOC})
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """What a position is worth under the advisor's (expected-score maximising) play.
 
         The mean and standard deviation of the final total are exact for every exact
@@ -60,4 +56,4 @@ class PositionValue(MethodView):
         the sample size and the standard error of the mean. Approximate methods (column
         sheets, Maxi Yatzy) are measured by simulating their own play (`exact: false`).
         """
-        return answer_one(variant, _schema, _value)
+        return _value(variant, item)

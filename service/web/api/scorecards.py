@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response
 from flask.views import MethodView
 
 from ...domain.consistency import audit
 from ...domain.scoring import score_sheet, scorecard_data
-from ..batch import add_batch_operation, answer_one
+from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..openapi import ERRORS_DOC, new_blueprint
 from ..schemas.scorecards import ScorecardScoreRequestSchema, ScorecardTotalsSchema
 
 blp = new_blueprint("scorecards", "Score whole scorecards")
-
-_schema = ScorecardScoreRequestSchema()
 
 
 def score_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
@@ -33,11 +30,10 @@ def score_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
 class ScorecardScoring(MethodView):
     """Scorecard totals."""
 
+    @blp.arguments(ScorecardScoreRequestSchema, description="The scorecard to total")
     @blp.response(200, ScorecardTotalsSchema, description="Totals, completeness and per-box checks")
-    @blp.doc(operationId="scoreScorecard",
-             requestBody=body_doc("ScorecardScoreRequest", "The scorecard to total"),
-             responses=ERRORS_DOC)
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="scoreScorecard", responses=ERRORS_DOC)
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Total a scorecard: upper subtotal and bonus, lower total, bonuses, total.
 
         The sheet is audited as it is totalled: `valid` says whether some game by these
@@ -47,12 +43,12 @@ class ScorecardScoring(MethodView):
         empty boxes count as scratches (0). To total many scorecards in one request, send
         them to `scorecards/score/batch`.
         """
-        return answer_one(variant, _schema, score_one, with_base=True)
+        return score_one(variant, item, "")
 
 
 add_batch_operation(
-    blp, "/<variant:variant>/scorecards/score", "scoreScorecardBatch", _schema, score_one,
-    ("ScorecardScoreRequest", ScorecardTotalsSchema),
+    blp, "/<variant:variant>/scorecards/score", "scoreScorecardBatch",
+    ScorecardScoreRequestSchema, score_one, ScorecardTotalsSchema,
     ("Total many scorecards: each item as `scorecards/score` takes it, answered in order.\n\n"
      "The answer is the list of `scorecards/score` answers, in the order of the items; each "
      "item's `problems` point into the batch (`/3/boxes/chance`). At most `MAX_BATCH_ITEMS` "

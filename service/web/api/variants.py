@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from typing import Any
 
-from flask import Response, request
 from flask.views import MethodView
 
 from ...domain.rules import definition_document, effective_rules, get_variant
 from ...domain.variants import VARIANT_IDS
-from ..batch import answer_one
 from ..body import rules_for
-from ..openapi import ERRORS_DOC, body_doc, new_blueprint
+from ..openapi import ERRORS_DOC, new_blueprint
 from ..schemas.variants import (
     EffectiveRulesRequestSchema,
     EffectiveRulesSchema,
@@ -23,31 +20,17 @@ from ..schemas.variants import (
 
 blp = new_blueprint("variants", "Rule definitions of every variant")
 
-# Definitions are immutable for a release: let clients and proxies cache them.
-CACHE_CONTROL = "public, max-age=86400"
+# Definitions are immutable for a release: let clients and proxies cache them (and ask
+# again with If-None-Match: `@blp.etag` answers 304 when the ETag matches).
+CACHE = {"Cache-Control": "public, max-age=86400"}
 
 
 @cache
-def _definition_body(variant: str | None) -> tuple[str, str]:
-    import json
-
+def _definitions(variant: str | None) -> dict[str, Any]:
+    """The definition of a variant (every variant's with None), made once."""
     if variant is None:
-        data = {"variants": [definition_document(effective_rules(v)) for v in VARIANT_IDS]}
-    else:
-        data = definition_document(effective_rules(variant))
-    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return body, '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
-
-
-def _cached(variant: str | None) -> Response:
-    body, etag = _definition_body(variant)
-    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
-    if etag in request.if_none_match or request.if_none_match.contains_weak(etag.strip('"')):
-        return Response(status=304, headers=headers)
-    return Response(body, mimetype="application/json", headers=headers)
-
-
-NOT_MODIFIED = {"304": {"description": "Not modified (If-None-Match matched the ETag)"}}
+        return {"variants": [definition_document(effective_rules(v)) for v in VARIANT_IDS]}
+    return definition_document(effective_rules(variant))
 
 
 def _effective_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -60,40 +43,38 @@ def _effective_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 class Variants(MethodView):
     """Every variant."""
 
+    @blp.etag
     @blp.response(200, VariantListSchema, description="Every variant's rules")
-    @blp.doc(operationId="listVariants",
-             responses={**NOT_MODIFIED})
-    def get(self) -> Response:
+    @blp.doc(operationId="listVariants")
+    def get(self) -> tuple[dict[str, Any], dict[str, str]]:
         """List every variant with its full rule definition."""
-        return _cached(None)
+        return _definitions(None), CACHE
 
 
 @blp.route("/<variant:variant>")
 class VariantResource(MethodView):
     """One variant."""
 
+    @blp.etag
     @blp.response(200, VariantDefinitionSchema, description="The variant's rules")
-    @blp.doc(operationId="getVariant",
-             responses={"404": ERRORS_DOC["404"], **NOT_MODIFIED})
-    def get(self, variant: str) -> Response:
+    @blp.doc(operationId="getVariant", responses={"404": ERRORS_DOC["404"]})
+    def get(self, variant: str) -> tuple[dict[str, Any], dict[str, str]]:
         """The rules of one variant: boxes in sheet order, bonuses, options and defaults."""
         get_variant(variant)
-        return _cached(variant)
+        return _definitions(variant), CACHE
 
 
 @blp.route("/<variant:variant>/rules")
 class EffectiveRules(MethodView):
     """A table's effective rules."""
 
+    @blp.arguments(EffectiveRulesRequestSchema, description="Options and house-rule overrides")
     @blp.response(200, EffectiveRulesSchema,
                   description="The definition after options and overrides")
-    @blp.doc(operationId="effectiveRules",
-             requestBody=body_doc("EffectiveRulesRequest",
-                                  "Options and house-rule overrides"),
-             responses=ERRORS_DOC)
-    def post(self, variant: str) -> Response:
+    @blp.doc(operationId="effectiveRules", responses=ERRORS_DOC)
+    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """The effective definition of a variant under options and house-rule overrides.
 
         Lets a frontend show its table's sheet; `fingerprint` identifies the rules.
         """
-        return answer_one(variant, EffectiveRulesRequestSchema(), _effective_one)
+        return _effective_one(variant, item)

@@ -119,15 +119,15 @@ class ScoreChanceSchema(ma.Schema):
 class PercentilesSchema(ma.Schema):
     """Percentiles of the final total: the smallest t with P(final <= t) >= q %."""
 
-    p5 = fields.Integer(required=True, data_key="5", metadata={
+    p5 = fields.Integer(required=True, attribute="5", data_key="5", metadata={
         "description": "The 5th percentile"})
-    p25 = fields.Integer(required=True, data_key="25", metadata={
+    p25 = fields.Integer(required=True, attribute="25", data_key="25", metadata={
         "description": "The 25th percentile"})
-    p50 = fields.Integer(required=True, data_key="50", metadata={
+    p50 = fields.Integer(required=True, attribute="50", data_key="50", metadata={
         "description": "The 50th percentile"})
-    p75 = fields.Integer(required=True, data_key="75", metadata={
+    p75 = fields.Integer(required=True, attribute="75", data_key="75", metadata={
         "description": "The 75th percentile"})
-    p95 = fields.Integer(required=True, data_key="95", metadata={
+    p95 = fields.Integer(required=True, attribute="95", data_key="95", metadata={
         "description": "The 95th percentile"})
 
 
@@ -212,7 +212,7 @@ class DecisionSchema(ma.Schema):
         "description": 'Standard deviation of the final score after the best choice'})
     regret = fields.Float(required=True, metadata={
         "description": "Best expected final score minus the choice's"})
-    class_ = fields.String(required=True, data_key="class",
+    class_ = fields.String(required=True, attribute="class", data_key="class",
                            validate=validate.OneOf(("best", "tie", "inaccuracy", "mistake",
                                                     "blunder")),
                            metadata={"description": "How costly the choice was (thresholds)"})
