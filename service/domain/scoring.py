@@ -258,7 +258,10 @@ def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int 
     # The loop below runs for every box of every scored hand: plain locals, no helpers.
     values = column.boxes
     upper_now = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
-    wins = rs.wins_first[h] if first else (False,) * len(v.boxes)  # later: no instant win
+    # a hand that wins at once wins in whatever box it is written (rules decision 4: a
+    # Generala servida wins with the Generala box filled, scratched or not next); later
+    # throws win nothing at once
+    wins = first and any(rs.wins_first[h])
     ub = v.upper_bonus
     out = []
     for i, box in enumerate(v.boxes):
@@ -281,7 +284,7 @@ def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int 
                 and upper_now < ub.threshold <= upper_now + score):
             upper_bonus = ub.amount
         out.append(Placement(bid, score, is_open, legal, joker, bonus, upper_bonus,
-                             wins[i], col_no))
+                             wins, col_no))
     return out
 
 

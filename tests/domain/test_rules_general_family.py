@@ -223,3 +223,26 @@ def test_em_baixo_scores_the_faces_turned_to_the_table(top, box, expected):
     assert placement(result, box).score == expected
 
 
+
+
+@pytest.mark.parametrize(("variant", "win_box"), [("generala", "five_of_a_kind"),
+                                                   ("generala_spanish", "five_of_a_kind"),
+                                                   ("bozo", "five_of_a_kind")])
+@pytest.mark.parametrize("state", [None, 0, "made"])
+def test_an_instant_win_wins_in_whatever_box_it_is_written(variant, win_box, state):
+    """Rules decision 4: a Generala servida (Bozó's General de boca) wins the game at once
+    whatever the state of its box (open, scratched, filled with its value): every box the
+    hand may go in says so, as the hand does."""
+    from service.domain.rules import effective_rules
+    from service.domain.scoring import parse_scorecard, score_hand
+
+    rs = effective_rules(variant)
+    boxes = {} if state is None else {
+        win_box: 0 if state == 0 else rs.variant.box(win_box).value}
+    sheet = parse_scorecard(rs, {"boxes": boxes})
+    result = score_hand(rs, [6, 6, 6, 6, 6], 1, sheet)
+    assert result.wins_game
+    legal = [p for p in result.boxes if p.legal]
+    assert legal and all(p.wins_game for p in legal), [(p.box, p.wins_game) for p in legal]
+    later = score_hand(rs, [6, 6, 6, 6, 6], 2, sheet)
+    assert not later.wins_game and not any(p.wins_game for p in later.boxes)
