@@ -50,6 +50,7 @@ from .scoring import (
     score_sheet,
     throw_problems,
 )
+from .variants import unknown_box
 
 #: Why a turn may not be played (problem type /problems/illegal-move).
 MOVE_CODES: dict[str, str] = {
@@ -247,8 +248,7 @@ def move_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, box: str | None,
                                  "end a turn without one)", "box_required")
     v = rs.variant
     if box not in v.box_ids:
-        return Problem(ptrs.box, f"this {v.id!r} sheet has no box {box!r} (its boxes: "
-                                 f"{', '.join(v.box_ids)})", "unknown_box")
+        return Problem(ptrs.box, unknown_box(v, box), "unknown_box")
     wrong_column = _column_problem(rs, column, ptrs)
     if wrong_column:
         return wrong_column

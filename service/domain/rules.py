@@ -33,7 +33,7 @@ from .boxes import (
 )
 from .dice import Hand, all_hands, counts_of
 from .errors import InvalidInput, Problem, UnknownVariant, pointer
-from .variants import OPTION_APPLIERS, VARIANTS, UpperBonus, Variant
+from .variants import OPTION_APPLIERS, VARIANTS, UpperBonus, Variant, unknown_box
 
 BOX_OVERRIDE_FIELDS = ("value", "scoring", "first_throw_bonus", "first_throw_value",
                        "wins_on_first_throw")
@@ -156,7 +156,7 @@ def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
         base = pointer("rules", "boxes", box_id)
         box = v.box(box_id)
         if box is None:
-            problems.append(Problem(base, f"variant {v.id!r} has no box {box_id!r}"))
+            problems.append(Problem(base, unknown_box(v, box_id), "unknown_box"))
             continue
         if not isinstance(changes, dict):
             problems.append(Problem(base, "must be an object"))
@@ -170,7 +170,7 @@ def apply_overrides(v: Variant, overrides: dict[str, Any]) -> Variant:
     for i, box_id in enumerate(removed):
         if v.box(box_id) is None:
             problems.append(Problem(pointer("rules", "remove_boxes", i),
-                                    f"variant {v.id!r} has no box {box_id!r}"))
+                                    unknown_box(v, box_id), "unknown_box"))
         elif box_id in removed[:i]:
             problems.append(Problem(pointer("rules", "remove_boxes", i),
                                     f"box {box_id!r} is listed twice"))

@@ -15,7 +15,7 @@ from .boxes import full_value, pattern_match
 from .dice import FACES, Hand, bottom_faces, counts_of, normalise, patterns_of
 from .errors import InvalidInput, Problem, pointer
 from .rules import RuleSet
-from .variants import UPPER_IDS
+from .variants import UPPER_IDS, unknown_box
 
 
 @dataclass
@@ -97,9 +97,8 @@ def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
     given = data.get("boxes") or {}
     for box_id, value in given.items():
         if box_id not in boxes:
-            problems.append(Problem(base + pointer("boxes", box_id),
-                                    f"variant {v.id!r} has no box {box_id!r} (its boxes: "
-                                    f"{', '.join(v.box_ids)})"))
+            problems.append(Problem(base + pointer("boxes", box_id), unknown_box(v, box_id),
+                                    "unknown_box"))
             continue
         boxes[box_id] = value
     bonuses = data.get("five_of_a_kind_bonuses") or 0

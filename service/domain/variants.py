@@ -8,6 +8,8 @@ addition of data, not a branch elsewhere.
 
 from __future__ import annotations
 
+import difflib
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -536,3 +538,49 @@ VARIANT_IDS = tuple(VARIANTS)
 ALL_BOX_IDS: tuple[str, ...] = tuple(dict.fromkeys(b.id for v in VARIANTS.values()
                                                    for b in v.boxes))
 ALL_OPTION_NAMES: tuple[str, ...] = tuple(OPTION_APPLIERS)
+
+
+# --------------------------------------------------------------------------- names people write
+def _folded(text: str) -> str:
+    """A name as compared for "did you mean": no accents, case or punctuation."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(c for c in plain.casefold() if c.isalnum())
+
+
+def _closest(value: object, names: dict[str, str]) -> str | None:
+    """The id a mistyped `value` most likely means: the id of the name (an id, or a label
+    in one of the six languages) it is once folded, or is close to."""
+    if not isinstance(value, str) or not value:
+        return None
+    key = _folded(value)
+    found = names.get(key)
+    if found is None:
+        close = difflib.get_close_matches(key, names, 1, 0.8)
+        found = names[close[0]] if close else None
+    return found if found != value else None
+
+
+def unknown_box(variant: Variant, value: object) -> str:
+    """What an unknown box id is told: the sheet's own box ids, and the one it likely means
+    (an id or a label of one of the sheet's boxes, in any of the six languages, or close
+    to one)."""
+    names: dict[str, str] = {}
+    for box in variant.boxes:
+        for label in (box.id, *box.labels.values(), *labels_for(box.id).values()):
+            names.setdefault(_folded(label), box.id)
+    text = (f"variant {variant.id!r} has no box {value!r} (its boxes: "
+            f"{', '.join(variant.box_ids)})")
+    guess = _closest(value, names)
+    return text + (f"; did you mean {guess!r}?" if guess else "")
+
+
+def unknown_variant(value: object) -> str:
+    """What an unknown variant id is told: the ids, and the one it likely means (an id or a
+    variant's name, or close to one)."""
+    names: dict[str, str] = {}
+    for v in VARIANTS.values():
+        for name in (v.id, v.name):
+            names.setdefault(_folded(name), v.id)
+    text = f"No variant {value!r}; known: {', '.join(VARIANT_IDS)}"
+    guess = _closest(value, names)
+    return text + (f". Did you mean {guess!r}?" if guess else "")

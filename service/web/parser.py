@@ -30,7 +30,6 @@ from ..domain.errors import Problem
 from ..domain.rules import get_variant
 from .body import read_json
 from .problems import RequestProblem, flatten_messages
-from .schemas.common import REQUEST_VARIANT
 
 #: The environ key of a request's parsed body (read once, whichever hook asks first).
 _BODY = "service.json"
@@ -57,7 +56,7 @@ class ProblemParser(FlaskParser):
 
     def parse(self, argmap: Any, req: Request | None = None, **kwargs: Any) -> Any:
         """The loaded body: the variant in the path checked first, then the schema's fast
-        check, then marshmallow (unknown box ids named against the variant)."""
+        check, then marshmallow."""
         req = req if req is not None else self.get_default_request()
         variant = (req.view_args or {}).get("variant")
         if variant is not None:
@@ -71,11 +70,7 @@ class ProblemParser(FlaskParser):
             fast = [fast_load(d) for d in data] if argmap.many else fast_load(data)
             if (all(f is not None for f in fast) if argmap.many else fast is not None):
                 return fast
-        token = REQUEST_VARIANT.set(variant)
-        try:
-            return super().parse(argmap, req, **kwargs)
-        finally:
-            REQUEST_VARIANT.reset(token)
+        return super().parse(argmap, req, **kwargs)
 
     def handle_error(self, error: ma.ValidationError, req: Request, schema: ma.Schema, *,
                      error_status_code: int | None,

@@ -248,10 +248,9 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(UnknownVariant)
     def _unknown_variant(err: UnknownVariant) -> Response:
-        from ..domain.variants import VARIANT_IDS
+        from ..domain.variants import unknown_variant
 
-        return problem_response(404, "Unknown variant",
-                                f"No variant {err.variant!r}; known: {', '.join(VARIANT_IDS)}",
+        return problem_response(404, "Unknown variant", unknown_variant(err.variant),
                                 TYPE_UNKNOWN_VARIANT)
 
     @app.errorhandler(RequestProblem)

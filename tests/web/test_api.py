@@ -401,19 +401,30 @@ def test_an_unknown_box_is_pointed_at_exactly(client, path, body, expected):
      "/box", None),
 ])
 def test_an_unknown_box_names_the_variants_own_ids(client, path, body, pointer, meant):
-    """An unknown box is refused listing the variant's own box ids, and a box's label in any
-    of the six languages (or a near miss) gets "did you mean" with its id."""
+    """An unknown box, whether another variant's or none's, is one mistake with one answer:
+    a 409 (code unknown_box) listing the table's own box ids, and a box's label in any of
+    the six languages (or a near miss) gets "did you mean" with its id."""
+    from service.domain.rules import effective_rules
+
     resp = client.post(f"/v1/variants/{path}", json=body)
-    detail = next(e["detail"] for e in assert_problem(resp, 422)["errors"]
-                  if e["pointer"] == pointer)
+    error = next(e for e in assert_problem(resp, 409)["errors"] if e["pointer"] == pointer)
+    assert error["code"] == "unknown_box"
+    detail = error["detail"]
     vid = path.split("/")[0]
-    listed = detail.split(" are ", 1)[1].split(".")[0].split(", ")
-    assert set(listed) == set(variant_facts(vid)["boxes"])
-    assert "chance" not in listed or vid != "generala"
+    listed = detail.split("(its boxes: ", 1)[1].split(")")[0].split(", ")
+    assert listed == list(effective_rules(vid).variant.box_ids)
     if meant:
-        assert detail.endswith(f"Did you mean {meant!r}?")
+        assert detail.endswith(f"; did you mean {meant!r}?")
     else:
-        assert "Did you mean" not in detail
+        assert "did you mean" not in detail
+
+
+@pytest.mark.parametrize("box", ["chance", "no_such_box"])
+def test_another_variants_box_and_no_variants_box_get_the_same_answer(client, box):
+    resp = client.post("/v1/variants/generala/hands/score",
+                       json={"dice": [1, 2, 3, 4, 5], "scorecard": {"boxes": {box: 3}}})
+    body = assert_problem(resp, 409)
+    assert [e["code"] for e in body["errors"]] == ["unknown_box"]
 
 
 def test_responses_expose_retry_after_and_the_request_id_to_browsers(client):

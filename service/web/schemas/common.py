@@ -10,11 +10,7 @@ answers 409 with a pointer when they do not fit.
 
 from __future__ import annotations
 
-import difflib
-import unicodedata
 from collections.abc import Callable, Iterable
-from contextvars import ContextVar
-from functools import cache
 from typing import Any
 
 import marshmallow as ma
@@ -28,7 +24,6 @@ from ...domain.variants import (
     VARIANTS,
     labels_for,
 )
-from ..variant_spec import variant_facts
 
 MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
@@ -98,60 +93,15 @@ def dice_field(**kw: object) -> fields.Field:
     return DiceField(**kw)
 
 
-#: The variant the request being read names (set by `parser.ProblemParser`): what an unknown box
-#: id's message lists the ids of.
-REQUEST_VARIANT: ContextVar[str | None] = ContextVar("request_variant", default=None)
-
-
-def _folded(text: str) -> str:
-    """A box label or id as compared for "did you mean": no accents, case or punctuation."""
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return "".join(c for c in plain.casefold() if c.isalnum())
-
-
-@cache
-def _box_names(variant: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The box ids of a variant (any option's included; every id without a variant), and
-    each id's and label's folded form (in every language) -> its id."""
-    ids = tuple(variant_facts(variant)["boxes"]) if variant in VARIANTS else ALL_BOX_IDS
-    own = {b.id: b.labels for b in VARIANTS[variant].boxes} if variant in VARIANTS else {}
-    names: dict[str, str] = {}
-    for bid in ids:
-        for label in (*own.get(bid, {}).values(), *labels_for(bid).values(), bid):
-            names.setdefault(_folded(label), bid)
-    return ids, names
-
-
-def unknown_box(value: object, variant: str | None = None) -> str:
-    """What an unknown box id is told: the variant's own ids, and the id it likely means
-    when it is a box's label in one of the six languages (or close to an id or label)."""
-    variant = variant or REQUEST_VARIANT.get()
-    ids, names = _box_names(variant)
-    whose = f"the box ids of {variant!r}" if variant in VARIANTS else "box ids"
-    text = f"Unknown box {value!r}; {whose} are {', '.join(ids)}"
-    if isinstance(value, str) and value:
-        key = _folded(value)
-        match = names.get(key) or next(iter(difflib.get_close_matches(key, names, 1, 0.8)),
-                                        None)
-        if match is not None:
-            guess = names[match] if match in names and match != key else match
-            text += f". Did you mean {guess!r}?"
-    return text
-
-
 class BoxIdField(fields.String):
-    """A box id: one of the variant's (the spec's per-variant paths list them; the generic
-    schema lists every variant's, and a box the variant lacks is a 409 from the core)."""
+    """A box id. The spec lists the ids (the generic paths every variant's, the per-variant
+    paths the variant's own); the core checks it against the table's sheet, and answers
+    any other, another variant's or none's, with the same 409 naming the sheet's ids and the
+    one it likely means (`domain.variants.unknown_box`)."""
 
     def __init__(self, **kw: object) -> None:
-        super().__init__(validate=validate.OneOf(ALL_BOX_IDS), **kw)  # the spec's enum
-
-    def _deserialize(self, value: object, attr: str | None, data: object,
-                     **kwargs: object) -> str:
-        out = super()._deserialize(value, attr, data, **kwargs)
-        if out not in _BOX_IDS:
-            raise ma.ValidationError(unknown_box(out))
-        return out
+        super().__init__(**kw)
+        self.openapi_doc = {"enum": [*ALL_BOX_IDS, *([None] if self.allow_none else [])]}
 
 
 _BOX_IDS = frozenset(ALL_BOX_IDS)
@@ -185,10 +135,8 @@ class BoxValuesField(fields.Field):
         if not isinstance(value, dict):
             raise ma.ValidationError("Not a valid mapping type.")
         errors: dict[str, list[str]] = {}
-        for k, v in value.items():
-            if k not in self._ids:
-                errors[k] = [unknown_box(k)]
-            elif v is not None and type(v) is not int:
+        for k, v in value.items():  # the core checks the ids (one 409 for any unknown box)
+            if v is not None and type(v) is not int:
                 errors[k] = ["Not a valid integer."]
             elif v is not None and not 0 <= v <= MAX_VALUE:
                 errors[k] = [_RANGE_MSG.format(lo=0, hi=MAX_VALUE)]
@@ -242,16 +190,22 @@ class BoxOverrideSchema(StrictSchema):
 assert set(BoxOverrideSchema._declared_fields) == set(BOX_OVERRIDE_FIELDS)
 
 class _BoxKeyedSchema(ma.Schema):
-    """A schema with one field per box id: an unknown key is an unknown box (`unknown_box`),
-    not marshmallow's bare "Unknown field."."""
+    """A schema with one field per box id (the spec lists them); a key that is no box id is
+    kept for the core, which answers it as any unknown box (a 409 naming the sheet's ids and
+    the one it likely means)."""
 
     @ma.pre_load
-    def _known_boxes(self, data: object, **kwargs: object) -> object:
+    def _box_ids_only(self, data: object, **kwargs: object) -> object:
         if isinstance(data, dict):
-            unknown = {k: [unknown_box(k)] for k in data if k not in _BOX_IDS}
-            if unknown:
-                raise ma.ValidationError(unknown)
+            return {k: v for k, v in data.items() if k in _BOX_IDS}
         return data
+
+    @ma.post_load(pass_original=True)
+    def _others_for_the_core(self, loaded: dict, original: object,
+                             **kwargs: object) -> dict:
+        if isinstance(original, dict):
+            loaded.update({k: v for k, v in original.items() if k not in _BOX_IDS})
+        return loaded
 
 
 BoxOverridesSchema = _BoxKeyedSchema.from_dict(

@@ -129,8 +129,9 @@ class RecordedTurnSchema(StrictSchema):
                        validate=validate.Length(max=MAX_TURN_THROWS), metadata={
                            "description": "Optional: the dice kept after each throw but the "
                                           "last (one entry fewer than throws)"})
-    box = box_id(allow_none=True, metadata={
-        "description": "The box written; absent or null only for an instant win"})
+    box = fields.String(allow_none=True, validate=validate.Length(max=64), metadata={
+        "description": "The box written (a box id of the table; another is reported, code "
+                       "unknown_box, not refused); absent or null only for an instant win"})
     column = _int(1, 4, allow_none=True, metadata={"description": "Column sheets: 1-4"})
     em_baixo = _bool(metadata={"description": "Bozó: the bottom faces were scored"})
     scratch = _bool(metadata={
@@ -249,6 +250,8 @@ class GameProblemSchema(ma.Schema):
 class TurnRecordSchema(EarnedSchema):
     """A turn replayed: what it wrote and earned, as games/turn tells it."""
 
+    box = fields.String(allow_none=True, required=True, metadata={
+        "description": "The box the turn wrote, as recorded (null: none, an instant win)"})
     turn = fields.Integer(required=True, metadata={
         "description": "The turn's number on the player's sheet (1 = first)"})
     status = fields.String(required=True, validate=validate.OneOf(
