@@ -31,7 +31,7 @@ def create_app() -> Flask:
     return app
 
 
-def create_raw_app():  # noqa: ANN201 - a WSGI callable
+def create_raw_app():
     """The raw baseline: a WSGI callable with no framework that reads the request body, parses
     it with orjson and answers the body BARE_BODIES names for the path (the service's own
     answer to the benchmark request), so only the service's own work differs."""
@@ -43,7 +43,7 @@ def create_raw_app():  # noqa: ANN201 - a WSGI callable
             bodies = {path: body.encode() for path, body in json.load(f).items()}
     default = BODY.encode()
 
-    def app(environ, start_response):  # noqa: ANN001, ANN202 - the WSGI signature
+    def app(environ, start_response):
         size = int(environ.get("CONTENT_LENGTH") or 0)
         if size:
             orjson.loads(environ["wsgi.input"].read(size))

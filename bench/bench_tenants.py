@@ -14,15 +14,16 @@ workers, their number from the CPU count, JSON access log), once per setup:
 - `keys, redis`: the same, quotas counted in the Redis (RATE_LIMIT_STORAGE=redis://),
   one round trip a request.
 
-Every setup's scoring quota is high enough never to refuse (`strict`: a 401 or 429 stops
-the run, it would count as throughput); being large, it is charged in leases of 64 requests
-a worker (`service.web.quotas.lease_size`: one Redis round trip per lease). wrk (a Python load generator when wrk is missing)
-drives `hands/score` and `scorecards/score` on each setup in turn, for --rounds rounds (each
-round starting with the next setup), keeping the median. Prints requests/s, p99 latency,
-the server CPU time a request cost (all of gunicorn's processes; for the Redis setup also
-redis-server's) and the throughput ratios keys-memory/off (target >= 0.9) and keys-redis/off
-(target >= 0.75), with the CPU ratios beside (off's CPU a request over the setup's, Redis's
-included): on a shared machine requests/s moves with the other load, CPU a request less.
+Every setup's scoring quota is high enough never to refuse (`strict`: a 401 or 429 stops the
+run, it would count as throughput); being large, it is charged in leases of 64 requests a
+worker (`service.web.quotas.lease_size`: one Redis round trip per lease). wrk (a Python load
+generator when wrk is missing) drives `hands/score` and `scorecards/score` on each setup in
+turn, for --rounds rounds (each round starting with the next setup), keeping the median.
+Prints requests/s, p99 latency, the server CPU time a request cost (all of gunicorn's
+processes; for the Redis setup also redis-server's) and the throughput ratios keys-
+memory/off (target >= 0.9) and keys-redis/off (target >= 0.75), with the CPU ratios beside
+(off's CPU a request over the setup's, Redis's included): on a shared machine requests/s
+moves with the other load, CPU a request less.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ the blueprint factory."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -122,6 +123,29 @@ TENANCY_DOC: dict[str, Any] = {
 }
 
 
+#: The scorecard and rules a turn answers, as the next request about the same sheet takes them
+_SAME_SHEET = {"scorecard": "$response.body#/scorecard",
+               "options": "$response.body#/rules/options",
+               "rules": "$response.body#/rules/overrides"}
+#: OpenAPI links (a client, and Schemathesis's stateful phase, follow a game through them):
+#: the sheet games/turn answers feeds the next turn, the advice for it and its totals.
+LINKS: dict[str, dict[str, Any]] = {"playTurn": {
+    "nextTurn": {"operationId": "playTurn", "requestBody": _SAME_SHEET, "description": (
+        "The next turn of the same sheet: the answer's scorecard and rules, with new dice")},
+    "adviseNextTurn": {"operationId": "suggestMove", "requestBody": _SAME_SHEET,
+                       "description": "Advice for the next turn of the same sheet"},
+    "totalTheSheet": {"operationId": "scoreScorecard", "description": (
+        "The totals and audit of the sheet the turn left (one-column sheets)"),
+        "requestBody": {"boxes": "$response.body#/scorecard/boxes",
+                        "five_of_a_kind_bonuses":
+                            "$response.body#/scorecard/five_of_a_kind_bonuses",
+                        "saved_throws": "$response.body#/scorecard/saved_throws",
+                        "won": "$response.body#/scorecard/won",
+                        "options": "$response.body#/rules/options",
+                        "rules": "$response.body#/rules/overrides"}},
+}}
+
+
 def security_requirements(keys_required: bool) -> list[dict[str, list[str]]]:
     """The document's top-level `security`: a key by either scheme, required when the server
     runs with AUTH=keys; else the empty requirement says it may be left out."""
@@ -162,6 +186,10 @@ class ContractPlugin(BasePlugin):
             if "responses" in op:
                 op["responses"].setdefault("default",
                                            {"$ref": f"#/components/responses/{DEFAULT_ERROR}"})
+            links = LINKS.get(op.get("operationId", ""))
+            ok = next((v for k, v in op.get("responses", {}).items() if str(k) == "200"), None)
+            if links and isinstance(ok, dict):
+                ok["links"] = copy.deepcopy(links)
             if path is not None and path.startswith("/v1/") and "responses" in op:
                 op["responses"].update(
                     {status: {"$ref": f"#/components/responses/{name}"}
@@ -185,6 +213,9 @@ def add_variant_paths(spec: APISpec) -> None:
         for op in item.values():  # a component's parameter by name, as apispec takes it
             if isinstance(op, dict) and op.get("parameters"):
                 op["parameters"] = [_component_name(p) for p in op["parameters"]]
+            vid = path.split("/")[3]
+            for link in (op.get("responses", {}).get("200", {}).get("links") or {}).values():
+                link["operationId"] = f"{link['operationId']}_{vid}"  # the same variant's
         spec.path(path=path, operations=item, parameters=parameters, rule=Rule(path))
 
 

@@ -96,3 +96,38 @@ def test_without_a_key_every_operation_answers_401(live_schema):
             case.validate_response(response, checks=RESPONSE_CHECKS)
 
         check()
+
+
+def test_the_stateful_phase_follows_the_links_of_a_game(live_schema):
+    """Schemathesis's stateful phase on the live service: scenarios that start anywhere and
+    follow the document's links (the sheet games/turn answers feeds the next games/turn,
+    moves/suggest and scorecards/score), every check on every step, with the tenant's key.
+    It follows them: some scenarios chain a turn into the next, with its sheet."""
+    # One variant's operations, so that scenarios meet a turn's answer often enough
+    machine = live_schema.include(path_regex="^/v1/variants/yahtzee/").as_state_machine()
+    answered: list[object] = []  # the scorecards games/turn answered
+    followed: list[str] = []  # operations sent one of them back
+
+    class Game(machine):  # type: ignore[misc, valid-type]
+        def get_call_kwargs(self, case):
+            return {"headers": AUTH, "timeout": 10}
+
+        def before_call(self, case):
+            body = case.body if isinstance(case.body, dict) else {}
+            if body.get("scorecard") is not None and body["scorecard"] in answered:
+                followed.append(case.operation.label)
+
+        def after_call(self, response, case):
+            if case.operation.label.endswith("/games/turn") and response.status_code == 200:
+                answered.append(response.json()["scorecard"])
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            case.validate_response(response, checks=ALL_CHECKS, headers=AUTH,
+                                   transport_kwargs={"headers": AUTH, "timeout": 10})
+
+    settings_ = settings(max_examples=60, stateful_step_count=5, deadline=None, derandomize=True,
+                         database=None, suppress_health_check=list(HealthCheck))
+    Game.run(settings=settings_)
+    print(f"{len(answered)} turns answered 200")
+    assert followed, "no scenario sent back a sheet games/turn answered"
+    print(f"{len(followed)} requests followed a link: {sorted(set(followed))}")

@@ -8,7 +8,6 @@ from service.config import Settings
 from service.domain.variants import UPPER_IDS, VARIANT_IDS, VARIANTS
 from service.web.app import create_app
 from service.web.problems import TYPE_ILLEGAL_MOVE, status_of
-from service.web.variant_spec import variant_facts
 
 from .refusals import refused
 
