@@ -546,6 +546,30 @@ def test_a_servida_wins_the_game_in_the_win_probabilities(to_move):
     assert ahead["share"] == pytest.approx(1 - expected, abs=1e-9)
 
 
+@pytest.mark.parametrize("to_move", [0, 1])
+def test_when_every_first_throw_wins_at_once_the_first_turn_to_come_wins(to_move):
+    """The live fuzzer's 500 (Schemathesis case cTYa9O): a house rule under which Chance
+    wins on the first throw makes every first throw a win at once, so no game reaches a
+    total without one; the exact distributions of those totals are empty (mass 0), not an
+    error. The player to move (far ahead) is past their first throw: the next player's
+    first throw wins."""
+    rs = effective_rules("kniffel", None, {"boxes": {"chance": {"wins_on_first_throw": True}}})
+    ids = rs.variant.box_ids
+    ahead = {**dict.fromkeys(ids[:-3], 0), "full_house": 25, "large_straight": 40}
+    sheets = [parse_scorecard(rs, {"boxes": dict.fromkeys(ids[:-2], 0)}),
+              parse_scorecard(rs, {"boxes": ahead})]
+    if to_move == 1:
+        sheets.reverse()
+    out = win_probability(ANALYST, rs, sheets, to_move, [1, 1, 2, 3, 4], 2)
+    shares = [p["share"] for p in out["players"]]
+    assert shares[1 - to_move] == pytest.approx(1.0, abs=1e-12)
+    assert shares[to_move] == pytest.approx(0.0, abs=1e-12)
+    assert out["exact"]
+    # on the first throw the dice win at once for the player to move
+    first = win_probability(ANALYST, rs, sheets, to_move, [1, 1, 2, 3, 4], 1)
+    assert first["players"][to_move]["share"] == 1.0
+
+
 def test_a_servida_on_the_first_throw_wins_and_is_the_winning_move():
     """Five alike on the first throw: the player to move stops and wins (share 1), and every
     box written on them wins; the same dice on a second throw are only points."""

@@ -58,15 +58,25 @@ class Distribution:
         return np.arange(self.lo, self.lo + len(self.probs))
 
     @property
+    def mass(self) -> float:
+        """The probabilities' sum: 1, or where the games won at once are left out
+        (`forward(..., instant=...)`) the chance of none (0 when every game is)."""
+        return float(self.probs.sum())
+
+    @property
     def mean(self) -> float:
-        """Mean final total."""
-        return float(self.totals @ self.probs / self.probs.sum())
+        """Mean final total (NaN when no game is counted: `mass` 0)."""
+        mass = self.mass
+        return float(self.totals @ self.probs / mass) if mass > 0 else float("nan")
 
     @property
     def sd(self) -> float:
-        """Standard deviation of the final total."""
+        """Standard deviation of the final total (NaN when no game is counted)."""
+        mass = self.mass
+        if mass <= 0:
+            return float("nan")
         t = self.totals - self.mean
-        return float(np.sqrt(max(0.0, (t * t) @ self.probs / self.probs.sum())))
+        return float(np.sqrt(max(0.0, (t * t) @ self.probs / mass)))
 
     def percentile(self, q: float) -> int:
         """Smallest total t with P(final <= t) >= q / 100."""
@@ -571,6 +581,10 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         lo, hoff, hist = tlo, thoff, th
         if last:
             break
+    if not len(lo):
+        # no game gets this far: every first throw of a later turn wins at once (the hands
+        # that do are left out of `mass0`), so no total is reached without such a win
+        return Distribution(lo=total, probs=np.zeros(1), states=visited)
     # every state of the last level is a full sheet: add their histograms
     top = int(max(lo[i] + hoff[i + 1] - hoff[i] for i in range(len(lo))))
     low = int(lo.min())
@@ -579,5 +593,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         a = int(lo[i] - low)
         probs[a:a + hoff[i + 1] - hoff[i]] += hist[hoff[i]:hoff[i + 1]]
     nz = np.flatnonzero(probs)
+    if not len(nz):
+        return Distribution(lo=total, probs=np.zeros(1), states=visited)
     probs = probs[nz[0]:nz[-1] + 1]
     return Distribution(lo=low + int(nz[0]), probs=probs, states=visited)
