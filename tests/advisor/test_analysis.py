@@ -194,10 +194,10 @@ def test_exact_distribution_is_the_same_on_one_thread_or_two():
     sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "twos": 6, "fives": 15, "chance": 22,
                                            "small_straight": 30, "full_house": 0}})
     state = tuple(int(x) for x in Position.of(st, sheet).states[0][:3])
-    assert ANALYST.states_from(st, state) > 4 * PARALLEL_STATES  # levels big enough to split
     sol = st.parts[0].solution
     one = forward(sol.kd, sol.values, state, 0, None, 1)
     two = forward(sol.kd, sol.values, state, 0, None, 2)
+    assert one.states > 4 * PARALLEL_STATES  # levels big enough to split
     assert one.lo == two.lo and one.states == two.states
     np.testing.assert_array_equal(one.probs, two.probs)
     assert one.probs.sum() == pytest.approx(1.0, abs=1e-12)
@@ -425,7 +425,8 @@ def test_symmetric_positions_have_equal_chances_that_sum_to_one():
 
 def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(monkeypatch):
     """The time of a win-probability request does not grow with its players: equal sheets
-    are valued once, and the sampled distributions split one budget."""
+    are valued once, and the sampled distributions (an approximate method) split one
+    budget."""
     import service.advisor.analysis.analyst as analyst_mod
 
     rs = effective_rules("maxi_yatzy")
@@ -453,34 +454,16 @@ def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(
     assert all(int(p["distribution_method"].split()[0]) < 6400 for p in players)
 
 
-def test_exact_distributions_of_one_request_share_one_budget_of_states(monkeypatch):
-    """Four mid-game positions (592, 192, 272 and 264 states): with a budget of 700 states
-    for the request, some are exact, the others sampled, and the exact passes visit no more
-    than the budget together."""
+def test_every_player_of_an_exact_variant_is_exact_at_every_turn():
+    """Four mid-game YAHTZEE positions, eight to nine boxes from the end (sampled before,
+    beyond a budget of states): every distribution is exact, and the shares sum to 1."""
     rs = effective_rules("yahtzee")
     ids = rs.variant.box_ids
-    sheets = []
-    for k in range(4):
-        open_boxes = {ids[k], ids[k + 5], ids[k + 8], ids[12]}
-        sheets.append(parse_scorecard(rs, {"boxes": {b: 0 for b in ids if b not in open_boxes}}))
-    visited = []
-    real = Analyst.position_value
-
-    def spy(self, *args):
-        pv = real(self, *args)
-        visited.append((pv.distribution.exact, pv.distribution.states))
-        return pv
-
-    import service.advisor.analysis.analyst as analyst_mod
-
-    monkeypatch.setattr(Analyst, "position_value", spy)
-    monkeypatch.setattr(analyst_mod, "WIN_EXACT_STATES", 700)
-    analyst = Analyst(ANALYST.advisor, samples=64)
-    out = win_probability(analyst, rs, sheets)
-    exact = [e for e, _ in visited]
-    assert any(exact) and not all(exact) and not out["exact"]
-    assert 0 < sum(n for _, n in visited) <= 700
-    assert sum(p["share"] for p in out["players"]) == pytest.approx(1)
+    sheets = [parse_scorecard(rs, {"boxes": dict.fromkeys(ids[k:k + 4 + k % 2], 0)})
+              for k in range(4)]
+    out = win_probability(ANALYST, rs, sheets)
+    assert out["exact"] and all(p["distribution_exact"] for p in out["players"])
+    assert sum(p["share"] for p in out["players"]) == pytest.approx(1, abs=4e-9)
 
 
 def test_chances_against_enumeration():
@@ -663,11 +646,13 @@ def test_warm_keeps_moments_and_start_distributions_beside_the_tables(tmp_path):
     assert any(n.endswith("-all-m1-v1.npy") for n in names)
     assert any(n.endswith("-all-m2-v1.npy") for n in names)
     assert any(n.endswith("-all-start-v1.npy") for n in names)
-    fresh = Analyst(Advisor(tmp_path), exact_states=0)  # nothing computed: read from disk
+    assert any(n.endswith("-all-early-data-v1.npy") for n in names)
+    fresh = Analyst(Advisor(tmp_path))  # nothing computed: read from disk
     rs = effective_rules("generala")
     pv = fresh.position_value(rs, None, None, None)
-    assert pv.distribution.exact
+    assert pv.distribution.exact and pv.distribution.states == 0  # no pass: from disk
     assert pv.distribution.mean == pytest.approx(pv.mean, abs=1e-6)
+    assert fresh.early_futures(fresh.strategy(rs)) is not None
 
 
 # --------------------------------------------------------------------------- compiling
@@ -831,17 +816,6 @@ def test_the_turns_decisions_share_one_win_table_and_it_matches_a_fresh_one():
     ANALYST.win_cache.clear()
     assert shares([1, 3, 4, 5, 6], 2) == second
     assert max(first) > 0.0
-
-
-@pytest.mark.parametrize("vid", ["yahtzee", "generala", "kniffel"])
-def test_reachable_states_under_a_mask_are_counted_as_a_scan_counts_them(vid):
-    st = ANALYST.strategy(effective_rules(vid))
-    every = np.concatenate(ANALYST.reachable_levels(st))
-    nb = st.parts[0].solution.model.nb
-    masks = random.Random(vid).sample(range(1 << nb), 200) + [0, (1 << nb) - 1]
-    for mask in masks:
-        expected = int(np.count_nonzero((every[:, 0] & mask) == mask))
-        assert ANALYST.states_from(st, (mask, 0, 0)) == expected
 
 
 def test_win_shares_of_totals_and_chances_against_enumeration_of_three_opponents():

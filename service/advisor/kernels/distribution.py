@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .policy import decisions_block, first_scored, scored_arrays
+from .policy import box_targets, decisions_block, first_scored, scored_arrays
 from .steps import rethrow_mass
 from .threads import cpu_workers, kernel_pool
-from .values import LANES
+from .values import LANES, five_arrays, five_placements
 
 
 @dataclass
@@ -621,6 +621,15 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
 # so far of one position, which is cheaper for that one position alone.
 
 
+#: How a distribution read from the table of the first turns' starts was made.
+EARLY_METHOD = ("exact: the distributions from every turn start of the first turns, "
+                "computed ahead backward from the full sheets over every reachable state")
+#: ... and one in the middle of such a turn: its outcomes, then that table.
+EARLY_TURN_METHOD = ("exact: the rest of the turn under the advisor's play, then the "
+                     "distributions from the turn starts it leads to (computed ahead "
+                     "backward from the full sheets over every reachable state)")
+
+
 @dataclass
 class Futures:
     """Exact distributions of the points still to come from turn starts: for the state at
@@ -731,6 +740,44 @@ def future_add(off, slots, gains, rp, nlo, noff, ndata, lo, doff, data):
             src = ndata[a:a + w]
             for j in range(w):
                 dst[j] += p * src[j]
+
+
+@nb.njit(cache=True, error_model="numpy")
+def turn_successors(kd, nu, nf, mask, u, fl):
+    """Flat indices (in a table of nu ucodes and nf flag sets) of every state one turn from
+    the state (mask, u, fl) can lead to, whatever is thrown and chosen: each box the order
+    rule lets the first throw or a later one fill, with each outcome class, and each box a
+    five of a kind scored apart (Joker, bonus) may take. The sources of
+    `successor_futures` for a position's moves."""
+    c = kd.nd + 2
+    one_m = np.full(1, mask, np.int64)
+    one_u = np.full(1, u, np.int64)
+    one_f = np.full(1, fl, np.int64)
+    NI = np.empty((kd.nb, c, 1), np.int64)
+    X = np.empty((kd.nb, c, 1), np.float32)
+    rm = np.empty((kd.nb, 1), np.float32)
+    out = np.empty(2 * kd.nb * (c + 7), np.int64)
+    n = 0
+    five = five_arrays(kd, 1)
+    for fi in range(2):
+        first = fi == 1
+        box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
+                    kd.maxrem, kd.amount, kd.nd, one_m, one_u, one_f, first, nu, nf, NI, X,
+                    rm)
+        for b in range(kd.nb):
+            for k in range(c):
+                if NI[b, k, 0] >= 0:
+                    out[n] = NI[b, k, 0]
+                    n += 1
+        if kd.five_box >= 0 and mask >> kd.five_box & 1:
+            five_placements(kd, one_m, one_u, one_f, first, five)
+            for f in range(1, 7):
+                for b in range(kd.nb):
+                    code = five[0][f, b, 0]
+                    if code >= 0:
+                        out[n] = ((mask | (1 << b)) * nu + code) * nf + five[1][f, b, 0]
+                        n += 1
+    return np.unique(out[:n])
 
 
 def _future_level(runs: list[tuple], n: int, gbits: int, slot_of: np.ndarray,

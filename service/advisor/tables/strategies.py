@@ -54,6 +54,12 @@ def start_name(part: str) -> str:
     return f"{part}-start"
 
 
+def early_names(part: str) -> tuple[str, str, str, str]:
+    """The file names of a one-part strategy's distributions from the first turns' starts
+    (`distribution.Futures.arrays`: states, lowest points, offsets, probabilities)."""
+    return tuple(f"{part}-early-{x}" for x in ("states", "lo", "off", "data"))
+
+
 def start_state(st: Strategy) -> tuple[int, int, int]:
     """The state (mask, upper code, flags) of a one-part strategy's empty sheet."""
     mask, code, flags, _ = part_state(st.parts[0], empty_sheet(st.rs))
