@@ -26,6 +26,7 @@ Where the distribution is exact and where it is sampled:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections import Counter
@@ -48,6 +49,7 @@ from ..kernels import selfplay
 from ..kernels.distribution import (
     EARLY_METHOD,
     EARLY_TURN_METHOD,
+    START_METHOD,
     Distribution,
     Futures,
     first_turn_records,
@@ -73,10 +75,11 @@ from ..kernels.winprob import (
     utility,
     win_tables,
 )
+from ..solving.methods import method_for
 from ..solving.positions import Position, part_value
 from ..solving.solver import solve_moments
 from ..solving.strategy import Part, Strategy
-from ..tables.build_process import await_build
+from ..tables.build_process import BUILD_CLIENT, BuildQueueFull, await_build
 from ..tables.cache import TableCache
 from ..tables.store import is_builtin
 from ..tables.strategies import (
@@ -84,6 +87,7 @@ from ..tables.strategies import (
     moment_arrays,
     moment_names,
     moments_of,
+    part_names,
     start_name,
     start_state,
 )
@@ -97,6 +101,12 @@ PERCENTILES = (5, 25, 50, 75, 95)
 #: Seconds to compile `Analyst.compile_kernels`'s kernels when numba's cache does not hold
 #: them (2-core machine, rounded up): the start-up log line's estimate.
 ANALYSIS_COMPILE_SECONDS = 90.0
+
+
+#: Seconds `Analyst.warm` takes for each built-in variant on a first start (2 shared cores,
+#: rounded up): the start-up log line's estimate.
+ANALYSIS_SECONDS = {"yahtzee": 25.0, "yahtzee_basic": 12.0, "kniffel": 22.0, "yams": 12.0,
+                    "yatzy": 50.0, "maxi_yatzy": 4.0}
 
 
 def analysis_kernels_cached() -> bool:
@@ -115,11 +125,13 @@ SAMPLE_SECONDS = 1.5
 #: (approximate methods: 8 players must not take 8 budgets).
 WIN_SAMPLE_SECONDS = 0.12
 
-#: Bytes of a built-in variant's table of distributions from the first turns
-#: (`early_futures`): as many levels as fit (YAHTZEE: the first three turn starts, 8 MB;
-#: Yatzy: four, 16 MB), so that no turn start needs a forward pass over more than some
-#: 20,000 states.
-EARLY_BYTES = 24 << 20
+#: The table of distributions from the first turns' starts (`early_futures`): the first
+#: four turns (levels 0-3), at most this many bytes (YAHTZEE 49 MB, Kniffel 21 MB, Yatzy
+#: 15 MB, the basic sheet and Yam's 12 MB, the others under 1 MB): then no turn start,
+#: and no position in the middle of a turn, needs a forward pass over more than some
+#: 10,000 states (the fifth turn's: about 0.1 s on 2 cores).
+EARLY_LEVELS = 4
+EARLY_BYTES = 64 << 20
 
 
 @dataclass
@@ -279,6 +291,8 @@ class Analyst:
         those of every game (the moment tables')."""
         sheet = sheet or empty_sheet(rs)
         hand = check_position(rs, sheet, dice, throw, em_baixo)
+        if hand < 0 and not instant and sheet.open_boxes == len(rs.variant.box_ids):
+            self._queue_start(rs)
         st = self.strategy(rs)  # after the checks: a refused position builds no table
         pos = self.position(st, sheet)
         t = throw or 1
@@ -300,6 +314,17 @@ class Analyst:
                                  _no_instant(dist, rs, pos, hand))
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
 
+    def _queue_start(self, rs: RuleSet) -> None:
+        """The start of a game of rules whose value tables the build process has still to
+        make: queue their analysis job (which makes the start distribution first) right
+        behind them, so that the answer comes after one build queue, not two."""
+        builds = self.advisor.builds
+        if builds is None or not method_for(rs).exact or self.advisor.ready(rs):
+            return
+        with contextlib.suppress(BuildQueueFull):
+            builds.submit(rs, BUILD_CLIENT.get(), builtin=is_builtin(rs))
+            builds.submit(rs, BUILD_CLIENT.get(), builtin=is_builtin(rs), kind="moments")
+
     def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
         """Every reachable state (mask, upper code, flags) of a one-part strategy, per number
         of filled boxes (`model.reachable_states`, kept: it takes tens of milliseconds)."""
@@ -320,7 +345,9 @@ class Analyst:
                 if state == start_state(st):  # any rules (the build process makes it)
                     start = self.start_distribution(st)
                     if start is not None:
-                        return _shifted(start, pos.total, states=0)
+                        found = _shifted(start, pos.total, states=0)
+                        found.method = START_METHOD
+                        return found
                 found = None if early is None else early.get(flat_index(sol, state), pos.total)
                 if found is not None:
                     found.method = EARLY_METHOD
@@ -346,7 +373,7 @@ class Analyst:
 
     def early_futures(self, st: Strategy, here: bool = False) -> Futures | None:
         """The distributions of the points still to come from every reachable turn start of
-        a one-part strategy's first turns (`distribution.futures`, `EARLY_BYTES`): from
+        a one-part strategy's first turns (`distribution.futures`, `EARLY_LEVELS`): from
         memory or disk; with `here`, computed (half a minute and some 800 MB for the
         largest sheets: `warm` makes them for the built-in variants) and kept (on disk
         for a built-in variant). None otherwise: other positions take a forward pass."""
@@ -360,7 +387,7 @@ class Analyst:
         sol = part.solution
         return self.early.get(
             st.rs, key, lambda: futures(sol.kd, sol.values, self.reachable_levels(st),
-                                        EARLY_BYTES, self.threads),
+                                        EARLY_BYTES, self.threads, deepest=EARLY_LEVELS - 1),
             files=files, make=Futures.of,
             arrays=lambda f: dict(zip(early_names(part.name), f.arrays(), strict=True)))
 
@@ -449,6 +476,26 @@ class Analyst:
             self.start_distribution(st, here=True)
             out[vid] = time.perf_counter() - began
         return out
+
+    def analysis_missing(self, variants: list[str] | tuple[str, ...]) -> list[str]:
+        """The built-in variants among `variants` whose analysis tables (`warm`) are not all
+        on disk."""
+        out = []
+        for vid in variants:
+            rs = effective_rules(vid)
+            names = [n for p in part_names(rs) for n in moment_names(p)]
+            if len(names) == 2:  # one part: the start and the first turns' distributions
+                part = part_names(rs)[0]
+                names += [start_name(part), *early_names(part)]
+            if not self.advisor.stores.has(rs, names):
+                out.append(vid)
+        return out
+
+    @staticmethod
+    def analysis_estimate(variants: list[str] | tuple[str, ...]) -> float:
+        """Rough seconds to build these built-in variants' analysis tables here (`warm`, 2
+        cores; a log line's hint)."""
+        return sum(ANALYSIS_SECONDS.get(v, 1.0) for v in variants)
 
     def compile_kernels(self, variants: list[str] | tuple[str, ...] = ()) -> float:
         """Run every analysis kernel once on small positions of a built-in variant solved

@@ -621,6 +621,9 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
 # so far of one position, which is cheaper for that one position alone.
 
 
+#: How the distribution from the start of a game was made.
+START_METHOD = ("exact: the distribution from the start of a game, computed once per table "
+                "of rules over every reachable state")
 #: How a distribution read from the table of the first turns' starts was made.
 EARLY_METHOD = ("exact: the distributions from every turn start of the first turns, "
                 "computed ahead backward from the full sheets over every reachable state")
