@@ -52,6 +52,7 @@ from ..kernels.distribution import (
     START_METHOD,
     Distribution,
     Futures,
+    early_depth,
     first_turn_records,
     forward,
     futures,
@@ -125,13 +126,14 @@ SAMPLE_SECONDS = 1.5
 #: (approximate methods: 8 players must not take 8 budgets).
 WIN_SAMPLE_SECONDS = 0.12
 
-#: The table of distributions from the first turns' starts (`early_futures`): the first
-#: four turns (levels 0-3), at most this many bytes (YAHTZEE 49 MB, Kniffel 21 MB, Yatzy
-#: 15 MB, the basic sheet and Yam's 12 MB, the others under 1 MB): then no turn start,
-#: and no position in the middle of a turn, needs a forward pass over more than some
-#: 10,000 states (the fifth turn's: about 0.1 s on 2 cores).
-EARLY_LEVELS = 4
-EARLY_BYTES = 64 << 20
+#: The table of distributions from the first turns' starts (`early_futures`) holds the
+#: first levels whose turn starts lead to more than about `EARLY_REACH` reachable states
+#: (`distribution.early_depth`: YAHTZEE, Kniffel and the basic sheet the first four turns,
+#: Yatzy five), at most `EARLY_BYTES` (YAHTZEE 49 MB, Yatzy 70 MB, Kniffel 21 MB, the basic
+#: sheet and Yam's 12 MB, the others under 1 MB): any later turn start is a forward pass
+#: over some 10,000 states at most (about 0.1 s on 2 cores).
+EARLY_REACH = 30_000
+EARLY_BYTES = 96 << 20
 
 
 @dataclass
@@ -342,16 +344,16 @@ class Analyst:
         early = self.early_futures(st) if instant is None else None
         if hand < 0:
             if instant is None:
+                found = None if early is None else early.get(flat_index(sol, state), pos.total)
+                if found is not None:
+                    found.method = EARLY_METHOD
+                    return found
                 if state == start_state(st):  # any rules (the build process makes it)
                     start = self.start_distribution(st)
                     if start is not None:
                         found = _shifted(start, pos.total, states=0)
                         found.method = START_METHOD
                         return found
-                found = None if early is None else early.get(flat_index(sol, state), pos.total)
-                if found is not None:
-                    found.method = EARLY_METHOD
-                    return found
             visited = []
 
             def compute() -> Distribution:
@@ -373,7 +375,7 @@ class Analyst:
 
     def early_futures(self, st: Strategy, here: bool = False) -> Futures | None:
         """The distributions of the points still to come from every reachable turn start of
-        a one-part strategy's first turns (`distribution.futures`, `EARLY_LEVELS`): from
+        a one-part strategy's first turns (`distribution.futures`, `EARLY_REACH`): from
         memory or disk; with `here`, computed (half a minute and some 800 MB for the
         largest sheets: `warm` makes them for the built-in variants) and kept (on disk
         for a built-in variant). None otherwise: other positions take a forward pass."""
@@ -385,9 +387,11 @@ class Analyst:
         if not here:
             return self.early.load(st.rs, key, files, Futures.of)
         sol = part.solution
+        levels = self.reachable_levels(st)
+        deepest = early_depth([len(lv) for lv in levels], EARLY_REACH)
         return self.early.get(
-            st.rs, key, lambda: futures(sol.kd, sol.values, self.reachable_levels(st),
-                                        EARLY_BYTES, self.threads, deepest=EARLY_LEVELS - 1),
+            st.rs, key, lambda: futures(sol.kd, sol.values, levels, EARLY_BYTES, self.threads,
+                                        deepest=deepest),
             files=files, make=Futures.of,
             arrays=lambda f: dict(zip(early_names(part.name), f.arrays(), strict=True)))
 

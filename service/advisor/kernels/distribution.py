@@ -17,6 +17,7 @@ simulation (`selfplay.py`).
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
@@ -837,6 +838,27 @@ def _mass0(kd: object, instant: np.ndarray | None) -> np.ndarray:
     if instant is not None:
         mass0[instant] = 0.0
     return mass0
+
+
+def reach_estimate(sizes: list[int], level: int) -> float:
+    """About how many states a turn start with `level` boxes filled can lead to, from the
+    number of reachable states per level (`sizes`, index = boxes filled): of a deeper
+    level's states, the share whose boxes include a given set of `level` (the share of its
+    masks that do)."""
+    nb = len(sizes) - 1
+    return sum(sizes[j] * math.comb(nb - level, j - level) / math.comb(nb, j)
+               for j in range(level + 1, nb + 1))
+
+
+def early_depth(sizes: list[int], reach: int) -> int:
+    """The deepest level a table of futures should hold (`futures`'s `deepest`) so that a
+    turn start beyond it leads to at most about `reach` reachable states (its forward pass,
+    which visits a third to a half of them, stays within interactive time): YAHTZEE 3 (a
+    fifth turn's start leads to some 24,000), Yatzy 4."""
+    level = 0
+    while level + 1 < len(sizes) - 1 and reach_estimate(sizes, level + 1) > reach:
+        level += 1
+    return level
 
 
 def futures(kd: object, values: np.ndarray, levels: list[np.ndarray], budget: int,

@@ -125,6 +125,14 @@ def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
     return st
 
 
+def warm_analysis(st: Strategy) -> None:
+    """Run the analysis build's kernels (`build_analysis`) once on a one-part strategy,
+    saving nothing: numba compiles them, or loads them from its cache, now."""
+    sol = st.parts[0].solution
+    forward(sol.kd, sol.values, start_state(st), 0, None, 1)
+    solve_moments(sol, 1)
+
+
 def _strategy(rs: RuleSet, parts: list[Part]) -> Strategy:
     method = method_for(rs)
     strategy = Strategy(rs, parts, method)
