@@ -18,6 +18,7 @@ from service.advisor.advice.moves import TIE, Action
 from service.advisor.analysis.analyst import Analyst, win_probability
 from service.advisor.analysis.games import analyze
 from service.advisor.analysis.simulate import simulate
+from service.advisor.analysis.turn_view import TurnView
 from service.advisor.kernels.distribution import Distribution
 from service.advisor.kernels.winprob import chances
 from service.advisor.solving.positions import Position
@@ -848,3 +849,96 @@ def test_win_shares_of_totals_and_chances_against_enumeration_of_three_opponents
         mine = utility(others, d.lo, d.lo + len(d.probs))
         assert ch[i].share == pytest.approx(float(norm[i] @ mine), abs=1e-12)
 
+
+
+# --------------------------------------------------------------------------- futures
+
+
+def _flat(sol, state) -> int:
+    nu, nf = sol.values.shape[1], sol.values.shape[2]
+    return (int(state[0]) * nu + int(state[1])) * nf + int(state[2])
+
+
+@pytest.mark.parametrize("vid", ["generala", "yacht", "bozo"])
+def test_the_first_turns_table_matches_forward_passes_and_the_moment_tables(vid):
+    """The table of the first turns' distributions (computed backward from the full sheets)
+    against two independent computations: the forward pass from each of its turn starts,
+    and the moment tables' mean and SD (their own kernel, the same policy)."""
+    from service.advisor.kernels.distribution import forward, futures
+
+    st = ANALYST.strategy(effective_rules(vid))
+    sol = st.parts[0].solution
+    levels = ANALYST.reachable_levels(st)
+    table = futures(sol.kd, sol.values, levels, 1 << 30, 2, deepest=2)
+    mo = ANALYST.moments(st)[0]
+    states = np.concatenate(levels[:3])
+    assert len(table.flat) == len(states)
+    rng = random.Random(vid)
+    for row in rng.sample(list(states), 40) + [states[0]]:
+        state = tuple(int(x) for x in row)
+        got = table.get(_flat(sol, state))
+        want = forward(sol.kd, sol.values, state, 0, None, 1)
+        assert got.lo == want.lo
+        np.testing.assert_allclose(got.probs, want.probs, rtol=0, atol=1e-14)
+        m1, m2 = mo.at(*state)
+        assert got.mean == pytest.approx(m1, abs=1e-9)
+        assert got.sd == pytest.approx(np.sqrt(m2 - m1 * m1), abs=1e-7)
+
+
+def test_moves_distributions_match_forward_passes():
+    """Playing to win before the last four boxes: every move's exact distribution (a box's
+    from the state it leads to, a keep's the rest of the turn then those states', all from
+    `successor_futures`, computed backward) equals a forward pass's from the same
+    outcomes."""
+    from service.advisor.kernels.distribution import first_turn_records, forward, gain_bits
+
+    rs = effective_rules("yahtzee")
+    st = ANALYST.strategy(rs)
+    sol = st.parts[0].solution
+    ids = rs.variant.box_ids
+    sheet = parse_scorecard(rs, {"boxes": {**dict.fromkeys(ids[:6], 0), "chance": 21,
+                                           "full_house": 25}})
+    state = tuple(int(x) for x in Position.of(st, sheet).states[0][:3])
+    fut = ANALYST.successor_futures(st, state)
+    keeps = sol.model.keeps
+    for keep in [(), (5,), (2, 3, 4), (6, 6, 6), (1, 1, 2, 2)]:
+        for throw in (1, 2):
+            records = first_turn_records(sol.kd, sol.values, state, -1, throw,
+                                         keeps.index[keep])
+            got = fut.combine(*records, gain_bits(sol.kd), 10)
+            want = forward(sol.kd, sol.values, state, 10, records, 1)
+            assert got.lo == want.lo
+            np.testing.assert_allclose(got.probs, want.probs, rtol=0, atol=1e-14)
+    for flat in fut.flat[::7]:
+        nu, nf = sol.values.shape[1], sol.values.shape[2]
+        s2 = (int(flat) // (nu * nf), int(flat) // nf % nu, int(flat) % nf)
+        want = forward(sol.kd, sol.values, s2, 0, None, 1)
+        got = fut.get(int(flat))
+        assert got.lo == want.lo
+        np.testing.assert_allclose(got.probs, want.probs, rtol=0, atol=1e-14)
+
+
+def test_a_mid_turn_distribution_agrees_with_the_moments_and_simulated_games():
+    """Mid-turn, eight boxes from the end of a YAHTZEE game: the exact distribution's mean
+    and SD against the moment tables' (the turn's hand values, `TurnView`), and its CDF
+    against 4,000 simulated games of the advisor's play (DKW bound)."""
+    rs = effective_rules("yahtzee")
+    st = ANALYST.strategy(rs)
+    sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "twos": 6, "fives": 15, "chance": 23,
+                                           "full_house": 25}})
+    dice, throw = [2, 3, 5, 5, 6], 1
+    pv = ANALYST.position_value(rs, sheet, dice, throw)
+    d = pv.distribution
+    assert d.exact and d.probs.sum() == pytest.approx(1.0, abs=1e-12)
+    pos = Position.of(st, sheet)
+    view = TurnView(pos, ANALYST.tables(st), throw)
+    h = rs.hand_index[tuple(dice)]
+    m1, m2 = view.hand_value(h, throw)
+    assert pv.mean == pytest.approx(pos.total + m1, abs=1e-6)
+    assert pv.sd == pytest.approx(np.sqrt(m2 - m1 * m1), abs=1e-6)
+    n = 4000
+    finals = simulate(st, pos, n, seed=33, throw=throw, hand=h)
+    assert abs(finals.mean() - d.mean) < 4 * d.sd / np.sqrt(n)
+    eps = np.sqrt(np.log(2 / 1e-4) / (2 * n))
+    emp = np.searchsorted(np.sort(finals), d.totals, side="right") / n
+    assert np.max(np.abs(emp - np.cumsum(d.probs))) < eps
