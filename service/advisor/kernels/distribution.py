@@ -11,6 +11,12 @@ successor's. Histograms are dense over each state's own range of totals. Nothing
 sampled or truncated: the result is exact up to float64 rounding (the probabilities sum to 1
 within 1e-12).
 
+The same turn outcomes serve a pass the other way (`futures`, `successor_futures`): the
+distribution of the points still to come from a turn start depends on the state alone (the
+points so far only shift it), so it is computed once per state, from the full sheets back;
+`Futures` holds such distributions (the first turns of a built-in variant, made ahead; the
+states a position's moves lead to, for playing to win).
+
 Only one-part (exact-method) strategies are handled; the approximate methods are measured by
 simulation (`selfplay.py`).
 """
