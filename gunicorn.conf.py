@@ -137,15 +137,28 @@ def on_starting(server):
     server.log.info("advisor tables ready",
                     extra={"seconds": round(time.perf_counter() - started, 2),
                            "variants": list(variants)})
-    # The analysis kernels (position values, sampled games, win probabilities, coaching)
-    # compile here too: a compile inside a request would hold its gevent worker for a minute.
+    # The analysis tables (distributions from the first turns, start distributions, moment
+    # tables; the image ships them) are made here when missing: no request of a built-in
+    # variant waits for a 202. The analysis kernels (position values, sampled games, win
+    # probabilities, coaching) compile here too: a compile inside a request would hold its
+    # gevent worker for a minute.
     from service.advisor.analysis.analyst import ANALYSIS_COMPILE_SECONDS, analysis_kernels_cached
     from service.web.api.positions import analyst_of
 
+    analyst = analyst_of(server.app.wsgi())
+    missing = analyst.analysis_missing(variants)
+    if missing:
+        server.log.info(f"building analysis tables for {len(missing)} variant(s), about "
+                        f"{analyst.analysis_estimate(missing):.0f} s on a first start",
+                        extra={"variants": missing})
+    started = time.perf_counter()
+    analyst.warm(variants)
+    server.log.info("analysis tables ready",
+                    extra={"seconds": round(time.perf_counter() - started, 2)})
     if not analysis_kernels_cached():
         server.log.info(f"compiling the analysis kernels, about {ANALYSIS_COMPILE_SECONDS:.0f} "
                         f"s on a first start (numba keeps them in its cache)")
-    seconds = analyst_of(server.app.wsgi()).compile_kernels(variants)
+    seconds = analyst.compile_kernels(variants)
     # no thread of the kernels' pool is alive when gunicorn forks (each worker makes its own)
     from service.advisor.kernels.threads import release_pool
 

@@ -12,10 +12,14 @@ takes 1, a tie is shared (rule book decision 13); the win bot's rate is its mean
 both games of every pair, with a 95% interval from the spread of the pairs' means.
 
 Agreement: at every decision of the win bot with at most `winprob.MAX_WIN_OPEN` open boxes
-(where the exact winning move is known) the approximation (`win_shares(...,
-approximate=True)`) is computed too: the share of decisions where it picks a move of the
-exact best share (within 1e-9), and the worst and mean loss of chance to win when it does
-not (the exact share of the exact best minus the exact share of its pick).
+(where the exact winning move is known) the approximation played before them (`win_shares(...,
+approximate=True)`: each move's exact distribution of the final total, Pawlewicz's way) is
+computed too: the share of decisions where it picks a move of the exact best share (within
+1e-9), and the worst and mean loss of chance to win when it does not (the exact share of the
+exact best minus the exact share of its pick).
+
+Before and after a change of method: run this file from each checkout with the same
+arguments (the dice of pair k are the same in both).
 
 `--jobs`: processes sharing the pairs (each with one kernel thread); the games do not depend
 on it (pair k's dice come from its own seed).
@@ -54,8 +58,8 @@ class Agreement:
               throw: int, sheet: Sheet, em_baixo: bool, opponent: Sheet) -> None:
         """Compare the two at a decision the exact shares ranked (`ranked`)."""
         values = player_values(analyst, rs, [opponent], -1, None, None, False, lambda i: "")
-        approx, _ = win_shares(analyst, rs, sheet, dice, throw, em_baixo, ranked,
-                               [values[0].distribution], None, approximate=True)
+        approx = win_shares(analyst, rs, sheet, dice, throw, em_baixo, ranked,
+                            [values[0].distribution], None, approximate=True)[0]
         exact = [a.win_share or 0.0 for a in ranked.alternatives]
         pick = max(range(len(approx)), key=lambda i: (approx[i],
                                                       ranked.alternatives[i].expected_final_score))
@@ -114,16 +118,56 @@ def head_to_head(analyst: Analyst, rs: RuleSet, pairs: range, seed: int,
 _analysts: dict[str, Analyst] = {}  # a process's, by variant
 
 
-def _job(vid: str, pairs: range, seed: int) -> tuple[list[float], Agreement]:
-    """Some of a variant's pairs, in a process of its own with one kernel thread."""
+def _job(vid: str, pairs: range, seed: int, tables: str) -> tuple[list[float], Agreement]:
+    """Some of a variant's pairs, in a process of its own with one kernel thread, its
+    tables memory-mapped from `tables` (made once by `prepare`)."""
     rs = effective_rules(vid)
     analyst = _analysts.get(vid)
     if analyst is None:
-        analyst = _analysts[vid] = Analyst(Advisor(tempfile.mkdtemp(prefix="bench-win-")),
-                                           threads=1)
-        analyst.start_distribution(analyst.strategy(rs), here=True)
+        analyst = _analysts[vid] = Analyst(Advisor(tables), threads=1)
     agreement = Agreement()
     return head_to_head(analyst, rs, pairs, seed, agreement), agreement
+
+
+def prepare(vid: str, tables: str) -> None:
+    """The variant's tables into `tables`, once for every process: the value tables and
+    every analysis table (`Analyst.warm`, as the image ships them)."""
+    Analyst(Advisor(tables)).warm([vid])
+
+
+def run(vid: str, pairs: int, seed: int, jobs: int, tables: str
+        ) -> tuple[list[float], Agreement, float]:
+    """The head to head of `pairs` pairs on `jobs` processes: each pair's share, the
+    agreement, seconds."""
+    block = 50  # pairs a task: the processes take blocks in turn, and finish together
+    agreement = Agreement()
+    shares: list[float] = []
+    began = time.perf_counter()
+    blocks = [range(a, min(a + block, pairs)) for a in range(0, pairs, block)]
+    with ProcessPoolExecutor(jobs) as pool:
+        for part, agreed in pool.map(_job, [vid] * len(blocks), blocks,
+                                     [seed] * len(blocks), [tables] * len(blocks)):
+            shares += part
+            agreement.merge(agreed)
+    return shares, agreement, time.perf_counter() - began
+
+
+def report(vid: str, shares: list[float], agreement: Agreement, seconds: float) -> None:
+    """Print the head to head with its 95% interval and the agreement."""
+    mean = statistics.fmean(shares)
+    half = 1.96 * statistics.stdev(shares) / len(shares) ** 0.5 if len(shares) > 1 else 0
+    print(f"{vid}: win bot against the expected-score optimum, {2 * len(shares):,} games "
+          f"({len(shares):,} pairs, seats swapped, dice shared): {100 * mean:.2f}% "
+          f"(95% interval {100 * (mean - half):.2f}-{100 * (mean + half):.2f}%); "
+          f"{seconds:.0f} s")
+    if agreement.decisions:
+        worst = max(agreement.losses, default=0.0)
+        lost = statistics.fmean(agreement.losses) if agreement.losses else 0.0
+        print(f"{vid}: approximation vs exact winning move, {agreement.decisions:,} "
+              f"decisions with at most {MAX_OPEN} open boxes: same move "
+              f"{100 * agreement.same / agreement.decisions:.1f}%, worst loss "
+              f"{100 * worst:.3f} points of chance to win (mean {100 * lost:.3f} when it "
+              f"differs)")
 
 
 def main() -> None:
@@ -133,33 +177,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20261204)
     ap.add_argument("--jobs", type=int, default=1, help="processes sharing the pairs")
     args = ap.parse_args()
-    jobs = max(1, args.jobs)
-    block = 50  # pairs a task: the processes take blocks in turn, and finish together
+    tables = tempfile.mkdtemp(prefix="bench-win-")
     for vid in args.variants:
-        agreement = Agreement()
-        shares: list[float] = []
-        began = time.perf_counter()
-        blocks = [range(a, min(a + block, args.pairs)) for a in range(0, args.pairs, block)]
-        with ProcessPoolExecutor(jobs) as pool:
-            for part, agreed in pool.map(_job, [vid] * len(blocks), blocks,
-                                         [args.seed] * len(blocks)):
-                shares += part
-                agreement.merge(agreed)
-        seconds = time.perf_counter() - began
-        mean = statistics.fmean(shares)
-        half = 1.96 * statistics.stdev(shares) / len(shares) ** 0.5 if len(shares) > 1 else 0
-        print(f"{vid}: win bot against the expected-score optimum, {2 * len(shares):,} games "
-              f"({len(shares):,} pairs, seats swapped, dice shared): {100 * mean:.2f}% "
-              f"(95% interval {100 * (mean - half):.2f}-{100 * (mean + half):.2f}%); "
-              f"{seconds:.0f} s")
-        if agreement.decisions:
-            worst = max(agreement.losses, default=0.0)
-            lost = statistics.fmean(agreement.losses) if agreement.losses else 0.0
-            print(f"{vid}: approximation vs exact winning move, {agreement.decisions:,} "
-                  f"decisions with at most {MAX_OPEN} open boxes: same move "
-                  f"{100 * agreement.same / agreement.decisions:.1f}%, worst loss "
-                  f"{100 * worst:.3f} points of chance to win (mean {100 * lost:.3f} when it "
-                  f"differs)")
+        prepare(vid, tables)
+        report(vid, *run(vid, args.pairs, args.seed, max(1, args.jobs), tables))
 
 
 if __name__ == "__main__":

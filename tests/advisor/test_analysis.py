@@ -18,6 +18,7 @@ from service.advisor.advice.moves import TIE, Action
 from service.advisor.analysis.analyst import Analyst, win_probability
 from service.advisor.analysis.games import analyze
 from service.advisor.analysis.simulate import simulate
+from service.advisor.analysis.turn_view import TurnView
 from service.advisor.kernels.distribution import Distribution
 from service.advisor.kernels.winprob import chances
 from service.advisor.solving.positions import Position
@@ -194,10 +195,10 @@ def test_exact_distribution_is_the_same_on_one_thread_or_two():
     sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "twos": 6, "fives": 15, "chance": 22,
                                            "small_straight": 30, "full_house": 0}})
     state = tuple(int(x) for x in Position.of(st, sheet).states[0][:3])
-    assert ANALYST.states_from(st, state) > 4 * PARALLEL_STATES  # levels big enough to split
     sol = st.parts[0].solution
     one = forward(sol.kd, sol.values, state, 0, None, 1)
     two = forward(sol.kd, sol.values, state, 0, None, 2)
+    assert one.states > 4 * PARALLEL_STATES  # levels big enough to split
     assert one.lo == two.lo and one.states == two.states
     np.testing.assert_array_equal(one.probs, two.probs)
     assert one.probs.sum() == pytest.approx(1.0, abs=1e-12)
@@ -425,7 +426,8 @@ def test_symmetric_positions_have_equal_chances_that_sum_to_one():
 
 def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(monkeypatch):
     """The time of a win-probability request does not grow with its players: equal sheets
-    are valued once, and the sampled distributions split one budget."""
+    are valued once, and the sampled distributions (an approximate method) split one
+    budget."""
     import service.advisor.analysis.analyst as analyst_mod
 
     rs = effective_rules("maxi_yatzy")
@@ -453,34 +455,16 @@ def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(
     assert all(int(p["distribution_method"].split()[0]) < 6400 for p in players)
 
 
-def test_exact_distributions_of_one_request_share_one_budget_of_states(monkeypatch):
-    """Four mid-game positions (592, 192, 272 and 264 states): with a budget of 700 states
-    for the request, some are exact, the others sampled, and the exact passes visit no more
-    than the budget together."""
+def test_every_player_of_an_exact_variant_is_exact_at_every_turn():
+    """Four mid-game YAHTZEE positions, eight to nine boxes from the end (sampled before,
+    beyond a budget of states): every distribution is exact, and the shares sum to 1."""
     rs = effective_rules("yahtzee")
     ids = rs.variant.box_ids
-    sheets = []
-    for k in range(4):
-        open_boxes = {ids[k], ids[k + 5], ids[k + 8], ids[12]}
-        sheets.append(parse_scorecard(rs, {"boxes": {b: 0 for b in ids if b not in open_boxes}}))
-    visited = []
-    real = Analyst.position_value
-
-    def spy(self, *args):
-        pv = real(self, *args)
-        visited.append((pv.distribution.exact, pv.distribution.states))
-        return pv
-
-    import service.advisor.analysis.analyst as analyst_mod
-
-    monkeypatch.setattr(Analyst, "position_value", spy)
-    monkeypatch.setattr(analyst_mod, "WIN_EXACT_STATES", 700)
-    analyst = Analyst(ANALYST.advisor, samples=64)
-    out = win_probability(analyst, rs, sheets)
-    exact = [e for e, _ in visited]
-    assert any(exact) and not all(exact) and not out["exact"]
-    assert 0 < sum(n for _, n in visited) <= 700
-    assert sum(p["share"] for p in out["players"]) == pytest.approx(1)
+    sheets = [parse_scorecard(rs, {"boxes": dict.fromkeys(ids[k:k + 4 + k % 2], 0)})
+              for k in range(4)]
+    out = win_probability(ANALYST, rs, sheets)
+    assert out["exact"] and all(p["distribution_exact"] for p in out["players"])
+    assert sum(p["share"] for p in out["players"]) == pytest.approx(1, abs=4e-9)
 
 
 def test_chances_against_enumeration():
@@ -544,6 +528,30 @@ def test_a_servida_wins_the_game_in_the_win_probabilities(to_move):
     assert behind["win"] == pytest.approx(expected, abs=1e-9)
     assert behind["share"] == pytest.approx(expected, abs=1e-9) and behind["tie"] == 0
     assert ahead["share"] == pytest.approx(1 - expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("to_move", [0, 1])
+def test_when_every_first_throw_wins_at_once_the_first_turn_to_come_wins(to_move):
+    """The live fuzzer's 500 (Schemathesis case cTYa9O): a house rule under which Chance
+    wins on the first throw makes every first throw a win at once, so no game reaches a
+    total without one; the exact distributions of those totals are empty (mass 0), not an
+    error. The player to move (far ahead) is past their first throw: the next player's
+    first throw wins."""
+    rs = effective_rules("kniffel", None, {"boxes": {"chance": {"wins_on_first_throw": True}}})
+    ids = rs.variant.box_ids
+    ahead = {**dict.fromkeys(ids[:-3], 0), "full_house": 25, "large_straight": 40}
+    sheets = [parse_scorecard(rs, {"boxes": dict.fromkeys(ids[:-2], 0)}),
+              parse_scorecard(rs, {"boxes": ahead})]
+    if to_move == 1:
+        sheets.reverse()
+    out = win_probability(ANALYST, rs, sheets, to_move, [1, 1, 2, 3, 4], 2)
+    shares = [p["share"] for p in out["players"]]
+    assert shares[1 - to_move] == pytest.approx(1.0, abs=1e-12)
+    assert shares[to_move] == pytest.approx(0.0, abs=1e-12)
+    assert out["exact"]
+    # on the first throw the dice win at once for the player to move
+    first = win_probability(ANALYST, rs, sheets, to_move, [1, 1, 2, 3, 4], 1)
+    assert first["players"][to_move]["share"] == 1.0
 
 
 def test_a_servida_on_the_first_throw_wins_and_is_the_winning_move():
@@ -639,11 +647,13 @@ def test_warm_keeps_moments_and_start_distributions_beside_the_tables(tmp_path):
     assert any(n.endswith("-all-m1-v1.npy") for n in names)
     assert any(n.endswith("-all-m2-v1.npy") for n in names)
     assert any(n.endswith("-all-start-v1.npy") for n in names)
-    fresh = Analyst(Advisor(tmp_path), exact_states=0)  # nothing computed: read from disk
+    assert any(n.endswith("-all-early-data-v1.npy") for n in names)
+    fresh = Analyst(Advisor(tmp_path))  # nothing computed: read from disk
     rs = effective_rules("generala")
     pv = fresh.position_value(rs, None, None, None)
-    assert pv.distribution.exact
+    assert pv.distribution.exact and pv.distribution.states == 0  # no pass: from disk
     assert pv.distribution.mean == pytest.approx(pv.mean, abs=1e-6)
+    assert fresh.early_futures(fresh.strategy(rs)) is not None
 
 
 # --------------------------------------------------------------------------- compiling
@@ -809,17 +819,6 @@ def test_the_turns_decisions_share_one_win_table_and_it_matches_a_fresh_one():
     assert max(first) > 0.0
 
 
-@pytest.mark.parametrize("vid", ["yahtzee", "generala", "kniffel"])
-def test_reachable_states_under_a_mask_are_counted_as_a_scan_counts_them(vid):
-    st = ANALYST.strategy(effective_rules(vid))
-    every = np.concatenate(ANALYST.reachable_levels(st))
-    nb = st.parts[0].solution.model.nb
-    masks = random.Random(vid).sample(range(1 << nb), 200) + [0, (1 << nb) - 1]
-    for mask in masks:
-        expected = int(np.count_nonzero((every[:, 0] & mask) == mask))
-        assert ANALYST.states_from(st, (mask, 0, 0)) == expected
-
-
 def test_win_shares_of_totals_and_chances_against_enumeration_of_three_opponents():
     """`winprob.utility` (an own total's share of the win) and `chances` against every
     combination of the opponents' totals, ties shared."""
@@ -850,3 +849,96 @@ def test_win_shares_of_totals_and_chances_against_enumeration_of_three_opponents
         mine = utility(others, d.lo, d.lo + len(d.probs))
         assert ch[i].share == pytest.approx(float(norm[i] @ mine), abs=1e-12)
 
+
+
+# --------------------------------------------------------------------------- futures
+
+
+def _flat(sol, state) -> int:
+    nu, nf = sol.values.shape[1], sol.values.shape[2]
+    return (int(state[0]) * nu + int(state[1])) * nf + int(state[2])
+
+
+@pytest.mark.parametrize("vid", ["generala", "yacht", "bozo"])
+def test_the_first_turns_table_matches_forward_passes_and_the_moment_tables(vid):
+    """The table of the first turns' distributions (computed backward from the full sheets)
+    against two independent computations: the forward pass from each of its turn starts,
+    and the moment tables' mean and SD (their own kernel, the same policy)."""
+    from service.advisor.kernels.distribution import forward, futures
+
+    st = ANALYST.strategy(effective_rules(vid))
+    sol = st.parts[0].solution
+    levels = ANALYST.reachable_levels(st)
+    table = futures(sol.kd, sol.values, levels, 1 << 30, 2, deepest=2)
+    mo = ANALYST.moments(st)[0]
+    states = np.concatenate(levels[:3])
+    assert len(table.flat) == len(states)
+    rng = random.Random(vid)
+    for row in rng.sample(list(states), 40) + [states[0]]:
+        state = tuple(int(x) for x in row)
+        got = table.get(_flat(sol, state))
+        want = forward(sol.kd, sol.values, state, 0, None, 1)
+        assert got.lo == want.lo
+        np.testing.assert_allclose(got.probs, want.probs, rtol=0, atol=1e-14)
+        m1, m2 = mo.at(*state)
+        assert got.mean == pytest.approx(m1, abs=1e-9)
+        assert got.sd == pytest.approx(np.sqrt(m2 - m1 * m1), abs=1e-7)
+
+
+def test_moves_distributions_match_forward_passes():
+    """Playing to win before the last four boxes: every move's exact distribution (a box's
+    from the state it leads to, a keep's the rest of the turn then those states', all from
+    `successor_futures`, computed backward) equals a forward pass's from the same
+    outcomes."""
+    from service.advisor.kernels.distribution import first_turn_records, forward, gain_bits
+
+    rs = effective_rules("yahtzee")
+    st = ANALYST.strategy(rs)
+    sol = st.parts[0].solution
+    ids = rs.variant.box_ids
+    sheet = parse_scorecard(rs, {"boxes": {**dict.fromkeys(ids[:6], 0), "chance": 21,
+                                           "full_house": 25}})
+    state = tuple(int(x) for x in Position.of(st, sheet).states[0][:3])
+    fut = ANALYST.successor_futures(st, state)
+    keeps = sol.model.keeps
+    for keep in [(), (5,), (2, 3, 4), (6, 6, 6), (1, 1, 2, 2)]:
+        for throw in (1, 2):
+            records = first_turn_records(sol.kd, sol.values, state, -1, throw,
+                                         keeps.index[keep])
+            got = fut.combine(*records, gain_bits(sol.kd), 10)
+            want = forward(sol.kd, sol.values, state, 10, records, 1)
+            assert got.lo == want.lo
+            np.testing.assert_allclose(got.probs, want.probs, rtol=0, atol=1e-14)
+    for flat in fut.flat[::7]:
+        nu, nf = sol.values.shape[1], sol.values.shape[2]
+        s2 = (int(flat) // (nu * nf), int(flat) // nf % nu, int(flat) % nf)
+        want = forward(sol.kd, sol.values, s2, 0, None, 1)
+        got = fut.get(int(flat))
+        assert got.lo == want.lo
+        np.testing.assert_allclose(got.probs, want.probs, rtol=0, atol=1e-14)
+
+
+def test_a_mid_turn_distribution_agrees_with_the_moments_and_simulated_games():
+    """Mid-turn, eight boxes from the end of a YAHTZEE game: the exact distribution's mean
+    and SD against the moment tables' (the turn's hand values, `TurnView`), and its CDF
+    against 4,000 simulated games of the advisor's play (DKW bound)."""
+    rs = effective_rules("yahtzee")
+    st = ANALYST.strategy(rs)
+    sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "twos": 6, "fives": 15, "chance": 23,
+                                           "full_house": 25}})
+    dice, throw = [2, 3, 5, 5, 6], 1
+    pv = ANALYST.position_value(rs, sheet, dice, throw)
+    d = pv.distribution
+    assert d.exact and d.probs.sum() == pytest.approx(1.0, abs=1e-12)
+    pos = Position.of(st, sheet)
+    view = TurnView(pos, ANALYST.tables(st), throw)
+    h = rs.hand_index[tuple(dice)]
+    m1, m2 = view.hand_value(h, throw)
+    assert pv.mean == pytest.approx(pos.total + m1, abs=1e-6)
+    assert pv.sd == pytest.approx(np.sqrt(m2 - m1 * m1), abs=1e-6)
+    n = 4000
+    finals = simulate(st, pos, n, seed=33, throw=throw, hand=h)
+    assert abs(finals.mean() - d.mean) < 4 * d.sd / np.sqrt(n)
+    eps = np.sqrt(np.log(2 / 1e-4) / (2 * n))
+    emp = np.searchsorted(np.sort(finals), d.totals, side="right") / n
+    assert np.max(np.abs(emp - np.cumsum(d.probs))) < eps

@@ -241,6 +241,34 @@ def test_analysis_tables_are_built_by_the_build_process(queue, settings):
     assert pv.sd == pytest.approx(inline.sd, abs=1e-9)
 
 
+def test_the_start_of_a_game_of_new_rules_queues_both_builds_at_once(queue, settings):
+    """positions/value at the start of a game of rules with no table yet queues the value
+    tables and, right behind them, the analysis job that makes the start distribution: the
+    answer waits for one pass of the queue, not two (issue 33: 9.1 s for YAHTZEE house
+    rules). The analysis job writes the start distribution before the moment tables."""
+    from service.advisor.analysis.analyst import Analyst
+
+    rs = house(37)
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.05)
+    analyst = Analyst(advisor)
+    with pytest.raises(TableBuilding):
+        analyst.position_value(rs, None, None, None)
+    assert [j["kind"] for j in queue.jobs()] == ["values", "moments"]
+    for job in queue.jobs():
+        Builder(settings).build(job)
+    pv = analyst.position_value(rs, None, None, None)
+    assert pv.distribution.exact and pv.distribution.states == 0
+    # a position after the start needs no analysis job: nothing is queued for it
+    rs2 = house(38)
+    queue.submit(rs2, "a")
+    Builder(settings).build(queue.jobs()[0])
+    from service.domain.scoring import parse_scorecard
+
+    sheet = parse_scorecard(rs2, {"boxes": {"ones": 2}})
+    assert analyst.position_value(rs2, sheet, None, None).distribution.exact
+    assert not queue.jobs()
+
+
 def test_a_failed_analysis_build_is_an_error_not_a_new_build(queue, settings):
     from service.advisor.analysis.analyst import Analyst
 

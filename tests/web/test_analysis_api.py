@@ -244,8 +244,10 @@ def test_win_probability_errors(client, body, pointer):
 
 
 def test_analysis_tables_building_is_a_202_with_retry_after(tmp_path):
-    """With background builds, a position whose moment tables are missing (built-in variant
-    included) answers the documented 202 while the build process makes them; then 200."""
+    """With background builds, a position whose analysis tables are missing (the start of a
+    game, whose distribution the analysis build makes; a built-in variant included, where
+    the server did not make them ahead) answers the documented 202 while the build process
+    makes them; then 200."""
     from service.advisor.tables.build_process import Builder
     from service.config import Settings
     from service.web.app import create_app
@@ -258,7 +260,7 @@ def test_analysis_tables_building_is_a_202_with_retry_after(tmp_path):
     advisor.builds.autostart = False  # this test runs the build process's step itself
     advisor.warm(["generala"])
     client = app.test_client()
-    body = {"scorecard": {"boxes": GENERALA_UPPER}}
+    body = {"scorecard": {}}
     r = post(client, "generala/positions/value", body)
     assert r.status_code == 202 and r.mimetype == "application/json"
     pending = r.get_json()

@@ -111,10 +111,13 @@ class Advisor:
                            em_baixo, level)
         return bot_move(rs, ranked, LEVELS[level], rng)
 
+    def ready(self, rs: RuleSet) -> bool:
+        """Whether the strategy of a table of rules is in memory or on disk (no build)."""
+        return self.cache.ready(rs, rs.fingerprint, lambda: part_names(rs))
+
     def status(self) -> dict[str, bool]:
         """Built-in variant id -> whether its table is ready (in memory or on disk)."""
-        return {vid: self.cache.ready(rs, rs.fingerprint, lambda rs=rs: part_names(rs))
-                for vid, rs in ((v, effective_rules(v)) for v in VARIANT_IDS)}
+        return {vid: self.ready(effective_rules(vid)) for vid in VARIANT_IDS}
 
     def build_estimate(self, variants: list[str]) -> float:
         """Rough seconds to build these built-in variants' tables here (a log line's hint)."""

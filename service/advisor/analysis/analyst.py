@@ -5,29 +5,28 @@ distribution of the final score), coaching for keeps, and the caches these need.
 and through the same stores: the float64 mean and second-moment tables of every part (made
 on first use by the pod's build process, as the value tables are, and memory-mapped from
 disk: `TableBuilding` meanwhile; built here by an advisor without a build queue), and exact
-distributions from turn starts (a few hundred numbers each). Game analysis (`games.py`)
-and win probabilities (`kernels/winprob.py`) use it too.
+distributions from turn starts. Game analysis (`games.py`) and win probabilities
+(`kernels/winprob.py`) use it too.
 
 Where the distribution is exact and where it is sampled:
 
-- one-part (exact-method) strategies: the exact forward pass (`kernels/distribution.py`) when the
-  states reachable from the position are at most `exact_states` (default 40,000: the pass
-  visits a third to a half of them, within the 200 ms budget), or when the distribution is
-  cached: every turn start asked before, and the start of a game of every built-in variant,
-  which `warm` (run by ``python -m service.advisor build``) computes once and keeps beside
-  the value tables;
-- otherwise (approximate methods, or early positions too large for the budget): games of
-  the advisor's own play (`simulate.py`) seeded by the position, `samples` of them
-  (default 2,000; `samples_approximate`, default 400, for the approximate methods, whose
-  games are played one at a time), on every CPU, with the sampling error of the mean
-  stated.
-
-Mean and standard deviation are always exact for exact methods (the moment tables), also
-when the distribution is sampled.
+- one-part (exact-method) strategies: always exact, from any position, under any rules. The
+  start of a game is computed once per table of rules (beside the moment tables, by the
+  pod's build process; with the tables for a built-in variant); every turn start of the
+  first turns is in a table made ahead for the built-in variants (`early_futures`:
+  `distribution.futures`, the distributions of the points still to come, whose points so
+  far only shift them), and a position in the middle of such a turn combines the turn's
+  outcomes with it; any other position is a forward pass over the states reachable from it
+  (`distribution.forward`: the reachable set shrinks fast as boxes fill). Mean and SD are
+  the distribution's own: one policy behind every figure (`moments.py` follows it too);
+- approximate methods (column sheets, Maxi Yatzy): games of the advisor's own play
+  (`simulate.py`) seeded by the position, `samples_approximate` of them (default 400), on
+  every CPU, with the sampling error of the mean stated.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections import Counter
@@ -47,11 +46,23 @@ from ..advice import moves as advice
 from ..advice.advisor import Advisor
 from ..advice.moves import Suggestion, suggest
 from ..kernels import selfplay
-from ..kernels.distribution import Distribution, first_turn_records, forward
+from ..kernels.distribution import (
+    EARLY_METHOD,
+    EARLY_TURN_METHOD,
+    START_METHOD,
+    Distribution,
+    Futures,
+    early_depth,
+    first_turn_records,
+    forward,
+    futures,
+    gain_bits,
+    successor_futures,
+    turn_successors,
+)
 from ..kernels.model import instant_chance, instant_hands, reachable_states
 from ..kernels.moments import Moments
 from ..kernels.threads import cpu_workers, kernel_pool
-from ..kernels.values import LANES
 from ..kernels.winprob import (
     ASSUMPTIONS,
     MAX_WIN_OPEN,
@@ -65,16 +76,19 @@ from ..kernels.winprob import (
     utility,
     win_tables,
 )
+from ..solving.methods import method_for
 from ..solving.positions import Position, part_value
 from ..solving.solver import solve_moments
 from ..solving.strategy import Part, Strategy
-from ..tables.build_process import await_build
+from ..tables.build_process import BUILD_CLIENT, BuildQueueFull, await_build
 from ..tables.cache import TableCache
 from ..tables.store import is_builtin
 from ..tables.strategies import (
+    early_names,
     moment_arrays,
     moment_names,
     moments_of,
+    part_names,
     start_name,
     start_state,
 )
@@ -90,6 +104,12 @@ PERCENTILES = (5, 25, 50, 75, 95)
 ANALYSIS_COMPILE_SECONDS = 90.0
 
 
+#: Seconds `Analyst.warm` takes for each built-in variant on a first start (2 shared cores,
+#: rounded up): the start-up log line's estimate.
+ANALYSIS_SECONDS = {"yahtzee": 25.0, "yahtzee_basic": 12.0, "kniffel": 22.0, "yams": 12.0,
+                    "yatzy": 50.0, "maxi_yatzy": 4.0}
+
+
 def analysis_kernels_cached() -> bool:
     """Whether numba's cache holds the analysis kernels (else they compile first)."""
     try:
@@ -98,18 +118,22 @@ def analysis_kernels_cached() -> bool:
         return False
 
 
-#: Time budget of a sampled distribution: games are played until the sample size or this
-#: many seconds, whichever comes first (at least two chunks).
+#: Time budget of a sampled distribution (approximate methods): games are played until the
+#: sample size or this many seconds, whichever comes first (at least two chunks).
 SAMPLE_SECONDS = 1.5
 
-#: Budgets of one win-probability request, shared by its distinct positions (8 players must
-#: not take 8 budgets), sized for its 200 ms: the time of all its sampled distributions
-#: together, and the reachable states of all its exact ones (each also within the
-#: analyst's `exact_states`; the passes visit a third to a half of them, some 8 us a state
-#: on this project's 2-core machine). Four YAHTZEE players eight boxes from the end are
-#: exact (about 130 ms); earlier, each of four is sampled from some 400-800 games.
+#: Time budget of all the sampled distributions of one win-probability request together
+#: (approximate methods: 8 players must not take 8 budgets).
 WIN_SAMPLE_SECONDS = 0.12
-WIN_EXACT_STATES = 40_000
+
+#: The table of distributions from the first turns' starts (`early_futures`) holds the
+#: first levels whose turn starts lead to more than about `EARLY_REACH` reachable states
+#: (`distribution.early_depth`: YAHTZEE, Kniffel and the basic sheet the first four turns,
+#: Yatzy five), at most `EARLY_BYTES` (YAHTZEE 49 MB, Yatzy 70 MB, Kniffel 21 MB, the basic
+#: sheet and Yam's 12 MB, the others under 1 MB): any later turn start is a forward pass
+#: over some 10,000 states at most (about 0.1 s on 2 cores).
+EARLY_REACH = 30_000
+EARLY_BYTES = 96 << 20
 
 
 @dataclass
@@ -152,7 +176,6 @@ class Analyst:
     """Position values, distributions and coaching for an `Advisor`'s strategies."""
 
     def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
-                 exact_states: int = 40_000, samples: int = 2_000,
                  samples_approximate: int = 400,
                  sample_seconds: float = SAMPLE_SECONDS) -> None:
         self.advisor = advisor
@@ -161,17 +184,18 @@ class Analyst:
         self.moment_cache: TableCache[Moments] = TableCache(stores, lru_size * 4)
         #: (fingerprint, part state) -> the exact distribution from that turn start
         self.dists: TableCache[Distribution] = TableCache(stores, 256)
+        #: (fingerprint, part name) -> the distributions from the first turns' starts
+        self.early: TableCache[Futures] = TableCache(stores, lru_size)
+        #: (fingerprint, part state, instant) -> the distributions from every state one
+        #: turn leads to (a position's moves, played to win; some 0.1-1 MB each)
+        self.successors: TableCache[Futures] = TableCache(stores, 8)
         #: fingerprint -> a one-part strategy's reachable states, per level
         self._reach: TableCache[list[np.ndarray]] = TableCache(stores, 32)
-        #: fingerprint -> per box mask, the reachable states with those boxes filled
-        self._reach_counts: TableCache[np.ndarray] = TableCache(stores, 32)
         #: (fingerprint, own state, digest of the win shares of the final totals and of the
         #: instant wins' worth) -> `winprob.win_tables`: the same all through a turn (at
         #: most about 1 MB each: some 300 states by some 400 totals with four open boxes)
         self.win_cache: TableCache[WinTables] = TableCache(stores, 8)
         self.threads = threads
-        self.exact_states = exact_states
-        self.samples = samples
         self.samples_approximate = samples_approximate
         self.sample_seconds = sample_seconds
 
@@ -258,40 +282,50 @@ class Analyst:
     def position_value(self, rs: RuleSet, sheet: Sheet | None, dice: list[int] | None,
                        throw: int | None, em_baixo: bool = False,
                        sample_seconds: float | None = None,
-                       exact_states: int | None = None,
-                       instant: bool = False, normal: bool = False) -> PositionValue:
+                       instant: bool = False) -> PositionValue:
         """Mean, standard deviation and distribution of the final score from a position:
         a sheet at the start of a turn, or with `dice` after throw `throw` of the turn.
-        The distribution is exact when at most `exact_states` states (default: the
-        analyst's) are reachable, else sampled for at most `sample_seconds` (default: the
-        analyst's). `instant`, where a first throw can win the game at once: the
-        distribution of the totals of the games without such a win, P(total = t and none),
-        which sums to the chance of none (`distribution.forward`); mean and sd stay those
-        of every game. `normal`: beyond `exact_states`, the normal distribution of the
-        exact mean and sd instead of a sample (exact strategies; what playing to win reads,
-        in a few milliseconds)."""
+        Exact strategies: the exact distribution (see the module's docstring), whose mean
+        and SD are the answer's. Approximate methods: sampled for at most `sample_seconds`
+        (default: the analyst's). `instant`, where a first throw can win the game at once:
+        the distribution of the totals of the games without such a win, P(total = t and
+        none), which sums to the chance of none (`distribution.forward`); mean and sd stay
+        those of every game (the moment tables')."""
         sheet = sheet or empty_sheet(rs)
         hand = check_position(rs, sheet, dice, throw, em_baixo)
+        if hand < 0 and not instant and sheet.open_boxes == len(rs.variant.box_ids):
+            self._queue_start(rs)
         st = self.strategy(rs)  # after the checks: a refused position builds no table
         pos = self.position(st, sheet)
         t = throw or 1
         if st.exact:
+            wins = instant_hands(rs) if instant else None
+            dist = self._exact(st, pos, hand, t, wins)
+            if wins is None:
+                return PositionValue(pos.total, dist.mean, dist.sd, True, dist)
             view = TurnView(pos, self.tables(st), t)
             if hand >= 0:
                 m1, m2 = view.hand_value(hand, t)
             else:
                 m1, m2 = view.mean_now, view.var_now + view.mean_now ** 2
-            mean = pos.total + m1
-            sd = float(np.sqrt(max(0.0, m2 - m1 * m1)))
-            wins = instant_hands(rs) if instant else None
-            dist = self._exact_or_sampled(st, pos, hand, t, sample_seconds, exact_states,
-                                          wins, (mean, sd) if normal else None)
-            return PositionValue(pos.total, mean, sd, True, dist)
+            return PositionValue(pos.total, pos.total + m1,
+                                 float(np.sqrt(max(0.0, m2 - m1 * m1))), True, dist)
         dist = self._sampled(st, pos, hand, t, sample_seconds)
         if instant and instant_hands(rs) is not None:
             return PositionValue(pos.total, dist.mean, dist.sd, False,
                                  _no_instant(dist, rs, pos, hand))
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
+
+    def _queue_start(self, rs: RuleSet) -> None:
+        """The start of a game of rules whose value tables the build process has still to
+        make: queue their analysis job (which makes the start distribution first) right
+        behind them, so that the answer comes after one build queue, not two."""
+        builds = self.advisor.builds
+        if builds is None or not method_for(rs).exact or self.advisor.ready(rs):
+            return
+        with contextlib.suppress(BuildQueueFull):
+            builds.submit(rs, BUILD_CLIENT.get(), builtin=is_builtin(rs))
+            builds.submit(rs, BUILD_CLIENT.get(), builtin=is_builtin(rs), kind="moments")
 
     def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
         """Every reachable state (mask, upper code, flags) of a one-part strategy, per number
@@ -299,60 +333,84 @@ class Analyst:
         return self._reach.get(st.rs, st.rs.fingerprint,
                                lambda: reachable_states(st.parts[0].solution.model))
 
-    def _counts(self, st: Strategy) -> np.ndarray:
-        """Per box mask, how many reachable states of a one-part strategy have those boxes
-        filled (and maybe more): the states counted at their own mask, then summed over
-        supersets one box at a time."""
-        def count() -> np.ndarray:
-            nb = st.parts[0].solution.model.nb
-            counts = np.bincount(np.concatenate(self.reachable_levels(st))[:, 0],
-                                 minlength=1 << nb).astype(np.int64)
-            masks = np.arange(1 << nb)
-            for b in range(nb):
-                without = masks[(masks >> b & 1) == 0]
-                counts[without] += counts[without | (1 << b)]
-            return counts
-        return self._reach_counts.get(st.rs, st.rs.fingerprint, count)
-
-    def states_from(self, st: Strategy, state: tuple[int, int, int]) -> int:
-        """How many reachable states have the position's boxes filled (the exact pass's
-        work, an upper bound)."""
-        return int(self._counts(st)[state[0]])
-
-    def _exact_or_sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
-                          sample_seconds: float | None = None,
-                          exact_states: int | None = None,
-                          instant: np.ndarray | None = None,
-                          normal: tuple[float, float] | None = None) -> Distribution:
+    def _exact(self, st: Strategy, pos: Position, hand: int, throw: int,
+               instant: np.ndarray | None = None) -> Distribution:
+        """The exact distribution of the final total from a position of a one-part
+        strategy (with `hand` after `throw`, or at a turn start: hand -1): the start of a
+        game's, a table's (`early_futures`), or a forward pass's (kept for a turn start).
+        `instant`: of the games without a win at once (`distribution.forward`)."""
         state = tuple(int(x) for x in pos.states[0][:3])
-        if hand < 0 and instant is None:
-            if state == start_state(st):  # exact for any rules (the build process makes it)
-                cached = self.start_distribution(st)
-            else:
-                cached = self._cached(st, state)
-            if cached is not None:
-                found = _shifted(cached, pos.total)
-                found.states = 0  # no state visited for this answer
+        sol = st.parts[0].solution
+        early = self.early_futures(st) if instant is None else None
+        if hand < 0:
+            if instant is None:
+                found = None if early is None else early.get(flat_index(sol, state), pos.total)
+                if found is not None:
+                    found.method = EARLY_METHOD
+                    return found
+                if state == start_state(st):  # any rules (the build process makes it)
+                    start = self.start_distribution(st)
+                    if start is not None:
+                        found = _shifted(start, pos.total, states=0)
+                        found.method = START_METHOD
+                        return found
+            visited = []
+
+            def compute() -> Distribution:
+                dist = self.exact_distribution(st, state, instant=instant)
+                visited.append(dist.states)
+                return dist
+
+            found = _shifted(self._distribution(st, state, compute, instant is not None),
+                             pos.total, states=visited[0] if visited else 0)
+            return found
+        records = first_turn_records(sol.kd, sol.values, state, hand, throw)
+        if early is not None:
+            found = early.combine(*records, gain_bits(sol.kd), pos.total)
+            if found is not None:
+                found.method = EARLY_TURN_METHOD
                 return found
-        limit = self.exact_states if exact_states is None else exact_states
-        if self.states_from(st, state) > limit:
-            dist = (_normal(*normal, pos.total) if normal is not None
-                    else self._sampled(st, pos, hand, throw, sample_seconds))
-            return dist if instant is None else _no_instant(dist, st.rs, pos, hand)
-        if hand >= 0:
-            return _shifted(self.exact_distribution(st, state, hand, throw, instant),
-                            pos.total)
-        visited = []
+        return _shifted(forward(sol.kd, sol.values, state, 0, records, self.threads, instant),
+                        pos.total)
 
-        def compute() -> Distribution:
-            dist = self.exact_distribution(st, state, instant=instant)
-            visited.append(dist.states)
-            return dist
+    def early_futures(self, st: Strategy, here: bool = False) -> Futures | None:
+        """The distributions of the points still to come from every reachable turn start of
+        a one-part strategy's first turns (`distribution.futures`, `EARLY_REACH`): from
+        memory or disk; with `here`, computed (half a minute and some 800 MB for the
+        largest sheets: `warm` makes them for the built-in variants) and kept (on disk
+        for a built-in variant). None otherwise: other positions take a forward pass."""
+        if len(st.parts) != 1:
+            return None
+        part = st.parts[0]
+        key = (st.rs.fingerprint, part.name)
+        files = lambda: early_names(part.name)  # noqa: E731
+        if not here:
+            return self.early.load(st.rs, key, files, Futures.of)
+        sol = part.solution
+        levels = self.reachable_levels(st)
+        deepest = early_depth([len(lv) for lv in levels], EARLY_REACH)
+        return self.early.get(
+            st.rs, key, lambda: futures(sol.kd, sol.values, levels, EARLY_BYTES, self.threads,
+                                        deepest=deepest),
+            files=files, make=Futures.of,
+            arrays=lambda f: dict(zip(early_names(part.name), f.arrays(), strict=True)))
 
-        found = _shifted(self._distribution(st, state, compute, instant is not None),
-                         pos.total)
-        found.states = visited[0] if visited else 0  # states visited for this answer
-        return found
+    def successor_futures(self, st: Strategy, state: tuple[int, int, int],
+                          instant: np.ndarray | None = None) -> Futures:
+        """The distributions of the points still to come from every state one turn from a
+        one-part strategy's `state` leads to (`distribution.turn_successors`): from the
+        early table when it holds them all, else computed (`distribution.successor_futures`)
+        and kept for the turn. `instant`: of the games without a win at once."""
+        sol = st.parts[0].solution
+        kd, values = sol.kd, sol.values
+        nu, nf = values.shape[1], values.shape[2]
+        sources = turn_successors(kd, nu, nf, *state)
+        early = self.early_futures(st) if instant is None else None
+        if early is not None and np.all(early.slots(sources) >= 0):
+            return early
+        key = (st.rs.fingerprint, state, instant is not None)
+        return self.successors.get(
+            st.rs, key, lambda: successor_futures(kd, values, sources, self.threads, instant))
 
     def _start_files(self, st: Strategy, state: tuple[int, int, int]) -> tuple[str, ...]:
         """The file a turn start's distribution is kept in: only the start of a game is
@@ -403,18 +461,45 @@ class Analyst:
 
     def warm(self, variants: list[str] | tuple[str, ...], moments: bool = True
              ) -> dict[str, float]:
-        """Build the start distributions and (`moments`) the moment tables of built-in
-        variants, here (what `python -m service.advisor build` adds to the value tables);
-        seconds each."""
+        """Build the analysis tables of built-in variants here, each kept on disk beside
+        the value tables: the distributions from the first turns' starts (`early_futures`,
+        one-part strategies), the start distribution (taken from them) and (`moments`) the
+        moment tables: what `python -m service.advisor build` and the server's start make,
+        so that no request waits for them. Seconds each."""
         out = {}
         for vid in variants:
             began = time.perf_counter()
             st = self.strategy(effective_rules(vid))
+            early = self.early_futures(st, here=True)
+            if early is not None:
+                state = start_state(st)
+                flat = flat_index(st.parts[0].solution, state)
+                self._distribution(st, state, lambda e=early, f=flat: e.get(f))
             if moments:
                 self.moments(st, here=True)
             self.start_distribution(st, here=True)
             out[vid] = time.perf_counter() - began
         return out
+
+    def analysis_missing(self, variants: list[str] | tuple[str, ...]) -> list[str]:
+        """The built-in variants among `variants` whose analysis tables (`warm`) are not all
+        on disk."""
+        out = []
+        for vid in variants:
+            rs = effective_rules(vid)
+            names = [n for p in part_names(rs) for n in moment_names(p)]
+            if len(names) == 2:  # one part: the start and the first turns' distributions
+                part = part_names(rs)[0]
+                names += [start_name(part), *early_names(part)]
+            if not self.advisor.stores.has(rs, names):
+                out.append(vid)
+        return out
+
+    @staticmethod
+    def analysis_estimate(variants: list[str] | tuple[str, ...]) -> float:
+        """Rough seconds to build these built-in variants' analysis tables here (`warm`, 2
+        cores; a log line's hint)."""
+        return sum(ANALYSIS_SECONDS.get(v, 1.0) for v in variants)
 
     def compile_kernels(self, variants: list[str] | tuple[str, ...] = ()) -> float:
         """Run every analysis kernel once on small positions of a built-in variant solved
@@ -429,16 +514,15 @@ class Analyst:
                    if st.exact), None) or self.strategy(effective_rules("yahtzee_basic"))
         rs = st.rs
         ids = rs.variant.box_ids
-        sheet = parse_scorecard(rs, {"boxes": dict.fromkeys(ids[:-2], 0)})
+        late = parse_scorecard(rs, {"boxes": dict.fromkeys(ids[:-2], 0)})
+        middle = parse_scorecard(rs, {"boxes": dict.fromkeys(ids[:-6], 0)})
         dice = [1, 2, 3, 4, 5, 6][:rs.variant.dice]
         self.moments(st, here=True)  # seconds, once: then on disk beside the tables
-        self.position_value(rs, sheet, None, None)  # moments, the exact forward pass
-        self.position_value(rs, sheet, dice, 2)  # ... from a hand mid-turn
-        sampler = Analyst(self.advisor, exact_states=0, samples=64, samples_approximate=2)
-        sampler.moment_cache = self.moment_cache  # the moments just made
-        sampler.position_value(rs, sheet, dice, 2)  # games side by side (play_lanes)
-        win_probability(self, rs, [sheet, sheet], 0, dice, 2)  # chances, the winning move
-        self.coach(st, sheet, 2, [((), False)])
+        self.position_value(rs, late, None, None)  # the exact forward pass
+        self.position_value(rs, late, dice, 2)  # ... from a hand mid-turn
+        win_probability(self, rs, [late, late], 0, dice, 2)  # chances, the winning move
+        win_probability(self, rs, [middle, late], 0, dice, 2)  # moves' distributions
+        self.coach(st, late, 2, [((), False)])
         compile_play(st)  # games of several parts (columns, sections)
         return time.perf_counter() - began
 
@@ -456,17 +540,15 @@ class Analyst:
 
     def _sampled(self, st: Strategy, pos: Position, hand: int, throw: int,
                  seconds: float | None = None) -> Distribution:
+        """Games of an approximate method's own play from the position (several parts,
+        played one game at a time)."""
         seed = _seed(st.rs.fingerprint, pos, hand, throw)
-        lanes = len(st.parts) == 1 and not st.rs.variant.saved_throws
-        # several parts are played one game at a time (not 32 side by side): fewer games
-        n = self.samples if lanes else self.samples_approximate
-        # Games are played in chunks (whole blocks of lanes) on every CPU until `n` or the
-        # time budget (a request must not hold its worker for long), at least two chunks a
-        # thread; the answer states how many were played. Chunk k is seeded with seed + k
-        # and the chunks are taken in order, so the games do not depend on the threads.
+        n = self.samples_approximate
+        # Games are played in chunks on every CPU until `n` or the time budget (a request
+        # must not hold its worker for long), at least two chunks a thread; the answer
+        # states how many were played. Chunk k is seeded with seed + k and the chunks are
+        # taken in order, so the games do not depend on the threads.
         chunk = max(1, n // 64)
-        if lanes:
-            chunk = -(-chunk // LANES) * LANES
         seconds = self.sample_seconds if seconds is None else seconds
         workers = cpu_workers(self.threads)
         started = time.perf_counter()
@@ -507,16 +589,14 @@ def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int
 
 def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int,
                   dice: list[int] | None, throw: int | None, em_baixo: bool,
-                  where: Callable[[int], str], normal: bool = False) -> list[PositionValue]:
+                  where: Callable[[int], str]) -> list[PositionValue]:
     """Every player's position value (`Analyst.position_value`), where a first throw can win
     at once the totals of their games without one (`instant`). `where(i)`: the JSON pointer
-    of player i's scorecard in the request, to name it in a problem. `normal`: beyond the
-    exact budget, the normal of the exact moments instead of a sample.
+    of player i's scorecard in the request, to name it in a problem.
 
-    Players on the same position share one distribution; the exact distributions share
-    one budget of states (`WIN_EXACT_STATES`) and the sampled ones one time budget
-    (`WIN_SAMPLE_SECONDS`): the request's time does not grow with the number of
-    players."""
+    Players on the same position share one distribution; the sampled ones (approximate
+    methods) share one time budget (`WIN_SAMPLE_SECONDS`): the request's time does not grow
+    with the number of players."""
     def key(i: int) -> Any:
         if i == to_move and dice is not None:
             return i  # the player mid-turn: a position of their own
@@ -559,16 +639,12 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
             of_player(i, lambda i=i: check_position(rs, *position(i)))
     instant = instant_hands(rs) is not None
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
-    states_left = WIN_EXACT_STATES
     todo = [k for k in distinct if k not in found]
     for n, k in enumerate(todo):
         i = keys.index(k)
-        left = len(todo) - n
-        seconds = max(0.0, deadline - time.perf_counter()) / left
-        budget = min(analyst.exact_states, states_left // left)
-        found[k] = of_player(i, lambda i=i, s=seconds, b=budget: analyst.position_value(
-            rs, *position(i), s, b, instant, normal))
-        states_left -= found[k].distribution.states
+        seconds = max(0.0, deadline - time.perf_counter()) / (len(todo) - n)
+        found[k] = of_player(i, lambda i=i, s=seconds: analyst.position_value(
+            rs, *position(i), s, instant))
     return [found[k] for k in keys]
 
 
@@ -633,36 +709,44 @@ def _wins_now(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
 #: How `win_shares` values the moves, by whether it could do it exactly.
 WIN_EXACT = ("exact: a backward induction over the player's own states and totals, the win "
              "share in place of points, against the others' distributions")
-WIN_APPROXIMATE = ("approximate: each move's final total taken as normal, with the exact "
-                   "mean and variance of the advisor's play after it (moment tables), against "
-                   "the others' distributions; exact from {n} open boxes on (one-column "
-                   "variants solved exactly)")
+WIN_DISTRIBUTIONS = ("approximate (Pawlewicz's way): each move's exact distribution of the "
+                     "final total with the advisor's expected-score play after it (the rest "
+                     "of the turn, then the exact distributions from every state it leads "
+                     "to), against the others' distributions; exact from {n} open boxes on "
+                     "(one-column variants solved exactly)")
+WIN_NORMAL = ("approximate: each move's final total taken as normal, with the mean and "
+              "variance of the method's play after it (moment tables of its parts), against "
+              "the others' distributions (column sheets, Maxi Yatzy)")
 
 
 def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
                throw: int | None, em_baixo: bool, sug: Suggestion,
                others: list[Distribution], instant: list[np.ndarray] | None = None,
-               approximate: bool = False) -> tuple[list[float], bool]:
+               approximate: bool = False) -> tuple[list[float], bool, str]:
     """Each of `sug.alternatives`' expected share of the win against the others' final
-    distributions, and whether the shares are exact.
+    distributions, whether the shares are exact, and how they were made (`WIN_EXACT`,
+    `WIN_DISTRIBUTIONS`, `WIN_NORMAL`).
 
     Exact (a backward induction over the player's own states and totals with the win share
     in place of points, the player maximising it from then on) for one-part strategies
-    with at most `winprob.MAX_WIN_OPEN` open boxes. Elsewhere each move's final total is
-    taken as normal with the exact mean and variance of the advisor's play after it.
+    with at most `winprob.MAX_WIN_OPEN` open boxes. Before that, each move's exact
+    distribution of the final total under the advisor's play after it
+    (`_distribution_shares`); the approximate methods take it as normal
+    (`_normal_shares`).
 
     `instant` (where a first throw can win at once): the others' `instant_times`, the
     player to move at slot 0; `others` are then the totals of their games without an
     instant win. A box written on dice that win at once wins (share 1); a later turn's
     first throw that wins at once is worth the chance that no one else has won before it.
-    `approximate`: the approximation wherever (to measure it against the exact shares)."""
+    `approximate`: the distributions' shares wherever (to measure them against the exact
+    ones)."""
     st = analyst.strategy(rs)
     pos = analyst.position(st, sheet)
     t = throw or 1
     now = sug.wins_game  # the suggestion scored the hand: stopping on it wins at once
-    exact = (len(st.parts) == 1 and not rs.variant.saved_throws
-             and pos.open_boxes <= MAX_WIN_OPEN and not approximate)
-    if exact:
+    one_part = len(st.parts) == 1 and not rs.variant.saved_throws
+    exact = one_part and pos.open_boxes <= MAX_WIN_OPEN and not approximate
+    if one_part:
         kd = st.parts[0].solution.kd
         top = pos.total + gain_bounds(kd, pos.states[0][0])((1 << kd.nb) - 1) + 1
     else:
@@ -673,14 +757,18 @@ def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
         # column (the last, where higher totals are counted) holds them all
         top = max(pos.total + 1, min(top, max(d.lo + len(d.probs) for d in others) + 1))
     util = utility(others, pos.total, top, instant is not None)
+    args = (analyst, st, pos, sheet, dice, t, em_baixo, sug, util, instant)
     if exact:
-        shares = _exact_shares(analyst, st, pos, sheet, dice, t, em_baixo, sug, util, instant)
+        shares, method = _exact_shares(*args), WIN_EXACT
+    elif one_part:
+        shares = _distribution_shares(*args)
+        method = WIN_DISTRIBUTIONS.format(n=MAX_WIN_OPEN)
     else:
-        shares = _normal_shares(analyst, st, pos, sheet, dice, t, em_baixo, sug, util, instant)
+        shares, method = _normal_shares(*args), WIN_NORMAL
     if now:
         shares = [1.0 if a.action == "score" else v
                   for a, v in zip(sug.alternatives, shares, strict=True)]
-    return shares, exact
+    return shares, exact, method
 
 
 def _own_instant(pos: Position, instant: list[np.ndarray] | None, later: int
@@ -734,6 +822,73 @@ def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     return out
 
 
+def _own_later_instant(rs: RuleSet, pos: Position, instant: list[np.ndarray] | None
+                       ) -> float:
+    """The player's chance of a win at once on a later turn (after this one), each worth
+    the chance that no one else has won at once before it (0 where nothing wins at
+    once)."""
+    if instant is None:
+        return 0.0
+    q = instant_chance(rs)
+    later = pos.open_boxes - 1  # turns after this one
+    alive = _own_instant(pos, instant, later)
+    return float(sum(q * (1 - q) ** (k - 1) * alive[k] for k in range(1, later + 1)))
+
+
+def _move_outcome(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet, hs: Any,
+                  a: Any, throw: int) -> Position:
+    """The position a box move (`a`, scored on the hand `hs`) leads to."""
+    rs = st.rs
+    p = next(p for p in hs.boxes if p.legal and p.box == a.box
+             and (a.column is None or p.column == a.column))
+    return Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
+
+
+def _distribution_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
+                         dice: list[int], throw: int, em_baixo: bool, sug: Suggestion,
+                         util: np.ndarray, instant: list[np.ndarray] | None) -> list[float]:
+    """`win_shares` from each move's exact distribution of the final total (Pawlewicz's
+    way): a box's is the distribution from the state it leads to, a keep's the rest of the
+    turn under the advisor's play (`first_turn_records`) followed by those distributions,
+    every one from `Analyst.successor_futures`. Its share is E[util(final)]; where a first
+    throw can win at once, the distributions are of the games without such a win and the
+    player's own later wins at once are added (`_own_later_instant`)."""
+    rs = st.rs
+    sol = st.parts[0].solution
+    kd, model = sol.kd, sol.model
+    state = tuple(int(x) for x in pos.states[0][:3])
+    wins = instant_hands(rs) if instant is not None else None
+    futures_ = analyst.successor_futures(st, state, wins)
+    gbits = gain_bits(kd)
+    own = _own_later_instant(rs, pos, instant)
+    hs = score_hand(rs, dice, throw, sheet, em_baixo)
+    full = (1 << model.nb) - 1
+
+    def share(d: Distribution) -> float:
+        at = np.minimum(d.totals - pos.total, len(util) - 1)
+        return float(d.probs @ util[at]) + own
+
+    out = []
+    for a in sug.alternatives:
+        if a.action == "score":
+            after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
+            s2 = tuple(int(x) for x in after.states[0][:3])
+            if s2[0] == full:
+                d = Distribution(lo=after.total, probs=np.ones(1))
+            else:
+                d = (futures_.get(flat_index(sol, s2), after.total)
+                     or analyst._exact(st, after, -1, 1, wins))
+        else:
+            # in Bozó "em baixo", the bottom faces of the dice kept: the keep the model plays
+            keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
+            rk, rp = first_turn_records(kd, sol.values, state, -1, throw,
+                                        model.keeps.index[keep])
+            d = futures_.combine(rk, rp, gbits, pos.total) or _shifted(
+                forward(kd, sol.values, state, 0, (rk, rp), analyst.threads, wins), pos.total)
+        out.append(share(d))
+    return out
+
+
 def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
                    dice: list[int], throw: int, em_baixo: bool, sug: Suggestion,
                    util: np.ndarray, instant: list[np.ndarray] | None) -> list[float]:
@@ -748,11 +903,8 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     model = st.parts[0].solution.model
     parts = [tables(i) for i in range(len(st.parts))]
     q = instant_chance(rs) if instant is not None else 0.0
-    later = pos.open_boxes - 1  # turns after this one
-    alive = _own_instant(pos, instant, later)
-    own = 0.0 if alive is None else float(sum(q * (1 - q) ** (k - 1) * alive[k]
-                                               for k in range(1, later + 1)))
-    none = (1 - q) ** later
+    own = _own_later_instant(rs, pos, instant)
+    none = (1 - q) ** (pos.open_boxes - 1)
 
     def share(mean: float, var: float) -> float:
         probs = _normal_probs(pos.total, len(util), mean, float(np.sqrt(max(var, 0.0))))
@@ -761,9 +913,7 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     out = []
     for a in sug.alternatives:
         if a.action == "score":
-            p = next(p for p in hs.boxes if p.legal and p.box == a.box
-                     and (a.column is None or p.column == a.column))
-            after = Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
+            after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
             m1, m2 = start_moments(after, parts)
             var = sum(b2 - b1 * b1 for b1, b2 in zip(m1, m2, strict=True))
         else:
@@ -783,11 +933,11 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
     # the opponents' values only (no player to move among them: -1); the position itself
     # was checked by the suggestion
     values = player_values(analyst, rs, opponents, -1, None, None, False,
-                           lambda i: f"/opponents/{i}", normal=True)
+                           lambda i: f"/opponents/{i}")
     times = _instant_times(rs, [sheet, *opponents], 0, True)
-    shares, exact = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
-                               [v.distribution for v in values],
-                               None if times is None else times[1:])
+    shares, exact, method = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
+                                       [v.distribution for v in values],
+                                       None if times is None else times[1:])
     for a, v in zip(sug.alternatives, shares, strict=True):
         a.win_share = v
     order = sorted(sug.alternatives, key=lambda a: (-round(a.win_share or 0.0, 9),
@@ -803,10 +953,8 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
     others_exact = all(v.distribution.exact for v in values)
     return replace(sug, best=order[0], alternatives=order, objective="win",
                    win_exact=exact and others_exact,
-                   win_method=(WIN_EXACT if exact else WIN_APPROXIMATE.format(n=MAX_WIN_OPEN))
-                   + ("" if others_exact else "; the opponents' distributions normal (exact "
-                                              "mean and SD) where an exact pass would take "
-                                              "too long"))
+                   win_method=method + ("" if others_exact else
+                                        "; the opponents' distributions sampled"))
 
 
 def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
@@ -817,8 +965,8 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     each with both figures."""
     st = analyst.strategy(rs)
     sug = suggest(st, dice, throw or 1, sheet, em_baixo)
-    shares, exact = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug, others,
-                               instant)
+    shares, exact, method = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
+                                       others, instant)
 
     def describe(i: int) -> dict[str, Any]:
         a = sug.alternatives[i]
@@ -832,8 +980,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
                                                       sug.alternatives[i].expected_final_score))
     mine, theirs = describe(0), describe(by_share)
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
-    return {"exact": exact, "method": WIN_EXACT if exact else
-            WIN_APPROXIMATE.format(n=MAX_WIN_OPEN), "max_expected_score": mine,
+    return {"exact": exact, "method": method, "max_expected_score": mine,
             "max_win": theirs if differs else mine, "differs": differs}
 
 
@@ -853,15 +1000,6 @@ def _normal_probs(lo: int, n: int, mean: float, sd: float) -> np.ndarray:
     return probs
 
 
-def _normal(mean: float, sd: float, total: int) -> Distribution:
-    """The normal distribution of `mean` and `sd` on whole totals from `total` (the points
-    already on the sheet) to four SDs above the mean."""
-    n = max(1, int(mean + 4 * sd) + 2 - total)
-    return Distribution(lo=total, probs=_normal_probs(total, n, mean, sd), exact=False,
-                        method="normal, with the exact mean and SD of the advisor's play "
-                               "(moment tables)")
-
-
 def _no_instant(dist: Distribution, rs: RuleSet, pos: Position, hand: int) -> Distribution:
     """A sampled distribution as the totals of the games without an instant win: the games
     played go on after one, so their totals are scaled by the chance of none, as if the two
@@ -872,9 +1010,18 @@ def _no_instant(dist: Distribution, rs: RuleSet, pos: Position, hand: int) -> Di
                                         "independent of the totals)")
 
 
-def _shifted(d: Distribution, total: int) -> Distribution:
+def _shifted(d: Distribution, total: int, states: int | None = None) -> Distribution:
+    """`d` of the points still to come as a distribution of the final total, `total` points
+    being on the sheet; `states`: the states visited for this answer (default `d`'s)."""
     return Distribution(lo=d.lo + total, probs=d.probs, exact=d.exact, method=d.method,
-                        samples=d.samples, standard_error=d.standard_error, states=d.states)
+                        samples=d.samples, standard_error=d.standard_error,
+                        states=d.states if states is None else states)
+
+
+def flat_index(sol: Any, state: tuple[int, int, int]) -> int:
+    """A part state's flat index in its tables (`distribution.Futures`' keys)."""
+    nu, nf = sol.values.shape[1], sol.values.shape[2]
+    return (int(state[0]) * nu + int(state[1])) * nf + int(state[2])
 
 
 def _seed(fingerprint: str, pos: Position, hand: int, throw: int) -> int:

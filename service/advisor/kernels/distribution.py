@@ -11,22 +11,29 @@ successor's. Histograms are dense over each state's own range of totals. Nothing
 sampled or truncated: the result is exact up to float64 rounding (the probabilities sum to 1
 within 1e-12).
 
+The same turn outcomes serve a pass the other way (`futures`, `successor_futures`): the
+distribution of the points still to come from a turn start depends on the state alone (the
+points so far only shift it), so it is computed once per state, from the full sheets back;
+`Futures` holds such distributions (the first turns of a built-in variant, made ahead; the
+states a position's moves lead to, for playing to win).
+
 Only one-part (exact-method) strategies are handled; the approximate methods are measured by
 simulation (`selfplay.py`).
 """
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
 
-from .policy import decisions_block, first_scored, scored_arrays
+from .policy import box_targets, decisions_block, first_scored, scored_arrays
 from .steps import rethrow_mass
 from .threads import cpu_workers, kernel_pool
-from .values import LANES
+from .values import LANES, five_arrays, five_placements
 
 
 @dataclass
@@ -58,15 +65,25 @@ class Distribution:
         return np.arange(self.lo, self.lo + len(self.probs))
 
     @property
+    def mass(self) -> float:
+        """The probabilities' sum: 1, or where the games won at once are left out
+        (`forward(..., instant=...)`) the chance of none (0 when every game is)."""
+        return float(self.probs.sum())
+
+    @property
     def mean(self) -> float:
-        """Mean final total."""
-        return float(self.totals @ self.probs / self.probs.sum())
+        """Mean final total (NaN when no game is counted: `mass` 0)."""
+        mass = self.mass
+        return float(self.totals @ self.probs / mass) if mass > 0 else float("nan")
 
     @property
     def sd(self) -> float:
-        """Standard deviation of the final total."""
+        """Standard deviation of the final total (NaN when no game is counted)."""
+        mass = self.mass
+        if mass <= 0:
+            return float("nan")
         t = self.totals - self.mean
-        return float(np.sqrt(max(0.0, (t * t) @ self.probs / self.probs.sum())))
+        return float(np.sqrt(max(0.0, (t * t) @ self.probs / mass)))
 
     def percentile(self, q: float) -> int:
         """Smallest total t with P(final <= t) >= q / 100."""
@@ -298,9 +315,11 @@ def merge_block(kd, scf, scl, lanes, SF, SL, apart, gbits, keys, acc, seen, rk, 
 
 
 def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, int], hand: int,
-                       throw: int) -> tuple[np.ndarray, np.ndarray]:
-    """The outcomes of the rest of a turn from `hand` after `throw` (keys, probabilities, as
-    a level's records): what `forward` takes for a position in the middle of a turn."""
+                       throw: int, keep: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """The outcomes of the rest of a turn (keys, probabilities, as a level's records), under
+    the policy: from `hand` after `throw`, or (`keep` >= 0, an effective keep id) from
+    rethrowing all but that keep after `throw`. What `forward` takes for a position in the
+    middle of a turn, and a keep's outcomes for its distribution (`Futures.combine`)."""
     nh = kd.nh
     scl = scored_arrays(kd, 1)
     scf = scored_arrays(kd, 1) if first_scored(kd) else scl
@@ -308,9 +327,18 @@ def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, in
     one = np.ones(1, np.int64)
     decisions_block(kd, values, one * state[0], one * state[1], one * state[2], scf, scl, dec)
     mass0 = np.zeros(nh)
-    mass0[hand] = 1.0
+    start = throw
+    if keep >= 0:
+        kmass = np.zeros((kd.nk, 1))
+        kmass[keep, 0] = 1.0
+        spread = np.empty((nh, 1))
+        rethrow_mass(kd.add, kd.hand_keep, kd.n_small, kmass, spread, np.empty(1), True, 1)
+        mass0[:] = spread[:, 0]
+        start = throw + 1
+    else:
+        mass0[hand] = 1.0
     sf, sl = np.empty((nh, 1)), np.empty((nh, 1))
-    push_turn(kd, dec, 0, throw, mass0, sf[:, 0], sl[:, 0])
+    push_turn(kd, dec, 0, start, mass0, sf[:, 0], sl[:, 0])
     if not first_scored(kd):
         sl += sf  # one pass scores every throw: merge_block reads SL alone
     keys = local_keys(kd)
@@ -468,12 +496,12 @@ class _Index:
         return out
 
 
-def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray,
-                hoff: np.ndarray, gbits: int, pool: Executor | None, workers: int,
-                index: _Index, mass0: np.ndarray) -> list[tuple]:
+def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray | None,
+                hoff: np.ndarray | None, gbits: int, pool: Executor | None, workers: int,
+                index: _Index | None, mass0: np.ndarray) -> list[tuple]:
     """`level_records` of a level as runs (first state, offsets, keys, probabilities), split
     in whole blocks between `workers` threads of the pool when the level is large enough;
-    each run taken into `index` as it comes, in the states' order."""
+    each run taken into `index` (when given) as it comes, in the states' order."""
     n = len(states)
     if pool is None or workers < 2 or n < PARALLEL_STATES:
         runs = [(0, *level_records(kd, values, states, gbits, mass0))]
@@ -485,9 +513,11 @@ def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarr
         runs = []
         for a, fut in zip(starts, futures):
             runs.append((a, *fut.result()))
-            index.take(lo, hoff, runs[-1], gbits)
+            if index is not None:
+                index.take(lo, hoff, runs[-1], gbits)
         return runs
-    index.take(lo, hoff, runs[0], gbits)
+    if index is not None:
+        index.take(lo, hoff, runs[0], gbits)
     return runs
 
 
@@ -571,6 +601,10 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         lo, hoff, hist = tlo, thoff, th
         if last:
             break
+    if not len(lo):
+        # no game gets this far: every first throw of a later turn wins at once (the hands
+        # that do are left out of `mass0`), so no total is reached without such a win
+        return Distribution(lo=total, probs=np.zeros(1), states=visited)
     # every state of the last level is a full sheet: add their histograms
     top = int(max(lo[i] + hoff[i + 1] - hoff[i] for i in range(len(lo))))
     low = int(lo.min())
@@ -579,5 +613,341 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         a = int(lo[i] - low)
         probs[a:a + hoff[i + 1] - hoff[i]] += hist[hoff[i]:hoff[i + 1]]
     nz = np.flatnonzero(probs)
+    if not len(nz):
+        return Distribution(lo=total, probs=np.zeros(1), states=visited)
     probs = probs[nz[0]:nz[-1] + 1]
     return Distribution(lo=low + int(nz[0]), probs=probs, states=visited)
+
+
+# --------------------------------------------------------------------------- futures
+#
+# The distribution of the points still to come from a turn start depends on the state alone
+# (the points so far only shift it): D(s) = sum over the turn's outcomes (s', g, p) of
+# p * D(s') shifted by g, from the full sheets (D = 1 at 0) back. Computed once, a state's D
+# serves every position that reaches it; the forward pass above instead carries the points
+# so far of one position, which is cheaper for that one position alone.
+
+
+#: How the distribution from the start of a game was made.
+START_METHOD = ("exact: the distribution from the start of a game, computed once per table "
+                "of rules over every reachable state")
+#: How a distribution read from the table of the first turns' starts was made.
+EARLY_METHOD = ("exact: the distributions from every turn start of the first turns, "
+                "computed ahead backward from the full sheets over every reachable state")
+#: ... and one in the middle of such a turn: its outcomes, then that table.
+EARLY_TURN_METHOD = ("exact: the rest of the turn under the advisor's play, then the "
+                     "distributions from the turn starts it leads to (computed ahead "
+                     "backward from the full sheets over every reachable state)")
+
+
+@dataclass
+class Futures:
+    """Exact distributions of the points still to come from turn starts: for the state at
+    flat index flat[i] (sorted; the flat index of a [mask, ucode, flags] table),
+    P(points to come = lo[i] + j) = data[off[i] + j]. An empty range (off[i] == off[i + 1])
+    is a state from which no game goes on (every later first throw won at once, with the
+    hands that do left out)."""
+
+    flat: np.ndarray
+    lo: np.ndarray
+    off: np.ndarray
+    data: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays."""
+        return sum(a.nbytes for a in (self.flat, self.lo, self.off, self.data))
+
+    def slots(self, index: np.ndarray) -> np.ndarray:
+        """Each flat state index's position in `flat` (-1 where the state is not held)."""
+        if not len(self.flat):
+            return np.full(len(index), -1, np.int64)
+        at = np.minimum(np.searchsorted(self.flat, index), len(self.flat) - 1)
+        return np.where(self.flat[at] == index, at, -1)
+
+    def get(self, index: int, total: int = 0) -> Distribution | None:
+        """The distribution of the final total from the state at flat `index` with `total`
+        points on the sheet; None when the state is not held."""
+        i = int(self.slots(np.array([index]))[0])
+        if i < 0:
+            return None
+        a, b = int(self.off[i]), int(self.off[i + 1])
+        if a == b:
+            return Distribution(lo=total, probs=np.zeros(1))
+        return Distribution(lo=total + int(self.lo[i]), probs=np.array(self.data[a:b]))
+
+    def combine(self, rk: np.ndarray, rp: np.ndarray, gbits: int, total: int = 0
+                ) -> Distribution | None:
+        """The distribution of the final total after a turn's outcomes (records: keys of
+        next state and points, probabilities; `first_turn_records`), every next state's
+        future taken from here; None when one is not held."""
+        slots = self.slots(rk >> gbits)
+        if np.any(slots < 0):
+            return None
+        gains = rk & ((1 << gbits) - 1)
+        off = np.array([0, len(rk)], np.int64)
+        lo, width = np.zeros(1, np.int64), np.zeros(1, np.int64)
+        future_bounds(off, slots, gains, self.lo, self.off, lo, width)
+        if width[0] == 0:
+            return Distribution(lo=total, probs=np.zeros(1))
+        data = np.zeros(int(width[0]))
+        future_add(off, slots, gains, rp, self.lo, self.off, self.data, lo,
+                   np.array([0, width[0]], np.int64), data)
+        return Distribution(lo=total + int(lo[0]), probs=data)
+
+    def arrays(self) -> list[np.ndarray]:
+        """The arrays in the order `of` reads them (how a store keeps them)."""
+        return [self.flat, self.lo, self.off, self.data]
+
+    @classmethod
+    def of(cls, arrays: list[np.ndarray]) -> Futures | None:
+        """Futures from `arrays`' arrays; None when they do not fit together."""
+        flat, lo, off, data = arrays
+        if not (len(flat) == len(lo) == len(off) - 1 and off[-1] == len(data)):
+            return None
+        return cls(flat, lo, off, data)
+
+
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def future_bounds(off, slots, gains, nlo, noff, lo, width):
+    """Per state of a run of records (off: each state's records; slots: each record's next
+    state in the next level, gains: its points), the range of its points still to come:
+    from lo[i], width[i] of them (0: no record leads anywhere)."""
+    for i in range(off.shape[0] - 1):
+        a = 1 << 60
+        b = -(1 << 60)
+        for r in range(off[i], off[i + 1]):
+            t = slots[r]
+            w = noff[t + 1] - noff[t]
+            if w == 0:
+                continue
+            x = nlo[t] + gains[r]
+            a = min(a, x)
+            b = max(b, x + w)
+        if b < a:
+            lo[i] = 0
+            width[i] = 0
+        else:
+            lo[i] = a
+            width[i] = b - a
+
+
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def future_add(off, slots, gains, rp, nlo, noff, ndata, lo, doff, data):
+    """D(s) = sum of p * D(s') shifted by g over each state's records, into data[doff[i]:
+    doff[i + 1]] (zero on entry; `future_bounds` laid the ranges out), the records in
+    order."""
+    for i in range(off.shape[0] - 1):
+        base = doff[i] - lo[i]
+        for r in range(off[i], off[i + 1]):
+            t = slots[r]
+            a = noff[t]
+            w = noff[t + 1] - a
+            at = base + nlo[t] + gains[r]
+            p = rp[r]
+            # slices: the loop compiles to SIMD
+            dst = data[at:at + w]
+            src = ndata[a:a + w]
+            for j in range(w):
+                dst[j] += p * src[j]
+
+
+@nb.njit(cache=True, error_model="numpy")
+def turn_successors(kd, nu, nf, mask, u, fl):
+    """Flat indices (in a table of nu ucodes and nf flag sets) of every state one turn from
+    the state (mask, u, fl) can lead to, whatever is thrown and chosen: each box the order
+    rule lets the first throw or a later one fill, with each outcome class, and each box a
+    five of a kind scored apart (Joker, bonus) may take. The sources of
+    `successor_futures` for a position's moves."""
+    c = kd.nd + 2
+    one_m = np.full(1, mask, np.int64)
+    one_u = np.full(1, u, np.int64)
+    one_f = np.full(1, fl, np.int64)
+    NI = np.empty((kd.nb, c, 1), np.int64)
+    X = np.empty((kd.nb, c, 1), np.float32)
+    rm = np.empty((kd.nb, 1), np.float32)
+    out = np.empty(2 * kd.nb * (c + 7), np.int64)
+    n = 0
+    five = five_arrays(kd, 1)
+    for fi in range(2):
+        first = fi == 1
+        box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
+                    kd.maxrem, kd.amount, kd.nd, one_m, one_u, one_f, first, nu, nf, NI, X,
+                    rm)
+        for b in range(kd.nb):
+            for k in range(c):
+                if NI[b, k, 0] >= 0:
+                    out[n] = NI[b, k, 0]
+                    n += 1
+        if kd.five_box >= 0 and mask >> kd.five_box & 1:
+            five_placements(kd, one_m, one_u, one_f, first, five)
+            for f in range(1, 7):
+                for b in range(kd.nb):
+                    code = five[0][f, b, 0]
+                    if code >= 0:
+                        out[n] = ((mask | (1 << b)) * nu + code) * nf + five[1][f, b, 0]
+                        n += 1
+    return np.unique(out[:n])
+
+
+def _future_level(runs: list[tuple], n: int, gbits: int, slot_of: np.ndarray,
+                  nxt: tuple[np.ndarray, np.ndarray, np.ndarray], pool: Executor | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The futures (lo, off, data) of a level's n states from their records (`_level_runs`'
+    runs) and the next level's futures `nxt` (lo, off, data), whose states `slot_of`
+    numbers (by flat index). Runs are added side by side on the pool's threads."""
+    nlo, noff, ndata = nxt
+    gmask = (1 << gbits) - 1
+    parts = [(base, off, slot_of[rk >> gbits].astype(np.int64), rk & gmask, rp)
+             for base, off, rk, rp in runs]
+    lo = np.zeros(n, np.int64)
+    width = np.zeros(n, np.int64)
+    for base, off, slots, gains, _ in parts:
+        k = len(off) - 1
+        future_bounds(off, slots, gains, nlo, noff, lo[base:base + k], width[base:base + k])
+    doff = np.zeros(n + 1, np.int64)
+    np.cumsum(width, out=doff[1:])
+    data = np.zeros(int(doff[-1]))
+
+    def add(part: tuple) -> None:
+        base, off, slots, gains, rp = part
+        k = len(off) - 1
+        future_add(off, slots, gains, rp, nlo, noff, ndata, lo[base:base + k],
+                   doff[base:base + k + 1], data)
+
+    if pool is None or len(parts) < 2:
+        for part in parts:
+            add(part)
+    else:
+        for fut in [pool.submit(add, part) for part in parts]:
+            fut.result()
+    return lo, doff, data
+
+
+def _flat(states: np.ndarray, nu: int, nf: int) -> np.ndarray:
+    """Flat table indices of (mask, ucode, flags) rows."""
+    return (states[:, 0] * nu + states[:, 1]) * nf + states[:, 2]
+
+
+def _rows(flat: np.ndarray, nu: int, nf: int) -> np.ndarray:
+    """(mask, ucode, flags) rows of flat table indices."""
+    return np.stack([flat // (nu * nf), (flat // nf) % nu, flat % nf], axis=1)
+
+
+def _pool(threads: int) -> tuple[Executor | None, int]:
+    workers = cpu_workers(threads)
+    return (kernel_pool() if workers > 1 else None), workers
+
+
+def _mass0(kd: object, instant: np.ndarray | None) -> np.ndarray:
+    mass0 = np.array(kd.prob, dtype=np.float64)
+    if instant is not None:
+        mass0[instant] = 0.0
+    return mass0
+
+
+def reach_estimate(sizes: list[int], level: int) -> float:
+    """About how many states a turn start with `level` boxes filled can lead to, from the
+    number of reachable states per level (`sizes`, index = boxes filled): of a deeper
+    level's states, the share whose boxes include a given set of `level` (the share of its
+    masks that do)."""
+    nb = len(sizes) - 1
+    return sum(sizes[j] * math.comb(nb - level, j - level) / math.comb(nb, j)
+               for j in range(level + 1, nb + 1))
+
+
+def early_depth(sizes: list[int], reach: int) -> int:
+    """The deepest level a table of futures should hold (`futures`'s `deepest`) so that a
+    turn start beyond it leads to at most about `reach` reachable states (its forward pass,
+    which visits a third to a half of them, stays within interactive time): YAHTZEE 3 (a
+    fifth turn's start leads to some 24,000), Yatzy 4."""
+    level = 0
+    while level + 1 < len(sizes) - 1 and reach_estimate(sizes, level + 1) > reach:
+        level += 1
+    return level
+
+
+def futures(kd: object, values: np.ndarray, levels: list[np.ndarray], budget: int,
+            threads: int = 1, instant: np.ndarray | None = None,
+            deepest: int = 4) -> Futures:
+    """The futures of every reachable turn start of the first levels (0 = the empty
+    sheet) under the policy of table `values`: a backward pass over every reachable state
+    (`levels`: `model.reachable_states`), each level's futures from the next one's, keeping
+    the first levels whose futures together take at most `budget` bytes (at most levels 0
+    to `deepest`). Memory: two whole levels at a time (some 800 MB for YAHTZEE's middle
+    levels), so it is made ahead (`python -m service.advisor build`), not for a request."""
+    nu, nf = values.shape[1], values.shape[2]
+    gbits = gain_bits(kd)
+    pool, workers = _pool(threads)
+    mass0 = _mass0(kd, instant)
+    slot_of = np.full(values.size, -1, np.int32)
+    full = np.sort(_flat(levels[-1], nu, nf))
+    nflat = full
+    nxt = (np.zeros(len(full), np.int64), np.arange(len(full) + 1, dtype=np.int64),
+           np.ones(len(full)))
+    kept: dict[int, tuple] = {}
+    for level in range(len(levels) - 2, -1, -1):
+        flat = np.sort(_flat(levels[level], nu, nf))
+        runs = _level_runs(kd, values, _rows(flat, nu, nf), None, None, gbits, pool,
+                           workers, None, mass0)
+        slot_of[nflat] = np.arange(len(nflat))
+        cur = _future_level(runs, len(flat), gbits, slot_of, nxt, pool)
+        slot_of[nflat] = -1
+        if level <= deepest:
+            kept[level] = (flat, *cur)
+        nflat, nxt = flat, cur
+    size = 0
+    chosen = []
+    for level in sorted(kept):
+        size += sum(a.nbytes for a in kept[level])
+        if size > budget and chosen:
+            break
+        chosen.append(kept[level])
+    return _merge(chosen)
+
+
+def _merge(parts: list[tuple]) -> Futures:
+    """One `Futures` of several sets of states (flat, lo, off, data), sorted by flat index."""
+    flat = np.concatenate([p[0] for p in parts])
+    lo = np.concatenate([p[1] for p in parts])
+    width = np.concatenate([np.diff(p[2]) for p in parts])
+    data = np.concatenate([p[3] for p in parts])
+    start = np.concatenate([p[2][:-1] + sum(len(q[3]) for q in parts[:i])
+                            for i, p in enumerate(parts)])
+    order = np.argsort(flat, kind="stable")
+    off = np.zeros(len(flat) + 1, np.int64)
+    np.cumsum(width[order], out=off[1:])
+    # each state's block, in the new order
+    src = np.repeat(start[order] - off[:-1], width[order]) + np.arange(off[-1])
+    return Futures(flat[order], lo[order], off, data[src])
+
+
+def successor_futures(kd: object, values: np.ndarray, sources: np.ndarray, threads: int = 1,
+                      instant: np.ndarray | None = None) -> Futures:
+    """The futures of the turn starts `sources` (flat indices, one level: the states a turn
+    from a position can lead to) under the policy of table `values`: the states they lead
+    to, level by level (each level's records kept), then back from the full sheets. Only the
+    states the policy reaches are visited; the sources' futures are kept. `instant`: the
+    first-throw hands that win at once, left out (`forward`)."""
+    nu, nf = values.shape[1], values.shape[2]
+    full = (1 << kd.nb) - 1
+    gbits = gain_bits(kd)
+    pool, workers = _pool(threads)
+    mass0 = _mass0(kd, instant)
+    flats = [np.unique(np.asarray(sources, np.int64))]
+    runs_of = []
+    while len(flats[-1]) and flats[-1][0] // (nu * nf) != full:
+        runs = _level_runs(kd, values, _rows(flats[-1], nu, nf), None, None, gbits, pool,
+                           workers, None, mass0)
+        runs_of.append(runs)
+        flats.append(np.unique(np.concatenate([rk >> gbits for _, _, rk, _ in runs])))
+    last = flats[-1]
+    nxt = (np.zeros(len(last), np.int64), np.arange(len(last) + 1, dtype=np.int64),
+           np.ones(len(last)))
+    slot_of = np.full(values.size, -1, np.int32)
+    for level in range(len(runs_of) - 1, -1, -1):
+        nflat = flats[level + 1]
+        slot_of[nflat] = np.arange(len(nflat))
+        nxt = _future_level(runs_of[level], len(flats[level]), gbits, slot_of, nxt, pool)
+        slot_of[nflat] = -1
+    return Futures(flats[0], *nxt)

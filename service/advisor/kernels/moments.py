@@ -1,20 +1,20 @@
-"""Moments of the final score under optimal play: the mean and the exact second moment.
+"""Moments of the final score under the advisor's play: the mean and the exact second
+moment of the points still to come from every state.
 
 The solver's tables (`solver.Solution.values`, float32) hold the expected score still to come
-from each state at the start of a turn. This module re-solves the same game in float64 and,
-in the same pass, computes the second moment of the score still to come under the policy the
-values define: at a placement the future is ``gain + X'`` so ``E[(gain + X')^2] = gain^2 +
-2 gain E[X'] + E[X'^2]``; within a turn every choice (a box, a keep, "em baixo") is made by
-the float64 mean and the second moment follows the choice; rethrows average both moments.
+from each state at the start of a turn; their choices (`policy.decisions_block`: the best box
+of each hand, the best keep of each hand and throw, ties broken in a fixed order) are the
+advisor's policy, the one the exact distributions (`distribution.py`) and the games of the
+advisor's play follow. `moments_level` computes, in float64, the mean and second moment of
+the points still to come under that same policy: at a placement the future is ``gain + X'``
+so ``E[(gain + X')^2] = gain^2 + 2 gain E[X'] + E[X'^2]``; a rethrow averages both moments.
+So a distribution's mean and SD and these moments are figures of one policy: they agree to
+float rounding (before, a float64 re-solve made its own choices, and near-ties came out
+apart: an SD 0.004 off the distribution's).
 
-Ties between choices of equal mean are broken in a fixed order, which fixes the policy (and
-so the variance) where the mean alone does not: scoring now (or keeping every die) before
-rethrowing, a keep before its sub-multisets (the running maximum over "keep minus one die"
-moves only on a strictly larger mean), the box earlier on the sheet before a later one.
-
-The block kernels here mirror `values.score_pass` / `values.keep_pass` / `values.turn_pass`
-(lanes of states side by side); `score2` also records, per hand, the box chosen (its next
-state's flat index, the points gained, the box and its score), which `turn_view.TurnView` reads.
+`score2` is the float64 score pass of one position's turn (`turn_view.TurnView`,
+`positions.terminals64`): per hand the box of the best float64 value of the tables it is
+given, with both moments, its next state, points and score.
 """
 
 from __future__ import annotations
@@ -24,8 +24,15 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .policy import box_targets, five_choices, next_values
-from .steps import rethrow_mean
+from .policy import (
+    box_targets,
+    decisions_block,
+    first_scored,
+    five_choices,
+    next_values,
+    scored_arrays,
+)
+from .steps import rethrow_mean, unflat
 from .values import LANES, five_arrays, five_placements, read_only
 
 NEG = -1e30
@@ -145,113 +152,116 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def keeps2(kd, cur1, cur2, E1, E2, M1, M2):
-    """From hand values at throw t+1 (cur1, cur2): keep values after throw t.
-
-    E1/E2[k]: moments of keeping k and rethrowing the rest ("em baixo" applied: a keep takes
-    its mirror image's moments when that is worth more); M1/M2[k]: the best keep among k and
-    its sub-multisets.
-    """
-    L = cur1.shape[1]
-    # each moment is an average over the rethrow of its own
-    rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur1, E1, L)
-    rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur2, E2, L)
-    if kd.em_baixo:
-        for k in range(kd.n_small):
-            mk = kd.mirror[k]
-            if mk > k:
-                for lane in range(L):
-                    if E1[mk, lane] > E1[k, lane]:
-                        E1[k, lane] = E1[mk, lane]
-                        E2[k, lane] = E2[mk, lane]
-                    elif E1[k, lane] > E1[mk, lane]:
-                        E1[mk, lane] = E1[k, lane]
-                        E2[mk, lane] = E2[k, lane]
-    for k in range(kd.nk):
-        for lane in range(L):
-            M1[k, lane] = E1[k, lane]
-            M2[k, lane] = E2[k, lane]
-    for p in range(kd.pairs.shape[0]):
-        k = kd.pairs[p, 0]
-        s = kd.pairs[p, 1]
-        for lane in range(L):
-            # arithmetic blends: they vectorise where conditional selects do not
-            a = M1[s, lane]
-            c = M1[k, lane]
-            w = np.float64(a > c)
-            M2[k, lane] = w * M2[s, lane] + (1.0 - w) * M2[k, lane]
-            M1[k, lane] = np.maximum(a, c)
-
-
-@nb.njit(cache=True, error_model="numpy")
-def turn2(kd, T1, T2, bm, bu, bf, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl, cur1, cur2):
-    """One turn for the block's states: the moments of the hands at throw 1 in cur1/cur2."""
-    L = bm.shape[0]
-    later = bm[0] < 0  # False, typed as a plain bool
-    BX = np.empty((kd.nh, L), np.int64)
-    SC = np.empty((kd.nh, L))
-    score2(kd, T1, T2, bm, bu, bf, later, S1l, S2l, NXl, GNl, BX, SC)
-    if kd.first_differs or kd.order == 3:
-        score2(kd, T1, T2, bm, bu, bf, not later, S1f, S2f, NXf, GNf, BX, SC)
-    else:
-        S1f[:, :] = S1l
-        S2f[:, :] = S2l
-    E1 = np.empty((kd.nk, L))
-    E2 = np.empty((kd.nk, L))
-    M1 = np.empty((kd.nk, L))
-    M2 = np.empty((kd.nk, L))
-    for h in range(kd.nh):
-        for lane in range(L):
-            cur1[h, lane] = S1l[h, lane]
-            cur2[h, lane] = S2l[h, lane]
-    for _ in range(kd.throws - 1):
-        keeps2(kd, cur1, cur2, E1, E2, M1, M2)
-        for h in range(kd.nh):
-            k = kd.hand_keep[h]
+def policy_terminals(kd, T1, T2, first, sc, t1, t2):
+    """Moments of the points still to come when each hand is scored now as the policy's
+    score pass `sc` (`policy.score32`, its box per hand) scores it: t1[h, lane] = g +
+    E[X'] and t2 its second moment, g the points of the box (bonuses included) and X' the
+    future of the next state in tables T1 / T2."""
+    _S, BB, NI, X, rm, ON, OG, _OB, _OS = sc
+    L = BB.shape[1]
+    fi = 1 if first else 0
+    nbox = kd.nb
+    nu = T1.shape[1]
+    nf = T1.shape[2]
+    c = kd.nd + 2
+    W1 = np.zeros((nbox, c, L))
+    W2 = np.zeros((nbox, c, L))
+    for b in range(nbox):
+        for k in range(c):
             for lane in range(L):
-                cur1[h, lane] = M1[k, lane]
-                cur2[h, lane] = M2[k, lane]
+                i = NI[b, k, lane]
+                if i >= 0:
+                    m, u, f = unflat(i, nu, nf)
+                    W1[b, k, lane] = T1[m, u, f]
+                    W2[b, k, lane] = T2[m, u, f]
     for h in range(kd.nh):
         for lane in range(L):
-            w = np.float64(S1f[h, lane] >= cur1[h, lane])
-            cur2[h, lane] = w * S2f[h, lane] + (1.0 - w) * cur2[h, lane]
-            cur1[h, lane] = w * S1f[h, lane] + (1.0 - w) * cur1[h, lane]
+            b = int(BB[h, lane])
+            k = kd.cls[fi, b, h]
+            g = np.float64(kd.reward[fi, b, h]) * rm[b, lane] + X[b, k, lane]
+            w1 = W1[b, k, lane]
+            t1[h, lane] = g + w1
+            t2[h, lane] = g * g + 2.0 * g * w1 + W2[b, k, lane]
+    if kd.five_box < 0:
+        return
+    for f in range(1, 7):
+        h = kd.five_hand[f]
+        for lane in range(L):
+            i = ON[f, lane]
+            if i == -2:
+                continue
+            w1 = 0.0
+            w2 = 0.0
+            if i >= 0:
+                m, u, fl = unflat(i, nu, nf)
+                w1 = T1[m, u, fl]
+                w2 = T2[m, u, fl]
+            g = OG[f, lane]
+            t1[h, lane] = g + w1
+            t2[h, lane] = g * g + 2.0 * g * w1 + w2
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def moments_level(kd, T1, T2, states):
-    """Fill T1/T2 for every state of one level (same number of filled boxes), in blocks."""
+def moments_level(kd, V, T1, T2, states):
+    """Fill T1/T2 (float64) for every state of one level (same number of filled boxes), in
+    blocks: the mean and second moment of the points still to come under the policy of the
+    solver's table V (`policy.decisions_block`, the choices the exact distribution and the
+    games of the advisor's play follow). The hands' moments at the last throw are those of
+    scoring them (`policy_terminals`); a throw before, a hand kept whole or in part takes
+    the mean of both moments over the rethrow of the keep the policy picks, and a hand the
+    policy scores on the first throw those of scoring it then."""
     n = states.shape[0]
     L = LANES
     nh = kd.nh
-    nblocks = (n + L - 1) // L
-    S1f = np.empty((nh, L))
-    S2f = np.empty((nh, L))
-    S1l = np.empty((nh, L))
-    S2l = np.empty((nh, L))
-    NXf = np.empty((nh, L), np.int64)
-    NXl = np.empty((nh, L), np.int64)
-    GNf = np.empty((nh, L))
-    GNl = np.empty((nh, L))
-    cur1 = np.empty((nh, L))
-    cur2 = np.empty((nh, L))
+    scl = scored_arrays(kd, L)
+    scf = scored_arrays(kd, L) if first_scored(kd) else scl
+    DEC = np.zeros((kd.throws + 1, nh, L), np.int16)
+    t1l = np.empty((nh, L))
+    t2l = np.empty((nh, L))
+    t1f = np.empty((nh, L))
+    t2f = np.empty((nh, L))
+    cur = np.empty((nh, 2 * L))  # the two moments side by side: one rethrow for both
+    E = np.empty((kd.nk, 2 * L))
     bm = np.empty(L, np.int64)
     bu = np.empty(L, np.int64)
     bf = np.empty(L, np.int64)
-    for bi in range(nblocks):
+    for bi in range((n + L - 1) // L):
         for lane in range(L):
             i = min(bi * L + lane, n - 1)
             bm[lane] = states[i, 0]
             bu[lane] = states[i, 1]
             bf[lane] = states[i, 2]
-        turn2(kd, T1, T2, bm, bu, bf, S1f, S2f, NXf, GNf, S1l, S2l, NXl, GNl, cur1, cur2)
+        decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
+        later = bm[0] < 0  # False, typed as a plain bool
+        policy_terminals(kd, T1, T2, later, scl, t1l, t2l)
+        if first_scored(kd):
+            policy_terminals(kd, T1, T2, not later, scf, t1f, t2f)
+        else:
+            t1f[:, :] = t1l
+            t2f[:, :] = t2l
+        last_f = kd.throws == 1
+        for h in range(nh):
+            for lane in range(L):
+                cur[h, lane] = t1f[h, lane] if last_f else t1l[h, lane]
+                cur[h, L + lane] = t2f[h, lane] if last_f else t2l[h, lane]
+        for t in range(kd.throws - 1, 0, -1):
+            rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, 2 * L)
+            for h in range(nh):
+                for lane in range(L):
+                    d = DEC[t, h, lane]
+                    if d < 0:
+                        cur[h, lane] = t1f[h, lane]
+                        cur[h, L + lane] = t2f[h, lane]
+                    else:
+                        cur[h, lane] = E[d, lane]
+                        cur[h, L + lane] = E[d, L + lane]
         for lane in range(L):
             if bi * L + lane < n:
                 a1 = 0.0
                 a2 = 0.0
                 for h in range(nh):
                     p = kd.prob[h]
-                    a1 += p * cur1[h, lane]
-                    a2 += p * cur2[h, lane]
+                    a1 += p * cur[h, lane]
+                    a2 += p * cur[h, L + lane]
                 T1[bm[lane], bu[lane], bf[lane]] = a1
                 T2[bm[lane], bu[lane], bf[lane]] = a2

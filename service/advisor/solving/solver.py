@@ -90,11 +90,13 @@ def attach(rs: RuleSet, values: np.ndarray, order: str | None = None) -> Solutio
 
 
 def solve_moments(sol: Solution, threads: int = 0) -> Moments:
-    """Float64 mean and second moment of every reachable state of a solved part."""
+    """Float64 mean and second moment of the points still to come from every reachable
+    state of a solved part, under its policy (`moments.moments_level`)."""
     m, kd = sol.model, sol.kd
     t1 = np.full(m.table_shape, np.nan)
     t2 = np.full(m.table_shape, np.nan)
     t1[(1 << m.nb) - 1] = 0.0
     t2[(1 << m.nb) - 1] = 0.0
-    by_levels(m, threads, lambda states: moments_level(kd, t1, t2, states), "moments")
+    by_levels(m, threads, lambda states: moments_level(kd, sol.values, t1, t2, states),
+              "moments")
     return Moments(t1, t2)

@@ -53,7 +53,7 @@ from ...domain.rules import RuleSet, effective_rules
 from ...domain.variants import VARIANT_IDS
 from ...logs import configure_logging
 from .store import StoreChain, TableStore
-from .strategies import build_analysis, build_strategy
+from .strategies import build_analysis, build_strategy, warm_analysis
 
 log = logging.getLogger(__name__)
 
@@ -491,9 +491,11 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def _load_kernels() -> None:
-    """Compile (or load from numba's cache) the solver's kernels once, before forking, so
-    each build's child starts with them."""
-    build_strategy(effective_rules("bozo"), None, 1)
+    """Compile (or load from numba's cache) the solver's and the analysis build's kernels
+    once, before forking, so each build's child starts with them (loading them from the
+    cache in every child took seconds a job)."""
+    rs = effective_rules("bozo")
+    warm_analysis(build_strategy(rs, None, 1))
 
 
 def _status_kib(field: str) -> int:

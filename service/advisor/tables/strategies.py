@@ -54,6 +54,12 @@ def start_name(part: str) -> str:
     return f"{part}-start"
 
 
+def early_names(part: str) -> tuple[str, str, str, str]:
+    """The file names of a one-part strategy's distributions from the first turns' starts
+    (`distribution.Futures.arrays`: states, lowest points, offsets, probabilities)."""
+    return tuple(f"{part}-early-{x}" for x in ("states", "lo", "off", "data"))
+
+
 def start_state(st: Strategy) -> tuple[int, int, int]:
     """The state (mask, upper code, flags) of a one-part strategy's empty sheet."""
     mask, code, flags, _ = part_state(st.parts[0], empty_sheet(st.rs))
@@ -101,22 +107,30 @@ def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 
 
 def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
                    sources: StoreChain | None = None) -> Strategy:
-    """Build and save into `store` the moment tables (float64 mean and second moment,
-    `kernels/moments.py`) of every part of a RuleSet's strategy and, for a one-part (exact)
-    strategy, the exact distribution of the final total from the start of a game (`forward`,
-    `start_name`). The value tables come from
-    `sources` when it holds them, else are built into `store` too. What the build process
-    runs for an analysis job."""
+    """Build and save into `store`, for a one-part (exact) strategy, the exact distribution
+    of the final total from the start of a game (`forward`, `start_name`: all that
+    positions/value waits for there, so first), then the moment tables (float64 mean and
+    second moment, `kernels/moments.py`) of every part of a RuleSet's strategy. The value
+    tables come from `sources` when it holds them, else are built into `store` too. What the
+    build process runs for an analysis job."""
     found = sources.load(rs, part_names(rs), lambda a: strategy_of(rs, a)) if sources else None
     st = found[0] if found is not None else build_strategy(rs, store, threads)
-    for part in st.parts:
-        for name, table in moment_arrays(part, solve_moments(part.solution, threads)).items():
-            store.save(rs, name, table)
     if len(st.parts) == 1:  # exact: the final-score distribution from the start of a game
         sol = st.parts[0].solution
         dist = forward(sol.kd, sol.values, start_state(st), 0, None, threads)
         store.save(rs, start_name(st.parts[0].name), dist.to_array())
+    for part in st.parts:
+        for name, table in moment_arrays(part, solve_moments(part.solution, threads)).items():
+            store.save(rs, name, table)
     return st
+
+
+def warm_analysis(st: Strategy) -> None:
+    """Run the analysis build's kernels (`build_analysis`) once on a one-part strategy,
+    saving nothing: numba compiles them, or loads them from its cache, now."""
+    sol = st.parts[0].solution
+    forward(sol.kd, sol.values, start_state(st), 0, None, 1)
+    solve_moments(sol, 1)
 
 
 def _strategy(rs: RuleSet, parts: list[Part]) -> Strategy:

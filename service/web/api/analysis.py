@@ -94,16 +94,16 @@ class WinProbability(MethodView):
         the distribution `positions/value` gives for their sheet (the player to move with
         their current dice, when given); equal top totals share the win (`share` counts a
         k-way tie as 1/k, and the shares sum to 1); a game won at once is counted at its
-        box score. Exact when every distribution is (`exact`), else some are sampled:
-        players on the same sheet share one distribution, the exact ones share one budget
-        of 40,000 reachable states (a position beyond what is left is sampled), and the
-        sampled ones one time budget of 0.12 s (each says how many games it was sampled
-        from): the answer comes within about 200 ms at any point of a game.
+        box score. Every distribution is exact for the exact variants (`exact`); the
+        approximate methods' are sampled, within one time budget of 0.12 s for all
+        players (each says how many games it was sampled from); players on the same sheet
+        share one distribution.
 
         With `dice` (and `throw`) of the player to move, `move` gives the move that
         maximises that player's chance of winning against the others' distributions (a
         backward induction over their own states and totals; exact variants, up to four
-        open boxes) beside the move that maximises the expected score, each with its
-        expected final score and its share of the win.
+        open boxes; before that each move's exact distribution of the final total against
+        the others', and `method` says so) beside the move that maximises the expected
+        score, each with its expected final score and its share of the win.
         """
         return _win_one(variant, item)

@@ -47,13 +47,12 @@ class PositionValue(MethodView):
     def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """What a position is worth under the advisor's (expected-score maximising) play.
 
-        The mean and standard deviation of the final total are exact for every exact
-        variant (the second moment is computed with the tables). The distribution
-        (percentiles 5/25/50/75/95, P(final >= t) for each `at_least`, the histogram on
-        request) is exact where the states reachable from the position fit the time budget
-        (and always from the start of a game, computed once per table of rules); otherwise it
-        is sampled from games of the advisor's play, and `distribution.exact` is false with
-        the sample size and the standard error of the mean. Approximate methods (column
-        sheets, Maxi Yatzy) are measured by simulating their own play (`exact: false`).
+        For every exact variant, options and house rules included, the distribution of the
+        final total (percentiles 5/25/50/75/95, P(final >= t) for each `at_least`, the
+        histogram on request) is exact from any position, at the start of a turn or in its
+        middle, and the mean and standard deviation are the distribution's own. Approximate
+        methods (column sheets, Maxi Yatzy) are measured by simulating their own play:
+        `exact` and `distribution.exact` are false, with the sample size and the standard
+        error of the mean.
         """
         return _value(variant, item)

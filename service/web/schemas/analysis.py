@@ -135,8 +135,9 @@ class DistributionSchema(ma.Schema):
     """The distribution of the final total, and how it was obtained."""
 
     exact = fields.Boolean(required=True, metadata={
-        "description": "Computed exactly (forward pass over every reachable state); false: "
-                       "sampled from games of the advisor's play (see samples)"})
+        "description": "Computed exactly (every exact variant, from any position); false: "
+                       "sampled from games of the method's own play (column sheets, Maxi "
+                       "Yatzy; see samples)"})
     method = fields.String(required=True, metadata={
         "description": 'How the distribution was computed'})
     samples = fields.Integer(allow_none=True, required=True, metadata={
