@@ -80,7 +80,7 @@ from ..solving.methods import method_for
 from ..solving.positions import Position, part_value
 from ..solving.solver import solve_moments
 from ..solving.strategy import Part, Strategy
-from ..tables.build_process import BUILD_CLIENT, BuildQueueFull, await_build
+from ..tables.build_process import BuildQueueFull, await_build, current_client
 from ..tables.cache import TableCache
 from ..tables.store import is_builtin
 from ..tables.strategies import (
@@ -324,8 +324,8 @@ class Analyst:
         if builds is None or not method_for(rs).exact or self.advisor.ready(rs):
             return
         with contextlib.suppress(BuildQueueFull):
-            builds.submit(rs, BUILD_CLIENT.get(), builtin=is_builtin(rs))
-            builds.submit(rs, BUILD_CLIENT.get(), builtin=is_builtin(rs), kind="moments")
+            builds.submit(rs, current_client(), builtin=is_builtin(rs))
+            builds.submit(rs, current_client(), builtin=is_builtin(rs), kind="moments")
 
     def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
         """Every reachable state (mask, upper code, flags) of a one-part strategy, per number
