@@ -39,6 +39,7 @@ DOCS_HTML = """<!doctype html>
 <title>API docs · Yahtzee family scoring service</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="/docs/static/swagger-ui.css">
+<link rel="stylesheet" href="/static/docs.css">
 <link rel="icon" href="/favicon.ico">
 </head>
 <body>

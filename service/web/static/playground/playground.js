@@ -565,6 +565,11 @@ function settingsChanged() {
 function renderPending() {
   $("pending").textContent = state.pending ? t("pending") : "";
   $("new-game").classList.toggle("attention", state.pending);
+  // the game being played, in the settings' summary (closed, it is all they show)
+  const variant = state.def && state.variants.find((v) => v.id === state.def.id);
+  $("settings-now").textContent = variant
+    ? `: ${pick(variant.labels)}${state.bots.length
+      ? ` · ${t("opponents")}: ${state.bots.length}` : ""}` : "";
 }
 
 function askNewGame() {
@@ -584,6 +589,7 @@ async function newGame() {
   const options = readOptions();
   const id = $("variant").value;
   const levels = readBots();
+  clearCharts();  // nothing of the last game's charts stays while this one starts
   state.busy = true;
   state.pending = false;
   renderPending();
@@ -611,6 +617,7 @@ async function newGame() {
   }));
   message("");
   status(null);
+  renderPending();
   startTurn();
   drawCharts();  // nothing stale: the old game's charts go at once
   try {
@@ -1169,6 +1176,10 @@ function renderPlayers() {
     body.append(tr);
   });
   $("players-section").hidden = !state.bots.length && !state.def;
+  // the computer playing, in the turn's panel too (which a phone keeps in sight)
+  const moving = state.bots.indexOf(state.moving);
+  $("watch").textContent = moving >= 0
+    ? `▶ ${playerName(moving + 1)}: ${lastMoveText(state.moving)}` : "";
 }
 
 // ------------------------------------------------------------------------------ charts
@@ -1341,6 +1352,14 @@ function drawFinal() {
             bins.map((b, i) => [binLabel(b, i, bins.length), pct(b.p)]));
 }
 
+function clearCharts() {
+  for (const id of ["chances-chart", "final-chart", "chances-table", "final-table"]) {
+    $(id).innerHTML = "";
+  }
+  $("chances-caption").textContent = t("loading");
+  $("final-caption").textContent = t("loading");
+}
+
 function drawCharts() {
   drawChances();
   drawFinal();
@@ -1420,7 +1439,6 @@ async function main() {
   state.lang = startingLanguage();
   $("lang").value = state.lang;
   translate();
-  if (window.matchMedia("(min-width: 60rem)").matches) $("settings").open = true;
   $("api-key").value = apiKey();
   $("api-key").addEventListener("change", () => {
     sessionStorage.setItem(KEY_STORE, $("api-key").value.trim());
