@@ -280,11 +280,20 @@ def test_typed_dice_show_their_boxes_and_every_word_follows_the_language(page: P
     box.wait_for(timeout=ADVICE_TIMEOUT)
     assert box.inner_text() == "50"
     assert box.get_attribute("aria-label") == "Write YAHTZEE: 50"
-    page.select_option("[data-testid=lang]", "pt")
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    page.wait_for_selector("[data-testid=final-chart] rect", state="attached",
+                           timeout=ADVICE_TIMEOUT)
+    page.select_option("[data-testid=lang]", "pt")  # mid-game: every text follows
     assert page.locator("[data-testid=sheet-ones] th").inner_text() == "Jogada de 1"
     assert page.title().startswith("Mesa de jogo")
     assert page.locator("[data-testid=place-five_of_a_kind]").get_attribute("aria-label") \
         == "Marcar General: 50"
+    assert page.inner_text("[data-testid=best-move]").startswith("Marcar General")
+    assert page.inner_text("[data-testid=status]") == "Lance 1: 6 6 6 6 6"
+    assert page.inner_text("[data-testid=totals-upper-bonus] th") == "Bônus de cima"
+    assert page.inner_text("[data-testid=final-caption]").startswith("Média")
+    assert page.inner_text("#advice thead").split() == ["Jogada", "Total", "final",
+                                                        "esperado", "Perda"]
     page.select_option("[data-testid=lang]", "de")
     assert page.locator("[data-testid=sheet-three_of_a_kind] th").inner_text() == "Dreierpasch"
     # the rules' words come from the catalogue: names, values and help, never raw ids
@@ -350,6 +359,9 @@ def test_a_whole_game_through_the_playground(page: Page, server: str):
     _follow_advice(page, turns=13)
     assert len(turns_played) == 13  # the service plays every turn: the page keeps no score
     assert page.locator("[data-testid=game-over]").is_visible()
+    assert page.get_attribute("[data-testid=game-over]", "role") == "status"
+    for row in ("upper", "upper-bonus", "five-bonus", "lower"):  # YAHTZEE has them all
+        assert page.locator(f"[data-testid=totals-{row}]").count() == 1
     shown = int(page.inner_text("[data-testid=total]"))
     scorecard = page.evaluate("state.scorecard")
     assert all(v is not None for v in scorecard["boxes"].values())
@@ -419,6 +431,8 @@ def test_a_whole_game_by_keyboard_alone(page: Page, server: str):
         page.wait_for_function("t => state.over || (state.turn > t && !state.busy)", arg=turn,
                                timeout=TURN_TIMEOUT)
         assert _focused(page) != "body"
+        # the live region says what the turn wrote
+        assert page.inner_text("[data-testid=status]").startswith("You wrote ")
     page.wait_for_function("state.over", timeout=TURN_TIMEOUT)
     assert _focused(page) == "game-over"
     assert "points" in page.inner_text("[data-testid=game-over]")
@@ -469,6 +483,8 @@ def test_bozo_em_baixo_advice_is_followed_by_its_button(page: Page, server: str)
     def turn_starts(_: int) -> None:
         assert not page.is_checked("[data-testid=em-baixo]")  # the tick stays in its turn
 
+    # only the rows Bozó has: no upper bonus, no five-of-a-kind bonus
+    assert page.locator("[data-testid=totals] tr").count() == 1
     _follow_advice(page, turns=10, on_keep=keep, on_turn=turn_starts)
     assert any(announced), "the advice never announced em baixo in this game"
     record = page.evaluate("state.record")

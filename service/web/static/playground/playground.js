@@ -64,6 +64,8 @@ const UI = {
     finalAt: "Final score: {total}", share: "Share of the win", finalScore: "Final score",
     probability: "Probability", joker: "Joker", winsGame: "wins the game",
     loading: "Thinking…", emBaixoMark: "em baixo",
+    approximate: "The values of this game are approximate (a documented "
+      + "method, not the exact optimum).",
   },
   pt: {
     title: "Mesa de jogo", home: "Início", language: "Idioma", newGame: "Novo jogo",
@@ -115,6 +117,8 @@ const UI = {
     finalAt: "Total final: {total}", share: "Parte da vitória", finalScore: "Total final",
     probability: "Probabilidade", joker: "Coringa", winsGame: "vence o jogo",
     loading: "Pensando…", emBaixoMark: "em baixo",
+    approximate: "Os valores deste jogo são aproximados (um método "
+      + "documentado, não o ótimo exato).",
   },
   es: {
     title: "Mesa de juego", home: "Inicio", language: "Idioma", newGame: "Nueva partida",
@@ -166,6 +170,8 @@ const UI = {
     finalAt: "Puntaje final: {total}", share: "Parte de la victoria",
     finalScore: "Puntaje final", probability: "Probabilidad", joker: "Comodín",
     winsGame: "gana la partida", loading: "Pensando…", emBaixoMark: "em baixo",
+    approximate: "Los valores de este juego son aproximados (un método "
+      + "documentado, no el óptimo exacto).",
   },
   de: {
     title: "Spielwiese", home: "Startseite", language: "Sprache", newGame: "Neues Spiel",
@@ -218,6 +224,8 @@ const UI = {
     finalAt: "Endpunktzahl: {total}", share: "Anteil am Sieg", finalScore: "Endpunktzahl",
     probability: "Wahrscheinlichkeit", joker: "Joker", winsGame: "gewinnt das Spiel",
     loading: "Denke nach…", emBaixoMark: "em baixo",
+    approximate: "Die Werte dieses Spiels sind Näherungen (ein dokumentiertes "
+      + "Verfahren, nicht das exakte Optimum).",
   },
   sv: {
     title: "Lekplats", home: "Start", language: "Språk", newGame: "Nytt spel",
@@ -267,6 +275,8 @@ const UI = {
     finalAt: "Slutpoäng: {total}", share: "Andel av vinsten", finalScore: "Slutpoäng",
     probability: "Sannolikhet", joker: "Joker", winsGame: "vinner spelet",
     loading: "Tänker…", emBaixoMark: "em baixo",
+    approximate: "Värdena i det här spelet är närmevärden (en dokumenterad "
+      + "metod, inte det exakta optimum).",
   },
   fr: {
     title: "Bac à sable", home: "Accueil", language: "Langue", newGame: "Nouvelle partie",
@@ -320,6 +330,8 @@ const UI = {
     finalAt: "Score final : {total}", share: "Part de la victoire", finalScore: "Score final",
     probability: "Probabilité", joker: "Joker", winsGame: "gagne la partie",
     loading: "Réflexion…", emBaixoMark: "em baixo",
+    approximate: "Les valeurs de ce jeu sont approchées (une méthode "
+      + "documentée, pas l'optimum exact).",
   },
 };
 
@@ -707,6 +719,8 @@ async function setDice() {
     state.turnThrows[state.turnThrows.length - 1] = [...faces];
   }
   state.emBaixo = announced();
+  const n = state.throw;
+  status(() => t("rolled", { throw: n, dice: faces.join(" ") }));
   await afterDice();
 }
 
@@ -1130,7 +1144,8 @@ function renderAdvice() {
       body.append(tr);
     });
     host.append(table);
-    if (!advice.exact) host.append(el("p", { class: "hint" }, advice.method));
+    if (!advice.exact) host.append(el("p", { class: "hint", "data-testid": "approximate" },
+                                      t("approximate")));
   });
 }
 
