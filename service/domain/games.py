@@ -364,7 +364,8 @@ class ReplayedTurn:
     """One recorded turn as the replay played it: the sheet before it, the dice of each throw
     (sorted), the dice kept after each throw but the last (sorted; None when the turn does
     not record them), the throw the placement stands on, and the outcome (the box written,
-    None for an instant win that writes none; what it earned; the sheet after it)."""
+    None for an instant win that writes none; what it earned; the sheet after it).
+    `em_baixo`: the last throw was read by its bottom faces (Bozó)."""
 
     turn: int  # index of the turn in the player's list
     before: Sheet
@@ -372,6 +373,7 @@ class ReplayedTurn:
     kept: list[Hand] | None
     throw: int
     outcome: TurnOutcome
+    em_baixo: bool = False
 
 
 @dataclass
@@ -460,7 +462,7 @@ def _replayed(r: int, turn: dict[str, Any], before: Sheet,
     kept = turn.get("kept")
     return ReplayedTurn(r, before, [normalise(d) for d in turn.get("throws") or []],
                         None if kept is None else [normalise(k) for k in kept],
-                        outcome.throw, outcome)
+                        outcome.throw, outcome, bool(turn.get("em_baixo")))
 
 
 def _in_turn(counts: list[int], i: int, r: int) -> bool:

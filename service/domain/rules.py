@@ -376,10 +376,13 @@ def definition_document(rs: RuleSet) -> dict[str, Any]:
         boxes.append({**data, "labels": b.labels, "rule": describe(b), "min_score": 0,
                       "max_score": rs.max_score[i]})
     doc.update({
-        "id": v.id, "name": v.name, "description": v.description, "turns": v.turns,
-        "boxes": boxes, "sources": list(v.sources), "fingerprint": rs.fingerprint,
-        "options": [{"name": o.name, "choices": list(o.choices), "default": o.default,
-                     "description": o.description} for o in v.options],
+        "id": v.id, "name": v.name, "labels": v.labels, "description": v.description,
+        "turns": v.turns, "boxes": boxes, "sources": list(v.sources),
+        "fingerprint": rs.fingerprint,
+        "options": [{"name": o.name, "labels": o.labels, "choices": list(o.choices),
+                     "choice_labels": list(o.choice_labels), "default": o.default,
+                     "description": o.description, "descriptions": o.descriptions}
+                    for o in v.options],
     })
     del doc["variant"]
     return doc

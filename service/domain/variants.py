@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -141,19 +141,45 @@ class FiveOfAKindBonus:
     placement: str
 
 
+def texts(*six: str) -> dict[str, str]:
+    """One text per language, given in the order of LANGS (en, pt, es, de, sv, fr)."""
+    assert len(six) == len(LANGS)
+    return dict(zip(LANGS, six))
+
+
+def everywhere(text: str) -> dict[str, str]:
+    """A name that is the same in every language (a game's own name)."""
+    return dict.fromkeys(LANGS, text)
+
+
+#: The names of a boolean option's two values.
+OFF_ON = (texts("Off", "Não", "No", "Aus", "Av", "Non"),
+          texts("On", "Sim", "Sí", "An", "På", "Oui"))
+
+
 @dataclass(frozen=True)
 class OptionSpec:
-    """A rule option a client may set per request."""
+    """A rule option a client may set per request, with what a person reads of it in each
+    language: its name (`labels`), each value's name (`choice_labels`, in the order of
+    `choices`) and what it changes (`descriptions`)."""
 
     name: str
     choices: tuple[Any, ...]  # (False, True) for a boolean option
     default: Any
-    description: str
+    descriptions: dict[str, str] = field(compare=False, hash=False)
+    labels: dict[str, str] = field(compare=False, hash=False)
+    choice_labels: tuple[dict[str, str], ...] = field(default=OFF_ON, compare=False,
+                                                      hash=False)
 
     @property
     def is_bool(self) -> bool:
         """Whether the option is a plain on/off switch."""
         return self.choices == (False, True)
+
+    @property
+    def description(self) -> str:
+        """What the option changes, in English."""
+        return self.descriptions["en"]
 
 
 COLUMN_ORDERS = ("down", "up", "free", "first_throw")
@@ -178,6 +204,8 @@ class Variant:
     em_baixo: bool = False  # the player may score the bottom faces (Bozó)
     options: tuple[OptionSpec, ...] = ()
     sources: tuple[str, ...] = ()
+    #: the game's name in each language (en, pt, es, de, sv, fr)
+    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def box(self, box_id: str) -> Box | None:
         """The box with this id, or None when the sheet has none."""
@@ -216,40 +244,159 @@ class Variant:
 # --------------------------------------------------------------------------- options
 
 OPT_COLUMNS = OptionSpec(
-    "columns", (False, True), False,
-    "Seed 000's 52-round sheet: 4 columns of the same boxes, filled top to bottom, bottom to "
-    "top, in any order, and with first-throw results only.")
+    "columns", (False, True), False, texts(
+        "52 rounds: 4 columns of the same boxes, filled top to bottom, bottom to top, in any "
+        "order, and with first-throw results only (seed 000's sheet).",
+        "52 rodadas: 4 colunas das mesmas casas, preenchidas de cima para baixo, de baixo "
+        "para cima, em qualquer ordem e só com resultados do primeiro lance.",
+        "52 rondas: 4 columnas de las mismas casillas, que se llenan de arriba abajo, de "
+        "abajo arriba, en cualquier orden y solo con resultados del primer tiro.",
+        "52 Runden: 4 Spalten mit denselben Feldern, gefüllt von oben nach unten, von unten "
+        "nach oben, in beliebiger Reihenfolge und nur mit Ergebnissen des ersten Wurfs.",
+        "52 rundor: 4 kolumner med samma rutor, som fylls uppifrån och ned, nedifrån och upp, "
+        "i valfri ordning och bara med resultat från första kastet.",
+        "52 tours : 4 colonnes des mêmes cases, remplies de haut en bas, de bas en haut, "
+        "dans n'importe quel ordre, et seulement avec des résultats du premier lancer."),
+    texts("Column sheet", "Tabela em colunas", "Planilla en columnas", "Spaltenblock",
+          "Kolumnprotokoll", "Feuille en colonnes"))
 OPT_JOKER = OptionSpec(
-    "joker", ("forced", "free", "none"), "forced",
-    "Joker rule for a YAHTZEE thrown while the YAHTZEE box is filled: forced (Hasbro), free "
-    "(any open box) or none.")
+    "joker", ("forced", "free", "none"), "forced", texts(
+        "Joker rule for a YAHTZEE thrown while the YAHTZEE box is filled: forced (Hasbro), "
+        "free (any open box) or none.",
+        "Regra do coringa para um YAHTZEE lançado com a casa YAHTZEE já preenchida: "
+        "obrigatória (Hasbro), livre (qualquer casa aberta) ou nenhuma.",
+        "Regla del comodín para un YAHTZEE tirado con la casilla YAHTZEE ya llena: "
+        "obligatoria (Hasbro), libre (cualquier casilla abierta) o ninguna.",
+        "Joker-Regel für einen YAHTZEE bei schon gefülltem YAHTZEE-Feld: erzwungen (Hasbro), "
+        "frei (jedes offene Feld) oder keine.",
+        "Jokerregel för en YAHTZEE som slås när YAHTZEE-rutan redan är ifylld: tvingad "
+        "(Hasbro), fri (valfri öppen ruta) eller ingen.",
+        "Règle du joker pour un YAHTZEE lancé quand la case YAHTZEE est déjà remplie : "
+        "imposée (Hasbro), libre (toute case ouverte) ou aucune."),
+    texts("Joker rule", "Regra do coringa", "Regla del comodín", "Joker-Regel", "Jokerregel",
+          "Règle du joker"),
+    (texts("Forced (Hasbro)", "Obrigatória (Hasbro)", "Obligatoria (Hasbro)",
+           "Erzwungen (Hasbro)", "Tvingad (Hasbro)", "Imposée (Hasbro)"),
+     texts("Free: any open box", "Livre: qualquer casa aberta",
+           "Libre: cualquier casilla abierta", "Frei: jedes offene Feld",
+           "Fri: valfri öppen ruta", "Libre : toute case ouverte"),
+     texts("None", "Nenhuma", "Ninguna", "Keine", "Ingen", "Aucune")))
 OPT_EXTRA_KNIFFEL_50 = OptionSpec(
-    "extra_kniffel_needs_50", (False, True), True,
-    "The extra Kniffel's +50 only when the Kniffel box holds 50 (Schmidt's text says only "
-    "'has an entry').")
+    "extra_kniffel_needs_50", (False, True), True, texts(
+        "The extra Kniffel's +50 only when the Kniffel box holds 50 (Schmidt's text says only "
+        "'has an entry').",
+        "O +50 do Kniffel extra só quando a casa Kniffel tem 50 (o texto da Schmidt diz "
+        "apenas 'tem um registro').",
+        "El +50 del Kniffel extra solo cuando la casilla Kniffel tiene 50 (el texto de "
+        "Schmidt dice solo 'tiene una anotación').",
+        "Die +50 für einen weiteren Kniffel nur, wenn im Kniffel-Feld 50 steht (Schmidts "
+        "Text sagt nur „hat einen Eintrag“).",
+        "Extra Kniffels +50 bara när Kniffel-rutan har 50 (Schmidts text säger bara "
+        "'har en anteckning').",
+        "Le +50 du Kniffel supplémentaire seulement quand la case Kniffel contient 50 (le "
+        "texte de Schmidt dit seulement « a une inscription »)."),
+    texts("Extra Kniffel needs 50", "Kniffel extra exige 50", "Kniffel extra exige 50",
+          "Extra-Kniffel nur mit 50", "Extra Kniffel kräver 50",
+          "Kniffel supplémentaire exige 50"))
 OPT_TRINCA_QUADRA = OptionSpec(
-    "trinca_quadra", ("sum", "fixed", "matching"), "sum",
-    "Trinca and Quadra score the sum of all dice, a fixed 20 and 30, or only the repeated "
-    "dice.")
+    "trinca_quadra", ("sum", "fixed", "matching"), "sum", texts(
+        "Trinca and Quadra score the sum of all dice, a fixed 20 and 30, or only the repeated "
+        "dice.",
+        "Trinca e Quadra valem a soma de todos os dados, 20 e 30 fixos, ou só os dados "
+        "repetidos.",
+        "Trío y Póker valen la suma de todos los dados, 20 y 30 fijos, o solo los dados "
+        "repetidos.",
+        "Dreier- und Viererpasch zählen die Summe aller Würfel, feste 20 und 30 oder nur die "
+        "gleichen Würfel.",
+        "Tretal och fyrtal ger summan av alla tärningar, fasta 20 och 30, eller bara de lika "
+        "tärningarna.",
+        "Le brelan et le carré valent la somme de tous les dés, 20 et 30 fixes, ou seulement "
+        "les dés identiques."),
+    texts("Trinca and Quadra score", "Pontos de Trinca e Quadra", "Puntos de Trío y Póker",
+          "Wertung von Dreier- und Viererpasch", "Poäng för tretal och fyrtal",
+          "Points du brelan et du carré"),
+    (texts("Sum of all dice", "Soma de todos os dados", "Suma de todos los dados",
+           "Summe aller Würfel", "Summan av alla tärningar", "Somme de tous les dés"),
+     texts("Fixed: 20 and 30", "Fixos: 20 e 30", "Fijos: 20 y 30", "Fest: 20 und 30",
+           "Fasta: 20 och 30", "Fixes : 20 et 30"),
+     texts("Repeated dice only", "Só os dados repetidos", "Solo los dados repetidos",
+           "Nur die gleichen Würfel", "Bara de lika tärningarna",
+           "Seulement les dés identiques")))
 OPT_GENERAL_DE_MAO = OptionSpec(
-    "general_de_mao", (False, True), False,
-    "General de mão: five equal on the first throw scores 100 in the General box.")
+    "general_de_mao", (False, True), False, texts(
+        "General de mão: five equal on the first throw scores 100 in the General box.",
+        "General de mão: cinco iguais no primeiro lance valem 100 na casa General.",
+        "General de mão: cinco iguales en el primer tiro valen 100 en la casilla General.",
+        "General de mão: fünf Gleiche im ersten Wurf zählen 100 im Feld General.",
+        "General de mão: fem lika i första kastet ger 100 i rutan General.",
+        "General de mão : cinq dés identiques au premier lancer valent 100 dans la case "
+        "General."),
+    everywhere("General de mão (100)"))
 OPT_ALEATORIA = OptionSpec(
-    "aleatoria", (False, True), True,
-    "Whether the Jogada aleatória (X, chance) box exists.")
+    "aleatoria", (False, True), True, texts(
+        "Whether the Jogada aleatória (X, chance) box exists.",
+        "Se a casa Jogada aleatória (X) existe.",
+        "Si existe la casilla Libre (X, jogada aleatória).",
+        "Ob es das Feld Chance (X, Jogada aleatória) gibt.",
+        "Om rutan Chans (X, jogada aleatória) finns.",
+        "Si la case Chance (X, jogada aleatória) existe."),
+    texts("Chance box (X)", "Casa Jogada aleatória (X)", "Casilla Libre (X)",
+          "Feld Chance (X)", "Rutan Chans (X)", "Case Chance (X)"))
+DOBLE_GENERALA_LABELS = texts("Double Generala", "Generala dobrada", "Doble Generala",
+                              "Doppel-Generala", "Dubbel Generala", "Double Generala")
 OPT_DOBLE_GENERALA = OptionSpec(
-    "doble_generala", (False, True), True,
-    "Whether the Doble Generala box exists (a second Generala while the Generala box holds "
-    "50).")
+    "doble_generala", (False, True), True, texts(
+        "Whether the Doble Generala box exists (a second Generala while the Generala box holds "
+        "50).",
+        "Se a casa Doble Generala existe (uma segunda Generala com 50 na casa Generala).",
+        "Si existe la casilla Doble Generala (una segunda Generala con 50 en la casilla "
+        "Generala).",
+        "Ob es das Feld Doppel-Generala gibt (eine zweite Generala, wenn im Feld Generala 50 "
+        "steht).",
+        "Om rutan Dubbel Generala finns (en andra Generala när rutan Generala har 50).",
+        "Si la case Double Generala existe (une deuxième Generala quand la case Generala "
+        "contient 50)."),
+    DOBLE_GENERALA_LABELS)
+OPT_DOBLE_GENERALA_SPANISH = OptionSpec(
+    "doble_generala", (False, True), False, texts(
+        "Whether a Doble Generala box exists (200, a second Generala while the Generala box "
+        "holds 100); the Spanish scale lists none.",
+        "Se existe uma casa Doble Generala (200, uma segunda Generala com 100 na casa "
+        "Generala); a escala espanhola não a tem.",
+        "Si existe una casilla Doble Generala (200, una segunda Generala con 100 en la "
+        "casilla Generala); la escala española no la tiene.",
+        "Ob es ein Feld Doppel-Generala gibt (200, eine zweite Generala, wenn im Feld "
+        "Generala 100 steht); die spanische Skala kennt keines.",
+        "Om en ruta Dubbel Generala finns (200, en andra Generala när rutan Generala har "
+        "100); den spanska skalan har ingen.",
+        "Si une case Double Generala existe (200, une deuxième Generala quand la case "
+        "Generala contient 100) ; l'échelle espagnole n'en a pas."),
+    DOBLE_GENERALA_LABELS)
 OPT_OBLIGADA = OptionSpec(
-    "obligada", (False, True), False,
-    "Generala obligada: boxes are filled in sheet order.")
+    "obligada", (False, True), False, texts(
+        "Generala obligada: boxes are filled in sheet order.",
+        "Generala obligada: as casas são preenchidas na ordem da tabela.",
+        "Generala obligada: las casillas se llenan en el orden de la planilla.",
+        "Generala obligada: die Felder werden in der Reihenfolge des Blocks gefüllt.",
+        "Generala obligada: rutorna fylls i protokollets ordning.",
+        "Generala obligada : les cases sont remplies dans l'ordre de la feuille."),
+    texts("Obligada: in sheet order", "Obligada: na ordem da tabela",
+          "Obligada: en el orden de la planilla", "Obligada: in Blockreihenfolge",
+          "Obligada: i protokollets ordning", "Obligada : dans l'ordre de la feuille"))
 
 
 def escalera_wraps_option(default: bool) -> OptionSpec:
     """Whether 3-4-5-6-1 counts as a straight (the ace after the six)."""
-    return OptionSpec("escalera_wraps", (False, True), default,
-                      "Whether 3-4-5-6-1 counts as a straight (Escalera).")
+    return OptionSpec("escalera_wraps", (False, True), default, texts(
+        "Whether 3-4-5-6-1 counts as a straight (the ace after the six).",
+        "Se 3-4-5-6-1 conta como sequência (o ás depois do seis).",
+        "Si 3-4-5-6-1 cuenta como escalera (el as después del seis).",
+        "Ob 3-4-5-6-1 als Straße zählt (die Eins nach der Sechs).",
+        "Om 3-4-5-6-1 räknas som stege (ettan efter sexan).",
+        "Si 3-4-5-6-1 compte comme une suite (l'as après le six)."),
+        texts("3-4-5-6-1 is a straight", "3-4-5-6-1 é sequência", "3-4-5-6-1 es escalera",
+              "3-4-5-6-1 ist eine Straße", "3-4-5-6-1 är en stege",
+              "3-4-5-6-1 est une suite"))
 
 
 def _apply_columns(v: Variant, on: bool) -> Variant:
@@ -342,6 +489,7 @@ YAHTZEE_UPPER_BONUS = UpperBonus(63, 35)
 
 _YAHTZEE = Variant(
     id="yahtzee", name="YAHTZEE (Hasbro)",
+    labels=everywhere("YAHTZEE (Hasbro)"),
     description="The US game: 13 boxes, +35 at 63 in the upper section, YAHTZEE bonus of "
                 "100 per further YAHTZEE, Joker rules.",
     dice=5, throws=3, boxes=YAHTZEE_BOXES, upper_bonus=YAHTZEE_UPPER_BONUS,
@@ -351,12 +499,16 @@ _YAHTZEE = Variant(
 
 _YAHTZEE_BASIC = Variant(
     id="yahtzee_basic", name="YAHTZEE, basic sheet",
+    labels=texts("YAHTZEE, basic sheet", "YAHTZEE, tabela básica", "YAHTZEE, planilla básica",
+                 "YAHTZEE, einfacher Block", "YAHTZEE, enkelt protokoll",
+                 "YAHTZEE, feuille de base"),
     description="YAHTZEE boxes and upper bonus, without YAHTZEE bonus or Joker.",
     dice=5, throws=3, boxes=YAHTZEE_BOXES, upper_bonus=YAHTZEE_UPPER_BONUS,
     options=(OPT_COLUMNS,), sources=("seed 004",))
 
 _KNIFFEL = Variant(
     id="kniffel", name="Kniffel (Schmidt)",
+    labels=everywhere("Kniffel (Schmidt)"),
     description="The German game: YAHTZEE's sheet; an extra Kniffel scores +50 in its free "
                 "number box, else it is a Joker for the lower section without bonus.",
     dice=5, throws=3,
@@ -369,6 +521,8 @@ _KNIFFEL = Variant(
 
 _YAMS = Variant(
     id="yams", name="Yam's (France)",
+    labels=texts("Yam's (France)", "Yam's (França)", "Yam's (Francia)", "Yam's (Frankreich)",
+                 "Yam's (Frankrike)", "Yam's (France)"),
     description="The basic sheet with exact straights: Petite suite 1-2-3-4-5 (30), Grande "
                 "suite 2-3-4-5-6 (40).",
     dice=5, throws=3,
@@ -379,6 +533,8 @@ _YAMS = Variant(
 
 _YATZY = Variant(
     id="yatzy", name="Yatzy (Scandinavian)",
+    labels=texts("Yatzy (Scandinavian)", "Yatzy (escandinavo)", "Yatzy (escandinavo)",
+                 "Yatzy (skandinavisch)", "Yatzy (skandinaviskt)", "Yatzy (scandinave)"),
     description="15 boxes with pairs; sets score only the matching dice; +50 at 63.",
     dice=5, throws=3,
     boxes=upper_boxes() + (
@@ -398,6 +554,8 @@ _YATZY = Variant(
 
 _MAXI = Variant(
     id="maxi_yatzy", name="Maxi Yatzy (6 dice)",
+    labels=texts("Maxi Yatzy (6 dice)", "Maxi Yatzy (6 dados)", "Maxi Yatzy (6 dados)",
+                 "Maxi Yatzy (6 Würfel)", "Maxi Yatzy (6 tärningar)", "Maxi Yatzy (6 dés)"),
     description="Six dice, 20 boxes, +100 at 84; throws not used in a turn are saved.",
     dice=6, throws=3,
     boxes=upper_boxes() + (
@@ -424,6 +582,9 @@ _MAXI = Variant(
 
 _GENERAL = Variant(
     id="general", name="General (Brasil, 13 jogadas)",
+    labels=texts("General (Brazil, 13 boxes)", "General (Brasil, 13 jogadas)",
+                 "General (Brasil, 13 casillas)", "General (Brasilien, 13 Felder)",
+                 "General (Brasilien, 13 rutor)", "General (Brésil, 13 cases)"),
     description="Brazilian General: Trinca and Quadra sum, Full-hand 25, Seqüência alta 30, "
                 "Seqüência baixa 40, General 50, Jogada aleatória; no upper bonus.",
     dice=5, throws=3,
@@ -447,6 +608,9 @@ _GENERAL_LABELS = labels_for("five_of_a_kind", en="General", es="General", de="G
                              sv="General", fr="General")
 _GENERAL_11 = Variant(
     id="general_11", name="Regra do General (11 jogadas)",
+    labels=texts("Regra do General (11 boxes)", "Regra do General (11 jogadas)",
+                 "Regra do General (11 casillas)", "Regra do General (11 Felder)",
+                 "Regra do General (11 rutor)", "Regra do General (11 cases)"),
     description="11 boxes: Sequência 20, Full-hand 30, Quadra 40 (+5 on the first throw), "
                 "General 50, Jogada aleatória.",
     dice=5, throws=3,
@@ -463,6 +627,8 @@ _GENERALA_FIVE = labels_for("five_of_a_kind", en="Generala", pt="Generala", de="
                             sv="Generala", fr="Generala")
 _GENERALA = Variant(
     id="generala", name="Generala (Argentina)",
+    labels=texts("Generala (Argentina)", "Generala (Argentina)", "Generala (Argentina)",
+                 "Generala (Argentinien)", "Generala (Argentina)", "Generala (Argentine)"),
     description="Escalera 20, Full 30, Póker 40 (+5 servida), Generala 50, Doble Generala "
                 "100; a Generala servida wins the game.",
     dice=5, throws=3,
@@ -478,6 +644,9 @@ _GENERALA = Variant(
 
 _GENERALA_SPANISH = Variant(
     id="generala_spanish", name="Generala (escala espanhola, seed 000)",
+    labels=texts("Generala (Spanish scale)", "Generala (escala espanhola)",
+                 "Generala (escala española)", "Generala (spanische Skala)",
+                 "Generala (spansk skala)", "Generala (échelle espagnole)"),
     description="Escalera 40, Full 60, Póker 70 (80 with four aces), Generala 100; no "
                 "servida bonus.",
     dice=5, throws=3,
@@ -489,17 +658,16 @@ _GENERALA_SPANISH = Variant(
              labels=_GENERALA_FIVE),
         kind("double_five_of_a_kind", 5, "fixed", 200, requires=("five_of_a_kind",)),
     ),
-    options=(escalera_wraps_option(True),
-             OptionSpec("doble_generala", (False, True), False,
-                        "Whether a Doble Generala box exists (200, a second Generala while "
-                        "the Generala box holds 100); seed 000's scale does not list one."),
-             OPT_OBLIGADA),
+    options=(escalera_wraps_option(True), OPT_DOBLE_GENERALA_SPANISH, OPT_OBLIGADA),
     sources=("seed 000",))
 
 _BOZO_FIVE = labels_for("five_of_a_kind", en="General", pt="General", es="General",
                         de="General", sv="General", fr="General")
 _BOZO = Variant(
     id="bozo", name="Bozó (Centro-Oeste do Brasil)",
+    labels=texts("Bozó (Central-West Brazil)", "Bozó (Centro-Oeste do Brasil)",
+                 "Bozó (Centro-Oeste de Brasil)", "Bozó (Mittelwesten Brasiliens)",
+                 "Bozó (mellanvästra Brasilien)", "Bozó (Centre-Ouest du Brésil)"),
     description="Full 10, Sequência 20, Quadra 30 (+5 de boca), General 40; General de boca "
                 "wins the game; 'em baixo' scores the faces turned to the table.",
     dice=5, throws=3,
@@ -513,6 +681,7 @@ _BOZO = Variant(
 
 _YACHT = Variant(
     id="yacht", name="Yacht",
+    labels=everywhere("Yacht"),
     description="The ancestor game: 12 boxes, Full House scores the sum, both straights 30, "
                 "Yacht 50, no bonus.",
     dice=5, throws=3,

@@ -41,7 +41,8 @@ DOCS_HTML = """<!doctype html>
 <title>API docs · Yahtzee family scoring service</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="/docs/static/swagger-ui.css">
-<link rel="icon" type="image/png" href="/docs/static/favicon-32x32.png">
+<link rel="stylesheet" href="/static/docs.css">
+<link rel="icon" href="/favicon.ico">
 </head>
 <body>
 <div id="swagger-ui"></div>
@@ -107,6 +108,14 @@ def _document(docs: bool) -> Response:
 def docs_static(filename: str) -> Response:
     """Swagger UI's own files, from the pinned package."""
     return send_from_directory(SWAGGER_UI_DIR, filename, max_age=86400)
+
+
+@pages.get("/favicon.ico")
+def favicon() -> Response:
+    """The service's icon (a die showing five; `scripts/make_favicon.py` draws it), which
+    browsers ask for on every page."""
+    return send_from_directory(STATIC_DIR, "favicon.ico", max_age=86400,
+                               mimetype="image/vnd.microsoft.icon")
 
 
 @pages.get("/playground")

@@ -1,10 +1,17 @@
 """The pages people look at, in a real headless browser (Playwright driving Debian's chromium):
-the landing page, the API docs and the playground, a whole game played through the page.
+the landing page, the API docs and the playground, whole games played through the page by
+mouse and by keyboard alone, on a desktop and on a phone.
 
 Every page must work without internet: each test records the hosts the page asks for and
-fails on any other than the service's own. The screenshot of a finished game is kept in
-`test-artifacts/` (or $TEST_ARTIFACTS). Where no browser is present the tests skip and say
-why; under CI (CI=true) a missing browser is a failure, since `.ci/run` installs it.
+fails on any other than the service's own. Every page (the landing page, the playground
+during and after a game, the docs) goes through axe-core, pinned in `package.json` and
+`package-lock.json` beside this file, installed by `npm ci` and injected into the page from
+`node_modules` (never from another host): no serious or critical violation.
+
+Screenshots are kept in `test-artifacts/` (or $TEST_ARTIFACTS); with UPDATE_SCREENSHOTS=1 the
+phone and desktop layouts are also written to `docs/` (the committed ones were made so).
+Where no browser (or, for axe-core, no npm) is present the tests skip and say why; under CI
+(CI=true) that is a failure, since `.ci/run` installs them.
 """
 
 from __future__ import annotations
@@ -13,10 +20,12 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -26,8 +35,14 @@ from service.config import Settings
 from service.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+NPM = shutil.which("npm")
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", ROOT / "test-artifacts"))
+IN_CI = os.environ.get("CI") == "true"
+UPDATE_SCREENSHOTS = os.environ.get("UPDATE_SCREENSHOTS") == "1"
+DESKTOP = {"width": 1400, "height": 1000}
+PHONE = {"width": 375, "height": 812}
 
 try:
     from playwright.sync_api import Browser, Page, sync_playwright
@@ -45,20 +60,29 @@ def _missing() -> str | None:
 
 
 if _missing():
-    if os.environ.get("CI") == "true":
+    if IN_CI:
         pytest.fail(f"browser tests cannot run in CI: {_missing()}", pytrace=False)
     pytest.skip(_missing(), allow_module_level=True)
+
+
+# Bounds (not sleeps) for what the page waits on: the first advice builds the advisor's table
+# (inline here; elsewhere the page waits out a 202's Retry-After), and the machine may be busy.
+ADVICE_TIMEOUT = 120_000
+TURN_TIMEOUT = 60_000
+
+
+def _serve(settings: Settings) -> tuple[Any, str]:
+    httpd = make_server("127.0.0.1", 0, create_app(settings), threaded=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_port}"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[str]:
     """The app on a loopback port, served by werkzeug in a thread."""
-    app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
-                              advisor_builds="inline", metrics_enabled=False))
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd, url = _serve(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
+                                 advisor_builds="inline", metrics_enabled=False))
+    yield url
     httpd.shutdown()
 
 
@@ -72,11 +96,35 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
+@pytest.fixture(scope="module")
+def axe() -> Path:
+    """axe-core's script, installed from the pinned lock file by `npm ci` (its cache in this
+    folder, as tests/client keeps its own)."""
+    if NPM is None:
+        reason = "no npm on PATH (Debian: apt-get install npm; .ci/run does it)"
+        if IN_CI:
+            pytest.fail(f"axe-core cannot be installed in CI: {reason}", pytrace=False)
+        pytest.skip(reason)
+    env = {**os.environ, "npm_config_cache": str(HERE / ".npm-cache"),
+           "npm_config_update_notifier": "false", "npm_config_fund": "false",
+           "npm_config_audit": "false"}
+    script = HERE / "node_modules" / "axe-core" / "axe.min.js"
+    for attempt in range(3):
+        done = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=HERE, env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+        if done.returncode == 0 and script.is_file():
+            return script
+        if attempt == 2:
+            pytest.fail(f"npm ci failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        shutil.rmtree(HERE / "node_modules", ignore_errors=True)
+    raise AssertionError("unreachable")
+
+
 @contextlib.contextmanager
-def _recording_page(browser: Browser, server: str) -> Iterator[Page]:
+def _recording_page(browser: Browser, server: str, **context: Any) -> Iterator[Page]:
     """A fresh page that records every host it asks for, and refuses any but `server`'s."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
+    ctx = browser.new_context(**{"viewport": DESKTOP, **context})
+    page = ctx.new_page()
     page.foreign_hosts = []  # type: ignore[attr-defined]
     own = urlparse(server).netloc
 
@@ -94,7 +142,7 @@ def _recording_page(browser: Browser, server: str) -> Iterator[Page]:
     try:
         yield page
     finally:
-        context.close()
+        ctx.close()
 
 
 @pytest.fixture()
@@ -110,12 +158,56 @@ def _offline_and_clean(page: Page) -> None:
     assert page.js_errors == [], page.js_errors  # type: ignore[attr-defined]
 
 
-def test_landing_page_links_everything(page: Page, server: str):
+def _post(server: str, path: str, body: Any) -> tuple[int, Any]:
+    req = urllib.request.Request(server + path, method="POST", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req) as resp:
+            return resp.status, json.load(resp)
+    except urllib.error.HTTPError as err:
+        return err.code, json.load(err)
+
+
+def _no_serious_violation(page: Page, axe: Path, what: str) -> None:
+    """axe-core over the page as it is now: no serious or critical violation."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(axe))
+    violations = page.evaluate("""async () => {
+        const result = await axe.run(document, { resultTypes: ["violations"] });
+        return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.slice(0, 5).map((n) => [n.target.join(" "),
+                                                    (n.any[0] || {}).data]) }));
+    }""")
+    serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+    assert serious == [], f"{what}: {json.dumps(serious, indent=1)}"
+
+
+def _screenshot(page: Page, name: str, docs: bool = False, full_page: bool = True) -> None:
+    """The page kept as a test artifact; `docs`: also in docs/ with UPDATE_SCREENSHOTS=1."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+    if docs and UPDATE_SCREENSHOTS:
+        page.screenshot(path=str(ROOT / "docs" / name), full_page=full_page)
+
+
+# --------------------------------------------------------------------------- the pages
+
+
+def test_landing_page_links_everything(page: Page, server: str, axe: Path):
     page.goto(server + "/")
     assert "Yahtzee family scoring service" in page.title()
     hrefs = page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))")
     assert {"/playground", "/docs", "/openapi.json", "/v1/variants"} <= set(hrefs)
+    icon = urllib.request.urlopen(server + page.get_attribute("link[rel=icon]", "href"))
+    assert icon.status == 200 and icon.headers["Content-Type"].startswith("image/")
+    _no_serious_violation(page, axe, "landing page")
     _offline_and_clean(page)
+
+
+def test_the_favicon_is_served(server: str):
+    with urllib.request.urlopen(server + "/favicon.ico") as resp:
+        assert resp.status == 200 and resp.headers["Content-Type"] == "image/vnd.microsoft.icon"
+        assert resp.read(4) == b"\x00\x00\x01\x00"  # an ICO file
 
 
 def test_api_clients_get_a_json_index(server: str):
@@ -125,7 +217,7 @@ def test_api_clients_get_a_json_index(server: str):
     assert body["links"]["openapi"]["href"] == "/openapi.json"
 
 
-def test_docs_render_every_operation_offline(page: Page, server: str):
+def test_docs_render_every_operation_offline(page: Page, server: str, axe: Path):
     """The docs page shows every endpoint of /openapi.json once, templated (the variant a
     parameter), and draws every one of them."""
     spec = json.load(urllib.request.urlopen(server + "/openapi.json"))
@@ -141,59 +233,122 @@ def test_docs_render_every_operation_offline(page: Page, server: str):
         page.wait_for_function("n => document.querySelectorAll('.opblock').length >= n",
                                arg=operations, timeout=ADVICE_TIMEOUT)
     assert page.locator(".opblock").count() == operations
+    _no_serious_violation(page, axe, "docs page")
+    # an operation opened and tried: its parameters, body and answer shown
+    page.locator("#operations-hands-scoreHand .opblock-summary-control").click()
+    page.locator("#operations-hands-scoreHand .execute").click()
+    page.locator("#operations-hands-scoreHand .live-responses-table").wait_for(
+        timeout=30_000)
+    page.wait_for_function("getComputedStyle(document.querySelector("
+                           "'#operations-hands-scoreHand .execute')).opacity === '1'",
+                           timeout=30_000)  # the request done: the button is itself again
+    _no_serious_violation(page, axe, "docs page, an operation tried")
     _offline_and_clean(page)
+
+
+# --------------------------------------------------------------------------- the playground
 
 
 def _wait_ready(page: Page) -> None:
-    page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+    page.wait_for_selector("body[data-ready=true]", state="attached", timeout=ADVICE_TIMEOUT)
 
 
-def test_typed_dice_show_their_boxes_and_labels_follow_the_language(page: Page, server: str):
+def _settings(page: Page) -> None:
+    """Open the game settings (a phone shows them closed)."""
+    if not page.evaluate("document.getElementById('settings').open"):
+        page.click("#settings summary")
+
+
+def _type_dice(page: Page, dice: str) -> None:
+    if not page.evaluate("document.querySelector('details.typed').open"):
+        page.click("details.typed summary")
+    page.fill("[data-testid=typed]", dice)
+    page.click("[data-testid=set-dice]")
+
+
+def _new_game_settled(page: Page, condition: str = "true") -> None:
+    page.wait_for_function(f"state.def && !state.busy && state.totals && ({condition})",
+                           timeout=ADVICE_TIMEOUT)
+
+
+def test_typed_dice_show_their_boxes_and_every_word_follows_the_language(page: Page,
+                                                                          server: str):
     page.goto(server + "/playground")
     _wait_ready(page)
-    page.fill("[data-testid=typed]", "6 6 6 6 6")
-    page.click("[data-testid=set-dice]")
-    row = page.locator("[data-testid=place-five_of_a_kind]")
-    row.wait_for(timeout=20_000)
-    assert row.locator("td").nth(1).inner_text() == "50"
-    page.select_option("[data-testid=lang]", "pt")
-    assert page.locator("[data-testid=sheet-ones] td").first.inner_text() == "Jogada de 1"
+    _type_dice(page, "6 6 6 6 6")
+    box = page.locator("[data-testid=place-five_of_a_kind]")
+    box.wait_for(timeout=ADVICE_TIMEOUT)
+    assert box.inner_text() == "50"
+    assert box.get_attribute("aria-label") == "Write YAHTZEE: 50"
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    page.wait_for_selector("[data-testid=final-chart] rect", state="attached",
+                           timeout=ADVICE_TIMEOUT)
+    page.select_option("[data-testid=lang]", "pt")  # mid-game: every text follows
+    assert page.locator("[data-testid=sheet-ones] th").inner_text() == "Jogada de 1"
+    assert page.title().startswith("Mesa de jogo")
+    assert page.locator("[data-testid=place-five_of_a_kind]").get_attribute("aria-label") \
+        == "Marcar General: 50"
+    assert page.inner_text("[data-testid=best-move]").startswith("Marcar General")
+    assert page.inner_text("[data-testid=status]") == "Lance 1: 6 6 6 6 6"
+    assert page.inner_text("[data-testid=totals-upper-bonus] th") == "Bônus de cima"
+    assert page.inner_text("[data-testid=final-caption]").startswith("Média")
+    assert page.inner_text("#advice thead").split() == ["Jogada", "Total", "final",
+                                                        "esperado", "Perda"]
     page.select_option("[data-testid=lang]", "de")
-    assert page.locator("[data-testid=sheet-three_of_a_kind] td").first.inner_text() \
-        == "Dreierpasch"
+    assert page.locator("[data-testid=sheet-three_of_a_kind] th").inner_text() == "Dreierpasch"
+    # the rules' words come from the catalogue: names, values and help, never raw ids
+    _settings(page)
+    page.select_option("[data-testid=lang]", "es")
+    variants = page.eval_on_selector_all("#variant option", "os => os.map(o => o.textContent)")
+    assert "Generala (escala española)" in variants and "Bozó (Centro-Oeste de Brasil)" \
+        in variants
+    # the game has started (dice were thrown): a new variant waits for the next game
+    page.select_option("[data-testid=variant]", "generala")
+    assert "próxima partida" in page.inner_text("[data-testid=pending]")
+    settings = page.inner_text("#settings")
+    for raw in ("escalera_wraps", "doble_generala", "true", "false"):
+        assert raw not in settings, raw
+    assert "3-4-5-6-1 es escalera" in settings and "Doble Generala" in settings
+    assert page.evaluate("state.def.id") == "yahtzee"  # this game goes on
     _offline_and_clean(page)
 
 
-# Bounds (not sleeps) for what the page waits on: the first advice builds the advisor's table
-# (inline here; elsewhere the page waits out a 202's Retry-After), and the machine may be busy.
-ADVICE_TIMEOUT = 120_000
-TURN_TIMEOUT = 60_000
-
-
-def _play_whole_game(page: Page, turns: int) -> None:
-    """Each turn: roll, then follow the advisor's best move: keep its dice and roll again,
-    or write its box, which ends the turn. Each step waits for the page to have taken the last
-    one: the advice of this throw (the page clears the old one when it rolls), and after a
-    write the service's answer (the next turn, or the game's end), so that a roll is never
-    clicked while the turn is still being written."""
+def _finish_turn(page: Page, on_keep=None) -> None:
+    """From a throw on, follow the advisor's best move: keep its dice and roll again, or
+    write its box, which ends the turn. Each step waits for the advice of this throw (the
+    page clears the old one when it rolls)."""
     best = page.locator("[data-testid=apply-best]")
-    for turn in range(1, turns + 1):
-        page.wait_for_function("turn => state.turn === turn && state.throw === 0 && "
-                               "!state.over", arg=turn, timeout=TURN_TIMEOUT)
-        page.click("[data-testid=roll]")
-        while True:
-            best.wait_for(timeout=ADVICE_TIMEOUT)
-            if best.get_attribute("data-action") == "keep":
-                best.click()
-                page.click("[data-testid=roll]")
-                continue
+    while True:
+        best.wait_for(timeout=ADVICE_TIMEOUT)
+        if best.get_attribute("data-action") == "keep":
+            if on_keep:
+                on_keep(page.evaluate("state.advice.best"))
             best.click()
+            page.click("[data-testid=roll]")
+            continue
+        best.click()
+        return
+
+
+def _follow_advice(page: Page, turns: int, start: int = 1, on_keep=None,
+                   on_turn=None) -> None:
+    """Each turn: roll, then follow the advice (`_finish_turn`); after a write, wait for the
+    service's answer (the next turn, or the game's end), so that a roll is never clicked
+    while the turn is still being written or the computers play."""
+    for turn in range(start, turns + 1):
+        page.wait_for_function("turn => (state.turn === turn && state.throw === 0 && "
+                               "!state.busy) || state.over", arg=turn, timeout=TURN_TIMEOUT)
+        if page.evaluate("state.over"):
             break
+        if on_turn:
+            on_turn(turn)
+        page.click("[data-testid=roll]")
+        _finish_turn(page, on_keep)
         page.wait_for_function("turn => state.over || state.turn > turn", arg=turn,
                                timeout=TURN_TIMEOUT)
         if page.evaluate("state.over"):
             break
-    page.wait_for_selector("[data-testid=game-over]", timeout=TURN_TIMEOUT)
+    page.wait_for_function("state.over", timeout=TURN_TIMEOUT)
 
 
 def test_a_whole_game_through_the_playground(page: Page, server: str):
@@ -201,29 +356,156 @@ def test_a_whole_game_through_the_playground(page: Page, server: str):
     page.on("request", lambda r: turns_played.append(r.url) if "/games/turn" in r.url else None)
     page.goto(server + "/playground")
     _wait_ready(page)
-    _play_whole_game(page, turns=13)
+    _follow_advice(page, turns=13)
     assert len(turns_played) == 13  # the service plays every turn: the page keeps no score
-    over = page.locator("[data-testid=game-over]")
-    assert over.is_visible()
+    assert page.locator("[data-testid=game-over]").is_visible()
+    assert page.get_attribute("[data-testid=game-over]", "role") == "status"
+    for row in ("upper", "upper-bonus", "five-bonus", "lower"):  # YAHTZEE has them all
+        assert page.locator(f"[data-testid=totals-{row}]").count() == 1
     shown = int(page.inner_text("[data-testid=total]"))
     scorecard = page.evaluate("state.scorecard")
     assert all(v is not None for v in scorecard["boxes"].values())
     # the page's total is the service's total of the page's scorecard
-    req = urllib.request.Request(
-        server + "/v1/variants/yahtzee/scorecards/score", method="POST",
-        data=json.dumps(scorecard).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as resp:
-        assert json.load(resp)["total"] == shown
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "playground-finished-game.png"), full_page=True)
+    status, totals = _post(server, "/v1/variants/yahtzee/scorecards/score", scorecard)
+    assert status == 200 and totals["total"] == shown
+    # the game the page recorded is the game it played
+    status, checked = _post(server, "/v1/variants/yahtzee/games/validate",
+                            {"players": [{"turns": page.evaluate("state.record")}]})
+    assert status == 200 and checked["valid"] and checked["players"][0]["total"] == shown
+    _screenshot(page, "playground-finished-game.png")
     _offline_and_clean(page)
 
 
-def test_a_whole_game_against_two_computers(page: Page, server: str):
+def _tab_to(page: Page, selector: str, limit: int = 120, back: bool = False) -> None:
+    """Press Tab (Shift+Tab: `back`) until the element `selector` has the focus."""
+    for _ in range(limit):
+        if page.evaluate("s => document.activeElement.matches(s)", selector):
+            return
+        page.keyboard.press("Shift+Tab" if back else "Tab")
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def _focused(page: Page) -> str:
+    return page.evaluate("document.activeElement === document.body ? 'body' : "
+                         "(document.activeElement.dataset.testid || document.activeElement.id)")
+
+
+def test_a_whole_game_by_keyboard_alone(page: Page, server: str):
+    """Tab, Enter and Space only: roll, keep a die, follow the advice, write boxes from the
+    advice and from the scorecard itself. The focus is never lost to the page's body: after a
+    keep it is on Roll, after the last throw on the advice, after a write on the next turn's
+    Roll, at the end on the result."""
+    page.goto(server + "/playground?seed=7")
+    _wait_ready(page)
+    for turn in range(1, 14):
+        page.wait_for_function("t => state.turn === t && state.throw === 0 && !state.busy",
+                               arg=turn, timeout=TURN_TIMEOUT)
+        if turn > 1:
+            assert _focused(page) == "roll"  # the write left the focus on the next Roll
+        _tab_to(page, "[data-testid=roll]")
+        page.keyboard.press("Enter")
+        if turn == 1:
+            # a die toggled by Space keeps the focus, and says it is kept
+            _tab_to(page, "[data-testid=die-0]", back=True)
+            page.keyboard.press("Space")
+            assert _focused(page) == "die-0"
+            assert page.get_attribute("[data-testid=die-0]", "aria-pressed") == "true"
+            page.keyboard.press("Space")
+            assert page.get_attribute("[data-testid=die-0]", "aria-pressed") == "false"
+        while True:
+            page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+            assert _focused(page) != "body"
+            best = page.evaluate("state.advice.best")
+            if best["action"] == "keep":
+                _tab_to(page, "[data-testid=best-move]")
+                page.keyboard.press("Enter")
+                assert _focused(page) == "roll"
+                page.keyboard.press("Enter")
+                continue
+            # write: from the advice on odd turns, from the scorecard's box on even turns
+            target = "[data-testid=best-move]" if turn % 2 else \
+                f"#sheet button[data-box={best['box']}]"
+            _tab_to(page, target)
+            page.keyboard.press("Enter")
+            break
+        page.wait_for_function("t => state.over || (state.turn > t && !state.busy)", arg=turn,
+                               timeout=TURN_TIMEOUT)
+        assert _focused(page) != "body"
+        # the live region says what the turn wrote
+        assert page.inner_text("[data-testid=status]").startswith("You wrote ")
+    page.wait_for_function("state.over", timeout=TURN_TIMEOUT)
+    assert _focused(page) == "game-over"
+    assert "points" in page.inner_text("[data-testid=game-over]")
+    status, checked = _post(server, "/v1/variants/yahtzee/games/validate",
+                            {"players": [{"turns": page.evaluate("state.record")}]})
+    assert status == 200 and checked["valid"], checked["problems"]
+    _offline_and_clean(page)
+
+
+def test_bozo_em_baixo_advice_is_followed_by_its_button(page: Page, server: str):
+    """2 2 2 5 6 thrown em baixo is read 1 2 5 5 5: the advice names the dice on the table
+    (keep 2-2-2), its button keeps the three 2s and ticks em baixo as the keep says; the tick
+    does not stay into the next turn; a whole game that follows the advice, em baixo
+    included, is valid in games/validate and its analysis adds up."""
+    page.goto(server + "/playground?seed=5")
+    _wait_ready(page)
+    _settings(page)
+    page.select_option("[data-testid=variant]", "bozo")
+    _new_game_settled(page, "state.def.id === 'bozo'")
+    page.check("[data-testid=em-baixo]")  # announced before the throw
+    _type_dice(page, "2 2 2 5 6")
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    assert "1 2 5 5 5" in page.inner_text("[data-testid=read-as]")
+    best = page.evaluate("state.advice.best")
+    assert best["action"] == "keep" and best["dice"] == [2, 2, 2] and best["em_baixo"]
+    button = page.locator("[data-testid=best-move]")
+    assert button.inner_text().startswith("Keep 2-2-2") and "em baixo" in button.inner_text()
+    button.click()
+    kept = page.evaluate("state.dice.filter((d, i) => state.kept[i])")
+    assert kept == [2, 2, 2]
+    assert page.is_checked("[data-testid=em-baixo]")
+    # a keep that says "no em baixo" unticks it
+    page.uncheck("[data-testid=em-baixo]")
+    page.click("[data-testid=roll]")
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    # this game was typed: start one of thrown dice (it asks first: this one is not over)
+    page.click("[data-testid=new-game]")
+    page.locator("[data-testid=confirm]").wait_for(timeout=5_000)
+    page.click("[data-testid=confirm-yes]")
+    _new_game_settled(page, "state.def.id === 'bozo' && state.record.length === 0")
+
+    announced = []
+
+    def keep(best: dict) -> None:
+        assert set(best["dice"]) <= set(page.evaluate("state.dice"))
+        announced.append(best["em_baixo"])
+
+    def turn_starts(_: int) -> None:
+        assert not page.is_checked("[data-testid=em-baixo]")  # the tick stays in its turn
+
+    # only the rows Bozó has: no upper bonus, no five-of-a-kind bonus
+    assert page.locator("[data-testid=totals] tr").count() == 1
+    _follow_advice(page, turns=10, on_keep=keep, on_turn=turn_starts)
+    assert any(announced), "the advice never announced em baixo in this game"
+    record = page.evaluate("state.record")
+    assert any(t.get("em_baixo") for t in record)
+    status, checked = _post(server, "/v1/variants/bozo/games/validate",
+                            {"players": [{"turns": record}]})
+    assert status == 200 and checked["valid"] and checked["problems"] == [], checked
+    assert checked["players"][0]["total"] == int(page.inner_text("[data-testid=total]"))
+    status, analysis = _post(server, "/v1/variants/bozo/games/analyze",
+                             {"players": [{"turns": record}]})
+    assert status == 200, analysis
+    p = analysis["players"][0]
+    assert abs(p["skill"] + p["luck"] - p["difference"]) < 1e-5
+    _offline_and_clean(page)
+
+
+def test_a_game_against_two_computers_its_charts_and_axe(page: Page, server: str, axe: Path):
     """Two computer opponents (beginner and expert) play their turns after each of yours,
     through moves/bot and games/turn; after every round the page draws each player's chance
-    to win and your final score's distribution with its own SVG; at the end it names the
-    winner. The screenshot is kept as a test artifact."""
+    to win and your final score's distribution; at the end both charts show the final state
+    and the page names the winner. A computer removed takes its chances with it."""
     calls: dict[str, int] = {}
 
     def count(r) -> None:
@@ -233,42 +515,192 @@ def test_a_whole_game_against_two_computers(page: Page, server: str):
                 calls[path] = calls.get(path, 0) + 1
 
     page.on("request", count)
-    page.goto(server + "/playground?pause=0")
+    page.goto(server + "/playground?pause=0&seed=11")
     _wait_ready(page)
+    _settings(page)
     page.select_option("[data-testid=bot-1]", "beginner")
     page.select_option("[data-testid=bot-2]", "expert")
-    page.wait_for_function("state.bots.length === 2 && !state.busy && state.turn === 1",
-                           timeout=TURN_TIMEOUT)
+    page.click("#settings summary")  # closed again: the game in sight
+    _new_game_settled(page, "state.bots.length === 2")
     page.wait_for_selector("[data-testid=chance-2]", state="attached", timeout=ADVICE_TIMEOUT)
-    assert page.locator("[data-testid=final-chart] rect").count() > 50  # a game's start
+    assert page.inner_text("[data-testid=settings-now]") == ": YAHTZEE (Hasbro) · Computers: 2"
+    assert page.locator("[data-testid=final-chart] rect").count() > 10  # a game's start
     page.select_option("[data-testid=lang]", "pt")  # the computers' words follow the language
-    assert page.inner_text("[data-testid=player-1] td >> nth=0") == "Computador 1"
-    assert page.inner_text("[data-testid=player-1] td >> nth=1") == "iniciante"
+    assert page.inner_text("[data-testid=player-1] th") == "Computador 1"
+    assert page.inner_text("[data-testid=player-1] td >> nth=0") == "iniciante"
+    assert "Computador 2" in page.inner_text("[data-testid=chances-caption]")
     page.select_option("[data-testid=lang]", "en")
-    _play_whole_game(page, turns=13)
+    page.click("[data-testid=roll]")
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    _screenshot(page, "playground-desktop.png", docs=True)
+    _no_serious_violation(page, axe, "playground during a game")
+    _finish_turn(page)
+    _follow_advice(page, turns=13, start=2)
     assert calls["/games/turn"] == 3 * 13  # every player's every turn is the service's
     assert calls["/moves/bot"] >= 2 * 13
     assert calls["/games/win-probability"] >= 12 and calls["/positions/value"] >= 12
     bots = page.evaluate("state.bots")
     assert [b["level"] for b in bots] == ["beginner", "expert"]
+    totals = [int(page.inner_text("[data-testid=total]"))]
     for i, bot in enumerate(bots, start=1):
         assert all(v is not None for v in bot["scorecard"]["boxes"].values())
-        req = urllib.request.Request(
-            server + "/v1/variants/yahtzee/scorecards/score", method="POST",
-            data=json.dumps(bot["scorecard"]).encode(),
-            headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req) as resp:
-            total = json.load(resp)["total"]
-        assert total == bot["total"]
-        assert int(page.inner_text(f"[data-testid=player-total-{i}]")) == total
+        _, scored = _post(server, "/v1/variants/yahtzee/scorecards/score", bot["scorecard"])
+        assert scored["total"] == bot["total"]
+        assert int(page.inner_text(f"[data-testid=player-total-{i}]")) == scored["total"]
+        totals.append(scored["total"])
     over = page.inner_text("[data-testid=game-over]")
-    totals = [int(page.inner_text("[data-testid=total]"))] + [b["total"] for b in bots]
     top = max(totals)
+    winners = [i for i, t in enumerate(totals) if t == top]
     assert str(top) in over and ("win" in over or "Tie" in over), over
-    assert page.locator("[data-testid=final-chart] rect").count() >= 1  # the last round's
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "playground-against-computers.png"), full_page=True)
+
+    # the charts at the end: the result, not the last round's estimate
+    assert page.inner_text("[data-testid=chances-caption]").startswith("Final result")
+    widths = [float(page.get_attribute(f"[data-testid=chance-{i}]", "width")) for i in range(3)]
+    assert all((w > 1) == (i in winners) for i, w in enumerate(widths)), (widths, winners)
+    rows = page.eval_on_selector_all("[data-testid=chances-table] tbody tr td",
+                                     "cells => cells.map(c => c.textContent)")
+    assert rows == [f"{100 * (i in winners) / len(winners):.1f} %" for i in range(3)]
+    assert page.locator("[data-testid=final-chart] rect").count() == 1
+    assert page.inner_text("[data-testid=final-caption]") == f"Final score: {totals[0]}"
+    _no_serious_violation(page, axe, "playground after a game")
+    _screenshot(page, "playground-against-computers.png")
+
+    # a computer removed: the next game has two players, and not a bar of the third remains
+    _settings(page)
+    page.select_option("[data-testid=bot-2]", "")
+    assert page.inner_text("[data-testid=pending]")  # the finished game stays on screen
+    assert len(page.evaluate("state.bots")) == 2
+    page.click("[data-testid=new-game]")  # the game is over: no question
+    assert page.locator("[data-testid=chance-2]").count() == 0
+    _new_game_settled(page, "state.bots.length === 1 && state.chances !== null")
+    assert page.locator("[data-testid=chance-1]").count() == 1
+    assert page.locator("[data-testid=chance-2]").count() == 0
+    assert page.locator("[data-testid=chances-table] tbody tr").count() == 2
     _offline_and_clean(page)
+
+
+def test_changes_mid_game_wait_and_a_new_game_asks_first(page: Page, server: str):
+    """Arrow keys in the variant's select do not restart a game in progress: the change waits
+    for the next game. New game asks before it throws a game away, and a new game pressed
+    while the computers play starts clean at turn 1, their answers for the old game
+    dropped."""
+    page.goto(server + "/playground?pause=300&seed=3")
+    _wait_ready(page)
+    _settings(page)
+    page.select_option("[data-testid=bot-1]", "casual")
+    _new_game_settled(page, "state.bots.length === 1")
+    page.click("[data-testid=roll]")
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    page.focus("[data-testid=variant]")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(600)  # longer than the page waits before it applies a change
+    assert page.evaluate("state.def.id") == "yahtzee" and page.evaluate("state.throw") == 1
+    assert page.inner_text("[data-testid=pending]")
+    # New game now would lose this game: it asks, and "keep playing" keeps it
+    game = page.evaluate("state.game")
+    page.click("[data-testid=new-game]")
+    page.locator("[data-testid=confirm]").wait_for(timeout=5_000)
+    page.click("[data-testid=confirm-no]")
+    assert page.evaluate("state.throw") == 1 and page.evaluate("state.game") == game
+    # write a box: the computer plays (0.3 s a step); New game in the middle of its turn
+    page.locator("#sheet button.write").first.click()
+    page.wait_for_function("state.moving !== null", timeout=TURN_TIMEOUT)
+    page.click("[data-testid=new-game]")
+    page.locator("[data-testid=confirm]").wait_for(timeout=5_000)
+    page.click("[data-testid=confirm-yes]")
+    _new_game_settled(page, "state.record.length === 0")
+    variant = page.evaluate("state.def.id")
+    assert variant != "yahtzee"  # the settings chosen meanwhile apply now
+    page.wait_for_timeout(1500)  # the old computer's turn would have gone on by now
+    assert page.evaluate("state.turn") == 1 and page.inner_text("[data-testid=turn-no]") == "1"
+    bot = page.evaluate("state.bots[0]")
+    assert all(v is None for v in bot["scorecard"]["boxes"].values())
+    assert page.evaluate("state.moving") is None and not page.inner_text("[data-testid=watch]")
+    _offline_and_clean(page)
+
+
+def test_the_histogram_follows_the_range_and_says_when_it_is_sampled(page: Page, server: str):
+    page.goto(server + "/playground")
+    _wait_ready(page)
+    page.wait_for_selector("[data-testid=final-chart] rect", state="attached",
+                           timeout=ADVICE_TIMEOUT)
+    chart = page.evaluate("""() => {
+        const svg = document.getElementById('final-chart');
+        const width = Number(svg.getAttribute('width'));
+        const rects = [...svg.querySelectorAll('rect')].map(r => [Number(r.getAttribute('x')),
+            Number(r.getAttribute('width'))]);
+        return { width, rects, shown: svg.getBoundingClientRect().width,
+                 labels: [...svg.querySelectorAll('text')].map(t => t.textContent) };
+    }""")
+    # YAHTZEE's scores span 12..1575: at most 40 bars, all inside the chart, drawn at scale 1
+    assert 10 < len(chart["rects"]) <= 40
+    assert all(x >= 0 and x + w <= chart["width"] for x, w in chart["rects"])
+    assert abs(chart["shown"] - chart["width"]) < 1
+    assert chart["labels"][0].startswith("≤") and chart["labels"][-1].startswith("≥")
+    assert "(exact)" in page.inner_text("[data-testid=final-caption]")
+    assert page.locator("[data-testid=final-table] tbody tr").count() == len(chart["rects"])
+    # Maxi Yatzy's distribution is sampled: the chart says so
+    _settings(page)
+    page.select_option("[data-testid=variant]", "maxi_yatzy")
+    _new_game_settled(page, "state.def.id === 'maxi_yatzy' && state.value !== null")
+    caption = page.inner_text("[data-testid=final-caption]")
+    assert "sampled from" in caption, caption
+    assert page.get_attribute("[data-testid=final-chart]", "data-sampled") == "true"
+    _offline_and_clean(page)
+
+
+def test_the_phone_layout(browser: Browser, server: str, axe: Path):
+    """375 x 812: the dice, your boxes and the players fit with little scrolling, nothing is
+    wider than the screen, the chart text is 12 px or more, and a computer's turn shows in the
+    turn's panel, which stays in sight while the sheet scrolls."""
+    with _recording_page(browser, server, viewport=PHONE, is_mobile=True, has_touch=True,
+                         device_scale_factor=2) as page:
+        page.goto(server + "/playground?pause=400&seed=21")
+        _wait_ready(page)
+        _settings(page)
+        page.select_option("[data-testid=bot-1]", "strong")
+        page.select_option("[data-testid=bot-2]", "beginner")
+        page.click("#settings summary")  # closed again
+        _new_game_settled(page, "state.bots.length === 2 && state.chances !== null")
+        page.click("[data-testid=roll]")
+        page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+        box = page.evaluate("""() => {
+            const r = (s) => document.querySelector(s).getBoundingClientRect();
+            const rows = document.querySelectorAll('#sheet tbody tr');
+            return { scroll: document.documentElement.scrollWidth,
+                     dice: r('#dice').bottom, players: r('#players').bottom,
+                     first: rows[0].getBoundingClientRect().top,
+                     last: rows[rows.length - 1].getBoundingClientRect().bottom,
+                     page: document.documentElement.scrollHeight };
+        }""")
+        assert box["scroll"] <= PHONE["width"], box
+        assert box["dice"] < 0.4 * PHONE["height"], box
+        assert box["players"] < PHONE["height"], box  # the players on the first screen
+        assert box["first"] < PHONE["height"], box  # and the first boxes
+        assert box["last"] < 1.6 * PHONE["height"], box  # little scrolling to the last
+        sizes = page.eval_on_selector_all(".chart text", "ts => ts.map(t => "
+                                          "t.getBoundingClientRect().height)")
+        fonts = page.eval_on_selector_all(".chart text", "ts => ts.map(t => "
+                                          "parseFloat(getComputedStyle(t).fontSize))")
+        assert sizes and min(fonts) >= 12 and min(sizes) >= 11, (fonts, sizes)
+        _screenshot(page, "playground-phone.png", docs=True, full_page=False)
+        _no_serious_violation(page, axe, "playground on a phone")
+        # the player scrolls down to the sheet and writes a box: the computers' turns show
+        # in the turn's panel, on screen
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        _finish_turn(page)
+        page.wait_for_function("document.getElementById('watch').textContent.length > 0",
+                               timeout=TURN_TIMEOUT)
+        watch = page.evaluate("document.getElementById('watch').getBoundingClientRect()."
+                              "toJSON()")
+        assert watch["top"] >= 0 and watch["bottom"] <= PHONE["height"], watch
+        assert "Computer 1" in page.inner_text("[data-testid=watch]")
+        page.wait_for_function("state.turn === 2 && !state.busy", timeout=TURN_TIMEOUT)
+        _offline_and_clean(page)
+
+
+# --------------------------------------------------------------------------- with API keys
 
 
 @pytest.fixture(scope="module")
@@ -279,12 +711,10 @@ def keyed_server(tmp_path_factory) -> Iterator[tuple[str, str]]:
 
     key_id, key = new_key()
     tenants = {"tenants": [{"name": "page", "keys": [{"id": key_id, "hash": hash_key(key)}]}]}
-    app = create_app(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
-                              advisor_builds="inline", metrics_enabled=False, auth="keys",
-                              api_keys=json.dumps(tenants)))
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_port}", key
+    httpd, url = _serve(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
+                                 advisor_builds="inline", metrics_enabled=False, auth="keys",
+                                 api_keys=json.dumps(tenants)))
+    yield url, key
     httpd.shutdown()
 
 
@@ -300,17 +730,17 @@ def test_the_playground_says_how_to_send_a_key_and_sends_it(keyed_page: Page, ke
     page = keyed_page
     page.goto(server + "/playground")
     message = page.locator("#message")
-    message.wait_for(timeout=30_000)
-    page.wait_for_function("() => document.getElementById('message').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('message').textContent.length > 0",
+                           timeout=30_000)
     assert "Authorization: Bearer" in message.inner_text()
     sent = []
     page.on("request", lambda r: sent.append(r.headers.get("authorization")))
+    _settings(page)
     page.fill("[data-testid=api-key]", key)
     page.dispatch_event("[data-testid=api-key]", "change")
     _wait_ready(page)
-    page.fill("[data-testid=typed]", "6 6 6 6 6")
-    page.click("[data-testid=set-dice]")
-    page.locator("[data-testid=place-five_of_a_kind]").wait_for(timeout=20_000)
+    _type_dice(page, "6 6 6 6 6")
+    page.locator("[data-testid=place-five_of_a_kind]").wait_for(timeout=ADVICE_TIMEOUT)
     assert f"Bearer {key}" in sent
     # the key is the tab's: a reload keeps it
     page.reload()

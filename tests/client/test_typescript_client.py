@@ -3,12 +3,14 @@ every variant.
 
 `npm ci` installs the pinned packages (package-lock.json); openapi-typescript generates the
 types from the committed openapi/openapi.json; `tsc --strict` checks the client; then the
-compiled client (node) plays a whole two-player game of GENERALA and of YAHTZEE against the
-service under gunicorn (API keys required: it sends its tenant's), turn by turn
+compiled client (node) plays a whole two-player game of every variant of the catalogue
+against the service under gunicorn (API keys required: it sends its tenant's), turn by turn
 (`games/turn`, following `moves/suggest`), each through the same
-`playGame<V extends Variant>`, has each recorded game checked by `games/validate`,
-and compares the totals. Nothing is fetched but the packages `npm ci` installs; its cache
-stays in the client's ignored folders.
+`playGame<V extends Variant>`. It records each game as the answers give them (the kept dice
+as a keep names them; in Bozó the next throw announced em baixo when a keep says so), has
+it checked by `games/validate` and analysed by `games/analyze`, compares the totals, and
+checks that every player's skill plus luck is the difference. Nothing is fetched but the
+packages `npm ci` installs; its cache stays in the client's ignored folders.
 
 Without node and npm the tests skip, saying why, except in CI (CI=true), where `.ci/run`
 installs Debian's nodejs and npm and a missing node fails.
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from service.domain.variants import VARIANT_IDS, VARIANTS
 from service.web.auth import derive_key, derive_secret, hash_key, new_key
 from tests.live.server import Server
 
@@ -40,8 +43,7 @@ NODE, NPM = shutil.which("node"), shutil.which("npm")
 MODULES = CLIENT / "node_modules"
 TSC = [str(NODE), str(MODULES / "typescript" / "bin" / "tsc")]
 OPENAPI_TS = [str(NODE), str(MODULES / "openapi-typescript" / "bin" / "cli.js")]
-PLAYED = ["generala", "yahtzee"]
-BOXES = {"generala": 11, "yahtzee": 13}
+PLAYED = list(VARIANT_IDS)
 
 if NODE is None or NPM is None:
     _reason = f"no {'node' if NODE is None else 'npm'} on PATH (Debian: apt-get install " \
@@ -117,8 +119,8 @@ def derived_key() -> str:
 
 @pytest.fixture(scope="module")
 def service() -> Iterator[Server]:
-    """The service under gunicorn, its GENERALA and YAHTZEE tables built before it listens,
-    with API keys required (the client sends its tenant's)."""
+    """The service under gunicorn, every variant's table built before it listens, with API
+    keys required (the client sends its tenant's)."""
     srv = Server(env={"ADVISOR_WARM": ",".join(PLAYED), "WEB_CONCURRENCY": "1",
                       "AUTH": "keys", "API_KEYS": json.dumps(TENANTS)})
     try:
@@ -140,13 +142,14 @@ def test_the_client_type_checks_strictly(project: Path):
     _run([*TSC, "-p", ".", "--strict", "--noEmit"], timeout=300)
 
 
-def test_one_generic_function_plays_and_validates_both_games(project: Path, service: Server):
+def test_one_generic_function_plays_validates_and_analyses_every_variant(project: Path,
+                                                                         service: Server):
     _run([*TSC, "-p", ".", "--strict"], timeout=300)
-    done = _run([NODE, "dist/src/main.js", service.url(""), *PLAYED], timeout=300,
+    done = _run([NODE, "dist/src/main.js", service.url("")], timeout=1200,
                 extra_env={"YAHTZEE_API_KEY": derived_key()})
     games = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     print("\n".join(done.stdout.splitlines()))
-    assert [g["variant"] for g in games] == PLAYED
+    assert [g["variant"] for g in games] == PLAYED  # the catalogue, in its order
     for game in games:
         assert game["players"] == 2 and game["valid"] is True
         assert game["totals"] == game["validatedTotals"] and len(game["totals"]) == 2
@@ -154,6 +157,15 @@ def test_one_generic_function_plays_and_validates_both_games(project: Path, serv
             assert game["endedBy"] == "instant_win"
         else:
             assert game["endedBy"] == "sheets_full"
-            assert game["turns"] == 2 * BOXES[game["variant"]]
+            assert game["turns"] == 2 * VARIANTS[game["variant"]].turns
         best = max(game["totals"])
         assert game["winners"] == [i for i, t in enumerate(game["totals"]) if t == best]
+        assert len(game["analysis"]) == 2
+        for p in game["analysis"]:
+            assert p["decisions"] > 0
+            assert abs(p["skill"] + p["luck"] - p["difference"]) <= 1e-5, (game["variant"], p)
+        if game["variant"] != "bozo":
+            assert game["emBaixoKeeps"] == game["emBaixoTurns"] == 0
+    # Bozó's advice announced em baixo, and the game recorded as the answers gave it was valid
+    bozo = next(g for g in games if g["variant"] == "bozo")
+    assert bozo["emBaixoKeeps"] > 0, bozo

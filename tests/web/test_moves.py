@@ -100,8 +100,24 @@ def test_em_baixo_advises_on_the_bottom_faces(client, advisor):
                                               "em_baixo": True})
     assert r.status_code == 200
     body = r.get_json()
-    assert body["dice"] == [1, 1, 1, 1, 1]
+    assert body["dice"] == [6, 6, 6, 6, 6] and body["scored_dice"] == [1, 1, 1, 1, 1]
     assert body["best"]["box"] == "five_of_a_kind" and body["best"]["wins_game"]
+
+
+@pytest.mark.parametrize("path", ["suggest", "bot"])
+def test_em_baixo_keeps_are_the_dice_as_thrown(client, advisor, path):
+    """2 2 2 5 6 read em baixo is 5 5 5 2 1: the keep names the three 2s on the table (what a
+    recorded game's `kept` takes), and the next throw announced em baixo reads them as 5s."""
+    advisor.strategy(effective_rules("bozo"))
+    body = {"dice": [6, 2, 5, 2, 2], "throw": 2, "em_baixo": True}
+    if path == "bot":
+        body.update(level="expert", seed=3)
+    r = client.post(f"/v1/variants/bozo/moves/{path}", json=body)
+    assert r.status_code == 200, r.get_json()
+    out = r.get_json()
+    assert out["dice"] == [2, 2, 2, 5, 6] and out["scored_dice"] == [1, 2, 5, 5, 5]
+    move = out["best"] if path == "suggest" else out["move"]
+    assert move == {**move, "action": "keep", "dice": [2, 2, 2], "em_baixo": True}
 
 
 def test_maxi_saved_throws_are_worth_nothing_on_the_last_turn(client):

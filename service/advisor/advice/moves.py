@@ -14,6 +14,7 @@ from itertools import combinations
 from typing import Any
 
 from ...domain.consistency import check_sheet
+from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput, Problem
 from ...domain.rules import RuleSet
 from ...domain.scoring import (
@@ -46,7 +47,9 @@ class Action:
 
     action: str  # "keep" | "score"
     expected_final_score: float
-    dice: list[int] | None = None  # the dice to keep (keep)
+    #: keep: the dice to keep as thrown (their top faces, a sub-multiset of the position's
+    #: dice), what a recorded game's `kept` takes
+    dice: list[int] | None = None
     box: str | None = None  # the box to fill (score)
     column: int | None = None  # column number on a column sheet (score)
     score: int | None = None  # points the box receives (score)
@@ -54,12 +57,17 @@ class Action:
     upper_bonus: int = 0  # upper bonus the placement secures (as in hands/score)
     joker: bool = False
     wins_game: bool = False
-    em_baixo: bool = False  # keep, then announce "em baixo" for the next throw (Bozó)
+    #: keep (Bozó): announce "em baixo" before the next throw, so that it is read by its
+    #: bottom faces (whatever the reading of the throw the dice were kept from)
+    em_baixo: bool = False
     regret: float = 0.0
     rank: int = 1
     tie: bool = False
     #: with objective "win": the expected share of the win after this move
     win_share: float | None = None
+    #: keep: the kept dice as the next throw reads them (by their bottom faces after "em
+    #: baixo"), the keep the tables index; not part of the answer
+    keep: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
@@ -92,7 +100,8 @@ class Suggestion:
     throw: int
     throws_left: int
     alternatives: list[Action] = field(default_factory=list)
-    dice: list[int] = field(default_factory=list)  # the faces advised on (em baixo: bottom)
+    dice: list[int] = field(default_factory=list)  # the dice as sent, sorted
+    scored_dice: list[int] = field(default_factory=list)  # ... as scored (em baixo: bottom)
     #: stopping on these dice wins the game at once (a first throw: Generala servida,
     #: General de boca), whichever box is written
     wins_game: bool = False
@@ -206,20 +215,25 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
         tf, tl = terminals64(st, states, base)
         e_raw, _ = turn_tables(kd, tf, tl, throw, last, throw_value)
         index = st.parts[0].solution.model.keeps.index
-        for keep in sub_multisets(hs.scored_dice):
-            k = index[keep]
-            value, mirrored = e_raw[k], False
+        for kept in sub_multisets(hs.dice):
+            # the kept dice read as this throw reads them; the next throw reads them so
+            # again, or by their other faces when it is read the other way ("em baixo")
+            same = bottom_faces(kept) if em_baixo else kept
+            k = index[same]
+            value, flip = e_raw[k], False
             if kd.em_baixo and e_raw[kd.mirror[k]] > value + TIE:
-                value, mirrored = e_raw[kd.mirror[k]], True
+                value, flip = e_raw[kd.mirror[k]], True
             if value <= NO_MOVE:
                 continue  # no legal box at the end of that turn (column sheets)
-            actions.append(Action("keep", now + float(value), dice=list(keep),
-                                  em_baixo=mirrored))
+            actions.append(Action("keep", now + float(value), dice=list(kept),
+                                  em_baixo=em_baixo != flip,
+                                  keep=bottom_faces(same) if flip else same))
     if not actions:
         raise InvalidInput.one("/throw", "no legal move: no open box accepts a result of "
                                          "this throw (a first-throw-only column?)")
     result = _ranked(st, actions, current, throw, last)
-    result.dice = list(hs.scored_dice)
+    result.dice = list(hs.dice)
+    result.scored_dice = list(hs.scored_dice)
     result.wins_game = throw == 1 and hs.wins_game
     return result
 

@@ -816,9 +816,8 @@ def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
             row = util if full else wins.row(*s2[:3])
             out.append(float(row[min(gain, len(row) - 1)]))
         else:
-            # in Bozó "em baixo", the bottom faces of the dice kept: the keep the model plays
-            keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
-            out.append(float(options[1 + model.keeps.index[keep], 0]))
+            # the kept dice as the next throw reads them (Bozó "em baixo"): the model's keep
+            out.append(float(options[1 + model.keeps.index[a.keep], 0]))
     return out
 
 
@@ -917,8 +916,7 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
             m1, m2 = start_moments(after, parts)
             var = sum(b2 - b1 * b1 for b1, b2 in zip(m1, m2, strict=True))
         else:
-            keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
-            e1, e2 = view.keep_value(model.keeps.index[keep], throw)
+            e1, e2 = view.keep_value(model.keeps.index[a.keep], throw)
             var = e2 - e1 * e1
         out.append(share(a.expected_final_score, var))
     return out

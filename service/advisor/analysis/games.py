@@ -17,6 +17,13 @@ from the value of what was kept (or of the turn start) to the value of the dice 
 = luck - total regret, exactly (to float rounding). When a turn's kept dice are not given,
 its keeps are not judged and their effect is part of that turn's luck.
 
+Bozó's "em baixo": a throw announced em baixo is read by its bottom faces, kept dice included.
+A recorded turn gives the dice as thrown and says only how its last throw was read
+(`em_baixo`). The first throw, when it is not the last, is taken as read by its top faces; a
+throw between them as announced the way that made the keep before it worth most (the
+announcement is part of that keep: the choice and the best keep say it, `em_baixo`). Every
+hand is valued as it was read, so the split adds up in Bozó as in every other variant.
+
 Values come from the float64 moment tables (`kernels/moments.py`), the same numbers for every
 quantity, so that the split adds up; they equal the advisor's float32 values within 3.1e-5.
 Approximate methods (column sheets, Maxi Yatzy) are analysed with their own values, and say
@@ -25,11 +32,13 @@ Approximate methods (column sheets, Maxi Yatzy) are analysed with their own valu
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput
 from ...domain.games import ReplayedTurn, TurnOutcome, is_complete, replay_game
 from ...domain.rules import RuleSet
@@ -62,6 +71,7 @@ class Decision:
     turn: int
     throw: int
     dice: list[int]
+    scored_dice: list[int]
     choice: dict[str, Any]
     best: dict[str, Any]
     value: float  # expected final score after the choice
@@ -74,7 +84,7 @@ class Decision:
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
         return {"turn": self.turn, "throw": self.throw, "dice": self.dice,
-                "choice": self.choice, "best": self.best,
+                "scored_dice": self.scored_dice, "choice": self.choice, "best": self.best,
                 "expected_final_score": round(self.value, 6), "sd": round(self.sd, 6),
                 "best_expected_final_score": round(self.best_value, 6),
                 "best_sd": round(self.best_sd, 6), "regret": round(self.regret, 6),
@@ -179,9 +189,11 @@ class GameAnalyzer:
             prev_value = value
             last = len(turn.throws)
             o = turn.outcome
+            reading = self._readings(view, turn)
             for k, hand in enumerate(turn.throws):
                 t = k + 1
-                h = rs.hand_index[hand]
+                scored = bottom_faces(hand) if reading[k] else hand
+                h = rs.hand_index[scored]
                 now1, _ = view.hand_value(h, t)
                 after_throw = pos.total + now1
                 luck = after_throw - prev_value
@@ -191,9 +203,10 @@ class GameAnalyzer:
                         prev_value = after_throw
                         continue
                     kept = turn.kept[k]
-                    c1, c2 = view.keep_value(self.keeps.index[kept], t)
-                    choice = {"action": "keep", "dice": list(kept)}
-                    dec = self._decision(view, pos, ti, t, h, hand, choice, c1, c2)
+                    c1, c2 = view.keep_value(self._keep_id(kept, reading[k + 1]), t)
+                    choice = self._keep_dict(kept, reading[k + 1])
+                    dec = self._decision(view, pos, ti, t, h, hand, reading[k], choice, c1,
+                                         c2)
                     entry["decisions"].append(dec.as_dict())
                     out.decisions.append(dec)
                     prev_value = pos.total + c1
@@ -206,7 +219,8 @@ class GameAnalyzer:
                 c1 = o.points + fut1 + view.pos.throw_value * (pos.last - t)
                 c2 = c1 * c1 + fut2
                 choice = self._box_dict(o)
-                dec = self._decision(view, pos, ti, t, h, hand, choice, c1, c2, var=fut2)
+                dec = self._decision(view, pos, ti, t, h, hand, reading[k], choice, c1, c2,
+                                     var=fut2)
                 entry["decisions"].append(dec.as_dict())
                 out.decisions.append(dec)
                 value = pos.total + c1
@@ -234,14 +248,48 @@ class GameAnalyzer:
             return 0.0, 0.0
         return self._future(sheet, where)
 
+    def _readings(self, view: TurnView, turn: ReplayedTurn) -> list[bool]:
+        """Whether each throw of a turn was read by its bottom faces (Bozó "em baixo"): the
+        last as recorded; the first, when it is not the last, by its top faces; one between
+        them announced the way that made the keep before it worth most (as the throw before
+        it on a tie; by its top faces when the turn records no kept dice: nothing is judged
+        then, and its value only passes the turn's luck on)."""
+        n = len(turn.throws)
+        out = [False] * n
+        if n:
+            out[-1] = turn.em_baixo
+        if not self.rs.variant.em_baixo or turn.kept is None:
+            return out
+        for t in range(1, n - 1):  # throw t + 1 (1-based), after the keep of throw t
+            kept = turn.kept[t - 1]
+            top = float(view.E1[t, self._keep_id(kept, False)])
+            bottom = float(view.E1[t, self._keep_id(kept, True)])
+            out[t] = bottom > top + TIE or (abs(bottom - top) <= TIE and out[t - 1])
+        return out
+
+    def _keep_id(self, kept: tuple[int, ...], em_baixo: bool) -> int:
+        """The tables' keep of dice kept as thrown, when the next throw is read by its bottom
+        faces (`em_baixo`) or its top faces."""
+        return self.keeps.index[bottom_faces(kept) if em_baixo else tuple(kept)]
+
+    def _keep_dict(self, kept: tuple[int, ...] | list[int], em_baixo: bool) -> dict[str, Any]:
+        """A keep as the answer shows it: the dice as thrown, and (Bozó) whether the next
+        throw is announced em baixo."""
+        out: dict[str, Any] = {"action": "keep", "dice": list(kept)}
+        if self.rs.variant.em_baixo:
+            out["em_baixo"] = em_baixo
+        return out
+
     def _decision(self, view: TurnView, pos: Position, ti: int, t: int, h: int,
-                  hand: tuple[int, ...], choice: dict[str, Any], c1: float, c2: float,
-                  var: float | None = None) -> Decision:
-        """A decision at hand h, throw t: the best option, the chosen one's values."""
+                  hand: tuple[int, ...], read_bottom: bool, choice: dict[str, Any],
+                  c1: float, c2: float, var: float | None = None) -> Decision:
+        """A decision at hand h (the dice `hand` as thrown, read by their bottom faces when
+        `read_bottom`), throw t: the best option, the chosen one's values."""
         b1, b2 = view.hand_value(h, t)
         d = int(view.DEC[t, h]) if t < pos.last else -1
         if d >= 0 and d == int(self.keeps.hand_keep[h]):
             d = -1  # keeping every die: scoring now
+        scored = bottom_faces(hand) if read_bottom else tuple(hand)
         if d < 0:
             ch = view.choice(h, t)
             part = self.st.parts[ch.part]
@@ -249,24 +297,36 @@ class GameAnalyzer:
                     "column": part.column + 1 if self.rs.variant.columns else None,
                     "score": round(ch.score)}
         else:
-            best = {"action": "keep", "dice": self.keep_dice[d]}
+            # the policy's keep as the next throw reads it: these dice of the hand read the
+            # same way, or (em baixo) their other faces read the other way
+            keep = tuple(self.keep_dice[d])
+            flip = bool(Counter(keep) - Counter(scored))  # not dice of the hand as read
+            as_read = bottom_faces(keep) if flip else keep
+            best = self._keep_dict(bottom_faces(as_read) if read_bottom else as_read,
+                                   read_bottom != flip)
         if var is None:
             sd = float(np.sqrt(max(0.0, c2 - c1 * c1)))
         else:
             sd = float(np.sqrt(max(0.0, var)))
         regret = max(0.0, b1 - c1)
         near = self._near_best(view, pos, t, h, b1)
-        return Decision(ti + 1, t, list(hand), choice, best, pos.total + c1, sd,
+        return Decision(ti + 1, t, list(hand), list(scored), choice, best, pos.total + c1, sd,
                         pos.total + b1, float(np.sqrt(max(0.0, b2 - b1 * b1))), regret,
                         classify(regret, near))
 
     def _near_best(self, view: TurnView, pos: Position, t: int, h: int, b1: float) -> int:
-        """How many options (keeps and boxes) are within TIE of the best value."""
+        """How many options (keeps, each with its better announcement in Bozó, and boxes)
+        are within TIE of the best value."""
         n = 0
         if t < pos.last:
             hand = self.keep_dice[int(self.keeps.hand_keep[h])]
+            mirror = view.kd.mirror
             for keep in sub_multisets(tuple(hand)):
-                if b1 - view.E1[t, self.keeps.index[keep]] <= TIE:
+                k = self.keeps.index[keep]
+                value = view.E1[t, k]
+                if view.kd.em_baixo:
+                    value = max(value, view.E1[t, int(mirror[k])])
+                if b1 - value <= TIE:
                     n += 1
         s1, _, _ = view.terms[t == 1]
         if b1 - (s1[h] + pos.throw_value * (pos.last - t)) <= TIE:

@@ -77,12 +77,13 @@ def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
         analyst = analyst_of(current_app)
         keeps = [(i, a) for i, a in enumerate(result.alternatives) if a.action == "keep"]
         outlooks = analyst.coach(analyst.strategy(rs), sheet, throw,
-                                 [(tuple(a.dice), a.em_baixo) for _, a in keeps])
+                                 [(a.keep, False) for _, a in keeps])
         for (i, _), outlook in zip(keeps, outlooks, strict=True):
             body["alternatives"][i]["turn"] = outlook
         if body["best"]["action"] == "keep":
             body["best"] = body["alternatives"][0]
-    return {"variant": variant, "rules": rs.describe(), "dice": result.dice, **body}
+    return {"variant": variant, "rules": rs.describe(), "dice": result.dice,
+            "scored_dice": result.scored_dice, **body}
 
 
 def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +97,8 @@ def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     win = ({"win_exact": ranked.win_exact, "win_method": ranked.win_method}
            if ranked.objective == "win" else {})
     return {"variant": variant, "rules": rs.describe(), "dice": ranked.dice,
-            "throw": ranked.throw, "throws_left": ranked.throws_left, "exact": ranked.exact,
+            "scored_dice": ranked.scored_dice, "throw": ranked.throw,
+            "throws_left": ranked.throws_left, "exact": ranked.exact,
             "method": ranked.method, "current_total": ranked.current_total,
             "objective": ranked.objective, **win,
             "level": item["level"], "seed": seed, "move": move.as_dict(),

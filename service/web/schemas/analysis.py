@@ -183,7 +183,13 @@ class ChoiceSchema(ma.Schema):
     """A keep or a placement."""
 
     action = _action()
-    dice = fields.List(fields.Integer(), metadata={"description": "keep: the dice kept"})
+    dice = fields.List(fields.Integer(), metadata={
+        "description": "keep: the dice kept, as thrown (top faces)"})
+    em_baixo = fields.Boolean(metadata={
+        "description": "keep (Bozó): the next throw announced 'em baixo' (read by its bottom "
+                       "faces). A recorded game says it of its last throw only: for a keep "
+                       "before an earlier throw the analysis takes the announcement that "
+                       "made that keep worth most"})
     box = box_id(metadata={
         "description": 'score: the box written'})
     column = fields.Integer(allow_none=True, metadata={
@@ -200,7 +206,10 @@ class DecisionSchema(ma.Schema):
     turn = _turn_number()
     throw = throw_stood_on()
     dice = fields.List(fields.Integer(), required=True, metadata={
-        "description": 'The dice the decision was made on'})
+        "description": "The dice the decision was made on, as thrown"})
+    scored_dice = fields.List(fields.Integer(), required=True, metadata={
+        "description": "The same dice as read (Bozó: the bottom faces of a throw read em "
+                       "baixo; see `choice.em_baixo`), sorted"})
     choice = fields.Nested(ChoiceSchema, required=True)
     best = fields.Nested(ChoiceSchema, required=True)
     expected_final_score = fields.Float(required=True, metadata={
@@ -347,8 +356,10 @@ class MoveChanceSchema(ma.Schema):
     win_share = fields.Float(required=True, metadata={
         "description": "Expected share of the win after this move, playing on to maximise "
                        "it (ties shared)"})
-    dice = fields.List(fields.Integer(), metadata={"description": 'keep: the dice to keep'})
-    em_baixo = fields.Boolean(metadata={"description": 'keep (Bozó): announce em baixo'})
+    dice = fields.List(fields.Integer(), metadata={
+        "description": "keep: the dice to keep as thrown (top faces)"})
+    em_baixo = fields.Boolean(metadata={
+        "description": "keep (Bozó): announce em baixo before the next throw"})
     box = box_id(metadata={
         "description": 'score: the box to fill'})
     score = fields.Integer(metadata={"description": 'score: points the box receives'})

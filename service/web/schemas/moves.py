@@ -31,8 +31,9 @@ class PositionRequestFields(RulesRequestFields):
         "description": "Throw of the turn these dice stand on (1 = first); the throws left "
                        "follow from it"})
     scorecard = fields.Nested(ScorecardSchema)
-    em_baixo = _bool(metadata={"description": "Bozó: the dice are scored by the faces turned "
-                                              "to the table"})
+    em_baixo = _bool(metadata={"description": "Bozó: this throw was announced 'em baixo': "
+                                              "the dice, sent as thrown, are scored by the "
+                                              "faces turned to the table"})
     objective = fields.String(validate=validate.OneOf(OBJECTIVES), metadata={
         "description": "What the moves are ranked by: `score`, the expected final score "
                        "(default); `win`, the chance of finishing first against `opponents` "
@@ -81,9 +82,15 @@ KeepMoveSchema = ma.Schema.from_dict({
         "description": "keep: keep these dice and throw the others"}),
     **_move_common(),
     "dice": fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
-                        metadata={"description": "The dice to keep, sorted (fewer than all)"}),
+                        metadata={"description": "The dice to keep as thrown (their top "
+                                                 "faces, fewer than all, sorted): a "
+                                                 "sub-multiset of the position's `dice`, "
+                                                 "what a recorded game's `kept` takes"}),
     "em_baixo": fields.Boolean(required=True, metadata={
-        "description": "Bozó: announce 'em baixo' before the next throw (false elsewhere)"}),
+        "description": "Bozó: announce 'em baixo' before the next throw, which is then read "
+                       "by its bottom faces, kept dice included (send it as that throw's "
+                       "`em_baixo`); false: the next throw is read by its top faces. Always "
+                       "false elsewhere"}),
     "turn": fields.Nested("TurnOutlookSchema", metadata={
         "description": "With coach: true: where the turn ends under the advisor's play of "
                        "the rest of it"}),
@@ -112,7 +119,10 @@ class PositionAnswerFields(AnswerFields):
     """What an answer about a position to move in says first."""
 
     dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
-        "description": "The faces advised on (the bottom faces with em_baixo), sorted"})
+        "description": "The dice as sent (as thrown), sorted"})
+    scored_dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
+                              metadata={"description": "The faces scored, sorted (the bottom "
+                                                       "faces with em_baixo)"})
     throw = fields.Integer(required=True, metadata={
         "description": "The throw the dice stand on, as sent"})
     throws_left = fields.Integer(required=True, metadata={

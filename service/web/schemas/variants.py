@@ -18,6 +18,13 @@ def _d(text: str) -> dict[str, str]:
     return {"description": text}
 
 
+def _in_each_language(what: str) -> fields.Dict:
+    """A text per language (en, pt, es, de, sv, fr): a name or a description."""
+    return fields.Dict(keys=fields.String(validate=validate.OneOf(LANGS)),
+                       values=fields.String(), required=True,
+                       metadata=_d(f"{what} in each language (en, pt, es, de, sv, fr)"))
+
+
 class BoxDefinitionSchema(ma.Schema):
     """A box of a variant's sheet."""
 
@@ -25,9 +32,7 @@ class BoxDefinitionSchema(ma.Schema):
         "The box id, the same in every variant"))
     section = fields.String(required=True, validate=validate.OneOf(("upper", "lower")),
                             metadata=_d("upper: a number box (counts toward the upper bonus)"))
-    labels = fields.Dict(keys=fields.String(validate=validate.OneOf(LANGS)),
-                         values=fields.String(), required=True, metadata=_d(
-                             "The box's name in each language (en, pt, es, de, sv, fr)"))
+    labels = _in_each_language("The box's name")
     rule = fields.String(required=True, metadata=_d("How the box scores, in a sentence"))
     min_score = fields.Integer(required=True, metadata=_d("Lowest score (0: a scratch)"))
     max_score = fields.Integer(required=True, metadata=_d("Highest score any hand gives"))
@@ -55,12 +60,17 @@ class BoxDefinitionSchema(ma.Schema):
 
 
 class OptionDefinitionSchema(ma.Schema):
-    """An option of a variant."""
+    """An option of a variant, with what a person reads of it in six languages."""
 
     name = fields.String(required=True, metadata=_d("The option's name in `options`"))
+    labels = _in_each_language("The option's name for people")
     choices = fields.List(fields.Raw(), required=True, metadata=_d("Its possible values"))
+    choice_labels = fields.List(_in_each_language("A value's name"), required=True,
+                                metadata=_d("Each value's name for people, in each language "
+                                            "(in the order of `choices`)"))
     default = fields.Raw(required=True, metadata=_d("Its value when not given"))
-    description = fields.String(required=True, metadata=_d("What it changes"))
+    description = fields.String(required=True, metadata=_d("What it changes (in English)"))
+    descriptions = _in_each_language("What it changes")
 
 
 class VariantDefinitionSchema(ma.Schema):
@@ -69,6 +79,7 @@ class VariantDefinitionSchema(ma.Schema):
     id = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata=_d(
         "The variant id"))
     name = fields.String(required=True, metadata=_d("The game's name"))
+    labels = _in_each_language("The game's name for people")
     description = fields.String(required=True, metadata=_d("The game in a few sentences"))
     dice = fields.Integer(required=True, metadata=_d("How many dice"))
     throws = fields.Integer(required=True, metadata=_d("Throws a turn has"))

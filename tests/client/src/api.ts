@@ -26,6 +26,7 @@ export type MoveRequest = Schemas["MoveSuggestRequest"];
 export type MoveSuggestion = Schemas["MoveSuggestion"];
 export type Game = Schemas["Game"];
 export type GameValidation = Schemas["GameValidation"];
+export type GameAnalysis = Schemas["GameAnalysis"];
 export type RecordedTurn = Schemas["RecordedTurn"];
 export type Problem = Schemas["Problem"];
 
@@ -47,6 +48,13 @@ async function waitingOut202<R extends { response: Response }>(ask: () => Promis
     const seconds = Number(answer.response.headers.get("Retry-After")) || 1;
     await new Promise((done) => setTimeout(done, seconds * 1000));
   }
+}
+
+/** Every variant the service serves, with its rules (`GET /v1/variants`). */
+export async function listVariants(client: ServiceClient): Promise<VariantDefinition[]> {
+  const { data, error, response } = await client.GET("/v1/variants");
+  if (data === undefined) throw new ServiceError("GET variants", response.status, error);
+  return data.variants;
 }
 
 export async function variantDefinition<V extends Variant>(
@@ -82,6 +90,16 @@ export async function validateGame<V extends Variant>(
     { params: { path: { variant } }, body });
   if (data === undefined) {
     throw new ServiceError(`games/validate ${variant}`, response.status, error);
+  }
+  return data;
+}
+
+export async function analyzeGame<V extends Variant>(
+  client: ServiceClient, variant: V, body: Game): Promise<GameAnalysis> {
+  const { data, error, response } = await waitingOut202(() => client.POST(
+    "/v1/variants/{variant}/games/analyze", { params: { path: { variant } }, body }));
+  if (data === undefined || !("players" in data)) {
+    throw new ServiceError(`games/analyze ${variant}`, response.status, error ?? data);
   }
   return data;
 }

@@ -4,153 +4,423 @@
 // chance to win (games/win-probability) and your final score's distribution
 // (positions/value) drawn after every round. No build step, no library, nothing from another
 // host: the charts are the page's own SVG.
+//
+// Every word a person reads is in six languages: the page's own below, the names of the
+// variants, boxes, options and option values from the variant catalogue.
+//
+// The game is recorded as games/validate takes it (`state.record`: the dice of each throw as
+// thrown, the dice kept, the box, and em baixo for Bozó), the kept dice as the advice names
+// them. Every asynchronous step belongs to one game (`state.game`): an answer that comes back
+// after a new game started is dropped, so nothing of an old game reaches the new one.
 "use strict";
 
-const UI = {
-  en: { title: "Playground", variant: "Variant", language: "Language", newGame: "New game",
-        turn: "Turn", throw: "Throw", roll: "Roll", setDice: "Set dice", emBaixo: "Em baixo",
-        keepHint: "Click a die to keep it; roll throws the others.", advice: "Advice",
-        boxes: "Boxes for this hand", scorecard: "Scorecard", box: "Box", score: "Score",
-        keep: "Keep", write: "Write", expected: "Expected final score", regret: "Regret",
-        upper: "Upper section", upperBonus: "Upper bonus", lower: "Lower section",
-        fiveBonus: "Five-of-a-kind bonus", total: "Total", gameOver: "Game over: {total} points",
-        won: "Won at once! {total} points", rollFirst: "Roll the dice (or type them) first.",
-        nothing: "keep nothing", column: "col.",
-        apiKey: "API key",
-        needKey: "This server asks for an API key: paste your tenant's key (yz_…) in the API key field; it is sent as Authorization: Bearer." },
-  pt: { title: "Playground", variant: "Variante", language: "Idioma", newGame: "Novo jogo",
-        turn: "Rodada", throw: "Lance", roll: "Jogar", setDice: "Usar dados",
-        emBaixo: "Em baixo", keepHint: "Clique num dado para guardá-lo; jogar lança os outros.",
-        advice: "Conselho", boxes: "Casas para esta jogada", scorecard: "Tabela", box: "Casa",
-        score: "Pontos", keep: "Guardar", write: "Marcar", expected: "Total final esperado",
-        regret: "Perda", upper: "Parte de cima", upperBonus: "Bônus de cima",
-        lower: "Parte de baixo", fiveBonus: "Bônus de general", total: "Total",
-        gameOver: "Fim de jogo: {total} pontos", won: "Vitória imediata! {total} pontos",
-        rollFirst: "Jogue os dados (ou digite-os) primeiro.", nothing: "não guardar nada",
-        column: "col.",
-        apiKey: "Chave da API",
-        needKey: "Este servidor pede uma chave da API: cole a chave do seu tenant (yz_…) no campo Chave da API; ela vai como Authorization: Bearer." },
-  es: { title: "Playground", variant: "Variante", language: "Idioma", newGame: "Nueva partida",
-        turn: "Turno", throw: "Tiro", roll: "Tirar", setDice: "Usar dados", emBaixo: "Em baixo",
-        keepHint: "Haga clic en un dado para guardarlo; tirar lanza los demás.",
-        advice: "Consejo", boxes: "Casillas para esta mano", scorecard: "Planilla",
-        box: "Casilla", score: "Puntos", keep: "Guardar", write: "Anotar",
-        expected: "Puntaje final esperado", regret: "Pérdida", upper: "Parte superior",
-        upperBonus: "Bono superior", lower: "Parte inferior", fiveBonus: "Bono de generala",
-        total: "Total", gameOver: "Fin de la partida: {total} puntos",
-        won: "¡Ganó de inmediato! {total} puntos",
-        rollFirst: "Primero tire los dados (o escríbalos).", nothing: "no guardar nada",
-        column: "col.",
-        apiKey: "Clave de API",
-        needKey: "Este servidor pide una clave de API: pegue la clave de su tenant (yz_…) en el campo Clave de API; se envía como Authorization: Bearer." },
-  de: { title: "Spielwiese", variant: "Variante", language: "Sprache", newGame: "Neues Spiel",
-        turn: "Runde", throw: "Wurf", roll: "Würfeln", setDice: "Würfel setzen",
-        emBaixo: "Em baixo", keepHint: "Würfel anklicken zum Behalten; Würfeln wirft die anderen.",
-        advice: "Rat", boxes: "Felder für diesen Wurf", scorecard: "Spielblock", box: "Feld",
-        score: "Punkte", keep: "Behalten", write: "Eintragen",
-        expected: "Erwartete Endpunktzahl", regret: "Verlust", upper: "Oberer Teil",
-        upperBonus: "Bonus oben", lower: "Unterer Teil", fiveBonus: "Kniffel-Bonus",
-        total: "Gesamt", gameOver: "Spielende: {total} Punkte", won: "Sofort gewonnen! {total} Punkte",
-        rollFirst: "Erst würfeln (oder Würfel eingeben).", nothing: "nichts behalten",
-        column: "Sp.",
-        apiKey: "API-Schlüssel",
-        needKey: "Dieser Server verlangt einen API-Schlüssel: den Schlüssel Ihres Mandanten (yz_…) ins Feld API-Schlüssel einfügen; er wird als Authorization: Bearer gesendet." },
-  sv: { title: "Lekplats", variant: "Variant", language: "Språk", newGame: "Nytt spel",
-        turn: "Runda", throw: "Kast", roll: "Kasta", setDice: "Sätt tärningar",
-        emBaixo: "Em baixo", keepHint: "Klicka på en tärning för att spara den; kasta slår om resten.",
-        advice: "Råd", boxes: "Rutor för denna hand", scorecard: "Protokoll", box: "Ruta",
-        score: "Poäng", keep: "Spara", write: "Skriv", expected: "Förväntad slutpoäng",
-        regret: "Förlust", upper: "Övre delen", upperBonus: "Bonus", lower: "Nedre delen",
-        fiveBonus: "Yatzybonus", total: "Summa", gameOver: "Spelet slut: {total} poäng",
-        won: "Vann direkt! {total} poäng", rollFirst: "Kasta tärningarna (eller skriv dem) först.",
-        nothing: "spara inget", column: "kol.",
-        apiKey: "API-nyckel",
-        needKey: "Servern kräver en API-nyckel: klistra in din nyckel (yz_…) i fältet API-nyckel; den skickas som Authorization: Bearer." },
-  fr: { title: "Bac à sable", variant: "Variante", language: "Langue", newGame: "Nouvelle partie",
-        turn: "Tour", throw: "Lancer", roll: "Lancer", setDice: "Poser les dés",
-        emBaixo: "Em baixo", keepHint: "Cliquez sur un dé pour le garder ; lancer relance les autres.",
-        advice: "Conseil", boxes: "Cases pour cette main", scorecard: "Feuille de score",
-        box: "Case", score: "Points", keep: "Garder", write: "Inscrire",
-        expected: "Score final attendu", regret: "Perte", upper: "Partie haute",
-        upperBonus: "Prime", lower: "Partie basse", fiveBonus: "Prime de Yam's", total: "Total",
-        gameOver: "Fin de partie : {total} points", won: "Gagné d'un coup ! {total} points",
-        rollFirst: "Lancez les dés (ou tapez-les) d'abord.", nothing: "ne rien garder",
-        column: "col.",
-        apiKey: "Clé d'API",
-        needKey: "Ce serveur demande une clé d'API : collez la clé de votre locataire (yz_…) dans le champ Clé d'API ; elle est envoyée en Authorization: Bearer." },
-};
+const LANGS = ["en", "pt", "es", "de", "sv", "fr"];
 
-// Playing against the computer: the opponents' words, per language.
-const BOT_UI = {
-  en: { computer: "Computer {n}", beginner: "beginner", casual: "casual", strong: "strong",
-        expert: "expert", you: "You", players: "Players", level: "Level",
-        lastMove: "Last move", chances: "Chance to win", yourFinal: "Your final score",
-        winner: "{name} wins with {total} points", tie: "Tie at {total} points: {names}",
-        keeps: "keeps", writes: "writes",
-        wonBy: "{name} won at once! {total} points",
-        youWin: "You win with {total} points" },
-  pt: { computer: "Computador {n}", beginner: "iniciante", casual: "casual", strong: "forte",
-        expert: "especialista", you: "Você", players: "Jogadores", level: "Nível",
-        lastMove: "Última jogada", chances: "Chance de vencer", yourFinal: "Seu total final",
-        winner: "{name} vence com {total} pontos", tie: "Empate com {total} pontos: {names}",
-        keeps: "guarda", writes: "marca",
-        wonBy: "{name} venceu de imediato! {total} pontos",
-        youWin: "Você vence com {total} pontos" },
-  es: { computer: "Computadora {n}", beginner: "principiante", casual: "casual",
-        strong: "fuerte", expert: "experto", you: "Usted", players: "Jugadores",
-        level: "Nivel", lastMove: "Última jugada", chances: "Probabilidad de ganar",
-        yourFinal: "Su puntaje final", winner: "{name} gana con {total} puntos",
-        tie: "Empate con {total} puntos: {names}", keeps: "guarda", writes: "anota",
-        wonBy: "¡{name} ganó de inmediato! {total} puntos",
-        youWin: "Usted gana con {total} puntos" },
-  de: { computer: "Computer {n}", beginner: "Anfänger", casual: "Gelegenheitsspieler",
-        strong: "stark", expert: "Experte", you: "Sie", players: "Spieler", level: "Stufe",
-        lastMove: "Letzter Zug", chances: "Gewinnchance", yourFinal: "Ihre Endpunktzahl",
-        winner: "{name} gewinnt mit {total} Punkten",
-        tie: "Gleichstand bei {total} Punkten: {names}", keeps: "behält",
-        writes: "trägt ein",
-        wonBy: "{name} hat sofort gewonnen! {total} Punkte",
-        youWin: "Sie gewinnen mit {total} Punkten" },
-  sv: { computer: "Dator {n}", beginner: "nybörjare", casual: "vardagsspelare",
-        strong: "stark", expert: "expert", you: "Du", players: "Spelare", level: "Nivå",
-        lastMove: "Senaste drag", chances: "Chans att vinna", yourFinal: "Din slutpoäng",
-        winner: "{name} vinner med {total} poäng", tie: "Oavgjort på {total} poäng: {names}",
-        keeps: "sparar", writes: "skriver",
-        wonBy: "{name} vann direkt! {total} poäng",
-        youWin: "Du vinner med {total} poäng" },
-  fr: { computer: "Ordinateur {n}", beginner: "débutant", casual: "amateur", strong: "fort",
-        expert: "expert", you: "Vous", players: "Joueurs", level: "Niveau",
-        lastMove: "Dernier coup", chances: "Chance de gagner", yourFinal: "Votre score final",
-        winner: "{name} gagne avec {total} points", tie: "Égalité à {total} points : {names}",
-        keeps: "garde", writes: "inscrit",
-        wonBy: "{name} a gagné d'un coup ! {total} points",
-        youWin: "Vous gagnez avec {total} points" },
+const UI = {
+  en: {
+    title: "Playground", home: "Home", language: "Language", newGame: "New game",
+    settings: "Game settings", variant: "Variant", rules: "Rules", opponents: "Computers",
+    apiKey: "API key",
+    apiKeyHelp: "Only when the server asks for keys: your tenant's key, sent as "
+      + "Authorization: Bearer.",
+    noOptions: "This game has no options.", turn: "Turn", throw: "Throw",
+    keepHint: "Select a die to keep it; roll throws the others.", roll: "Roll",
+    emBaixo: "Em baixo",
+    emBaixoHelp: "Announced before a throw: that throw is read by the faces turned to the "
+      + "table.",
+    typeDice: "Type the dice", typedLabel: "Dice of the next throw", setDice: "Set dice",
+    players: "Players", scorecard: "Scorecard",
+    sheetHint: "After a throw, an open box shows what the dice score there: select it to "
+      + "write them.",
+    advice: "Advice", charts: "Charts", chances: "Chance to win", yourFinal: "Your final score",
+    asTable: "As a table",
+    confirmNew: "Start a new game? This game is not over: it will be lost.",
+    confirmYes: "Start a new game", confirmNo: "Keep playing",
+    box: "Box", score: "Score", column: "Col. {n}", move: "Move", keep: "Keep",
+    write: "Write", expected: "Expected final score", regret: "Regret", nothing: "nothing",
+    upper: "Upper section", upperBonus: "Upper bonus", lower: "Lower section",
+    fiveBonus: "Five-of-a-kind bonus", total: "Total",
+    gameOver: "Game over: {total} points", won: "Won at once! {total} points",
+    rollFirst: "Roll the dice (or type them) first.",
+    needKey: "This server asks for an API key: paste your tenant's key (yz_…) in the API key "
+      + "field; it is sent as Authorization: Bearer.",
+    computer: "Computer {n}", beginner: "beginner", casual: "casual", strong: "strong",
+    expert: "expert", noBot: "None", you: "You", level: "Level", lastMove: "Last move",
+    player: "Player",
+    winner: "{name} wins with {total} points", tie: "Tie at {total} points: {names}",
+    wonBy: "{name} won at once! {total} points", youWin: "You win with {total} points",
+    throws: "throws {dice}", keeps: "keeps {dice}", wrote: "{box} = {score}",
+    pending: "These settings apply to the next game: press New game.",
+    readAs: "Read em baixo: {dice}", emBaixoNext: "then em baixo", topNext: "then top faces",
+    die: "Die {n}: {face}", dieKept: "Die {n}: {face}, kept", dieBlank: "Die {n}: not thrown yet",
+    writeBox: "Write {box}: {score}", writeBoxCol: "Write {box}, column {n}: {score}",
+    youWrote: "You wrote {box}: {score}. Your total: {total}.",
+    botWrote: "{name} wrote {box}: {score}. Total: {total}.",
+    rolled: "Throw {throw}: {dice}", best: "Best:",
+    allKept: "Every die is kept: write a box.", finalChances: "Final result",
+    estimated: "some players' distributions are sampled",
+    sampled: "sampled from {n} games of the advisor's play", exactDist: "exact",
+    finalSummary: "Mean {mean} ± {sd}; half of the games end between {p25} and {p75}",
+    finalAt: "Final score: {total}", share: "Share of the win", finalScore: "Final score",
+    probability: "Probability", joker: "Joker", winsGame: "wins the game",
+    loading: "Thinking…", emBaixoMark: "em baixo",
+    approximate: "The values of this game are approximate (a documented "
+      + "method, not the exact optimum).",
+  },
+  pt: {
+    title: "Mesa de jogo", home: "Início", language: "Idioma", newGame: "Novo jogo",
+    settings: "Configurações do jogo", variant: "Variante", rules: "Regras",
+    opponents: "Computadores", apiKey: "Chave da API",
+    apiKeyHelp: "Só quando o servidor pede chaves: a chave do seu tenant, enviada como "
+      + "Authorization: Bearer.",
+    noOptions: "Este jogo não tem opções.", turn: "Rodada", throw: "Lance",
+    keepHint: "Selecione um dado para guardá-lo; jogar lança os outros.", roll: "Jogar",
+    emBaixo: "Em baixo",
+    emBaixoHelp: "Anunciado antes de um lance: esse lance vale pelas faces voltadas para a "
+      + "mesa.",
+    typeDice: "Digitar os dados", typedLabel: "Dados do próximo lance", setDice: "Usar dados",
+    players: "Jogadores", scorecard: "Tabela",
+    sheetHint: "Depois de um lance, cada casa aberta mostra quanto os dados valem nela: "
+      + "selecione-a para marcar.",
+    advice: "Conselho", charts: "Gráficos", chances: "Chance de vencer",
+    yourFinal: "Seu total final", asTable: "Como tabela",
+    confirmNew: "Começar um novo jogo? Este jogo não terminou: ele será perdido.",
+    confirmYes: "Começar um novo jogo", confirmNo: "Continuar jogando",
+    box: "Casa", score: "Pontos", column: "Col. {n}", move: "Jogada", keep: "Guardar",
+    write: "Marcar", expected: "Total final esperado", regret: "Perda", nothing: "nada",
+    upper: "Parte de cima", upperBonus: "Bônus de cima", lower: "Parte de baixo",
+    fiveBonus: "Bônus de cinco iguais", total: "Total",
+    gameOver: "Fim de jogo: {total} pontos", won: "Vitória imediata! {total} pontos",
+    rollFirst: "Jogue os dados (ou digite-os) primeiro.",
+    needKey: "Este servidor pede uma chave da API: cole a chave do seu tenant (yz_…) no campo "
+      + "Chave da API; ela vai como Authorization: Bearer.",
+    computer: "Computador {n}", beginner: "iniciante", casual: "casual", strong: "forte",
+    expert: "especialista", noBot: "Nenhum", you: "Você", level: "Nível",
+    lastMove: "Última jogada", player: "Jogador",
+    winner: "{name} vence com {total} pontos", tie: "Empate com {total} pontos: {names}",
+    wonBy: "{name} venceu de imediato! {total} pontos",
+    youWin: "Você vence com {total} pontos",
+    throws: "lança {dice}", keeps: "guarda {dice}", wrote: "{box} = {score}",
+    pending: "Estas configurações valem para o próximo jogo: pressione Novo jogo.",
+    readAs: "Lido em baixo: {dice}", emBaixoNext: "depois em baixo",
+    topNext: "depois faces de cima",
+    die: "Dado {n}: {face}", dieKept: "Dado {n}: {face}, guardado",
+    dieBlank: "Dado {n}: ainda não lançado",
+    writeBox: "Marcar {box}: {score}", writeBoxCol: "Marcar {box}, coluna {n}: {score}",
+    youWrote: "Você marcou {box}: {score}. Seu total: {total}.",
+    botWrote: "{name} marcou {box}: {score}. Total: {total}.",
+    rolled: "Lance {throw}: {dice}", best: "Melhor:",
+    allKept: "Todos os dados guardados: marque uma casa.", finalChances: "Resultado final",
+    estimated: "as distribuições de alguns jogadores são amostradas",
+    sampled: "amostrado de {n} jogos do conselheiro", exactDist: "exato",
+    finalSummary: "Média {mean} ± {sd}; metade dos jogos termina entre {p25} e {p75}",
+    finalAt: "Total final: {total}", share: "Parte da vitória", finalScore: "Total final",
+    probability: "Probabilidade", joker: "Coringa", winsGame: "vence o jogo",
+    loading: "Pensando…", emBaixoMark: "em baixo",
+    approximate: "Os valores deste jogo são aproximados (um método "
+      + "documentado, não o ótimo exato).",
+  },
+  es: {
+    title: "Mesa de juego", home: "Inicio", language: "Idioma", newGame: "Nueva partida",
+    settings: "Ajustes de la partida", variant: "Variante", rules: "Reglas",
+    opponents: "Computadoras", apiKey: "Clave de API",
+    apiKeyHelp: "Solo cuando el servidor pide claves: la clave de su tenant, enviada como "
+      + "Authorization: Bearer.",
+    noOptions: "Este juego no tiene opciones.", turn: "Turno", throw: "Tiro",
+    keepHint: "Seleccione un dado para guardarlo; tirar lanza los demás.", roll: "Tirar",
+    emBaixo: "Em baixo",
+    emBaixoHelp: "Se anuncia antes de un tiro: ese tiro vale por las caras que dan a la mesa.",
+    typeDice: "Escribir los dados", typedLabel: "Dados del próximo tiro",
+    setDice: "Usar dados", players: "Jugadores", scorecard: "Planilla",
+    sheetHint: "Tras un tiro, cada casilla abierta muestra lo que valen ahí los dados: "
+      + "selecciónela para anotarlos.",
+    advice: "Consejo", charts: "Gráficos", chances: "Probabilidad de ganar",
+    yourFinal: "Su puntaje final", asTable: "Como tabla",
+    confirmNew: "¿Empezar una nueva partida? Esta partida no terminó: se perderá.",
+    confirmYes: "Empezar una nueva partida", confirmNo: "Seguir jugando",
+    box: "Casilla", score: "Puntos", column: "Col. {n}", move: "Jugada", keep: "Guardar",
+    write: "Anotar", expected: "Puntaje final esperado", regret: "Pérdida", nothing: "nada",
+    upper: "Parte superior", upperBonus: "Bono superior", lower: "Parte inferior",
+    fiveBonus: "Bono de cinco iguales", total: "Total",
+    gameOver: "Fin de la partida: {total} puntos", won: "¡Ganó de inmediato! {total} puntos",
+    rollFirst: "Primero tire los dados (o escríbalos).",
+    needKey: "Este servidor pide una clave de API: pegue la clave de su tenant (yz_…) en el "
+      + "campo Clave de API; se envía como Authorization: Bearer.",
+    computer: "Computadora {n}", beginner: "principiante", casual: "casual", strong: "fuerte",
+    expert: "experto", noBot: "Ninguna", you: "Usted", level: "Nivel",
+    lastMove: "Última jugada", player: "Jugador",
+    winner: "{name} gana con {total} puntos", tie: "Empate con {total} puntos: {names}",
+    wonBy: "¡{name} ganó de inmediato! {total} puntos",
+    youWin: "Usted gana con {total} puntos",
+    throws: "tira {dice}", keeps: "guarda {dice}", wrote: "{box} = {score}",
+    pending: "Estos ajustes valen para la próxima partida: pulse Nueva partida.",
+    readAs: "Leído em baixo: {dice}", emBaixoNext: "luego em baixo",
+    topNext: "luego caras de arriba",
+    die: "Dado {n}: {face}", dieKept: "Dado {n}: {face}, guardado",
+    dieBlank: "Dado {n}: aún sin tirar",
+    writeBox: "Anotar {box}: {score}", writeBoxCol: "Anotar {box}, columna {n}: {score}",
+    youWrote: "Usted anotó {box}: {score}. Su total: {total}.",
+    botWrote: "{name} anotó {box}: {score}. Total: {total}.",
+    rolled: "Tiro {throw}: {dice}", best: "Mejor:",
+    allKept: "Todos los dados guardados: anote una casilla.",
+    finalChances: "Resultado final",
+    estimated: "las distribuciones de algunos jugadores son muestreadas",
+    sampled: "muestreado de {n} partidas del consejero", exactDist: "exacto",
+    finalSummary: "Media {mean} ± {sd}; la mitad de las partidas termina entre {p25} y {p75}",
+    finalAt: "Puntaje final: {total}", share: "Parte de la victoria",
+    finalScore: "Puntaje final", probability: "Probabilidad", joker: "Comodín",
+    winsGame: "gana la partida", loading: "Pensando…", emBaixoMark: "em baixo",
+    approximate: "Los valores de este juego son aproximados (un método "
+      + "documentado, no el óptimo exacto).",
+  },
+  de: {
+    title: "Spielwiese", home: "Startseite", language: "Sprache", newGame: "Neues Spiel",
+    settings: "Spieleinstellungen", variant: "Variante", rules: "Regeln",
+    opponents: "Computer", apiKey: "API-Schlüssel",
+    apiKeyHelp: "Nur wenn der Server Schlüssel verlangt: der Schlüssel Ihres Mandanten, "
+      + "gesendet als Authorization: Bearer.",
+    noOptions: "Dieses Spiel hat keine Optionen.", turn: "Runde", throw: "Wurf",
+    keepHint: "Einen Würfel wählen, um ihn zu behalten; Würfeln wirft die anderen.",
+    roll: "Würfeln", emBaixo: "Em baixo",
+    emBaixoHelp: "Vor einem Wurf angesagt: dieser Wurf zählt mit den Seiten, die zum Tisch "
+      + "zeigen.",
+    typeDice: "Würfel eingeben", typedLabel: "Würfel des nächsten Wurfs",
+    setDice: "Würfel setzen", players: "Spieler", scorecard: "Spielblock",
+    sheetHint: "Nach einem Wurf zeigt jedes offene Feld, was die Würfel dort zählen: zum "
+      + "Eintragen auswählen.",
+    advice: "Rat", charts: "Diagramme", chances: "Gewinnchance",
+    yourFinal: "Ihre Endpunktzahl", asTable: "Als Tabelle",
+    confirmNew: "Ein neues Spiel beginnen? Dieses Spiel ist nicht zu Ende: es geht verloren.",
+    confirmYes: "Neues Spiel beginnen", confirmNo: "Weiterspielen",
+    box: "Feld", score: "Punkte", column: "Sp. {n}", move: "Zug", keep: "Behalten",
+    write: "Eintragen", expected: "Erwartete Endpunktzahl", regret: "Verlust",
+    nothing: "nichts", upper: "Oberer Teil", upperBonus: "Bonus oben",
+    lower: "Unterer Teil", fiveBonus: "Bonus für fünf Gleiche", total: "Gesamt",
+    gameOver: "Spielende: {total} Punkte", won: "Sofort gewonnen! {total} Punkte",
+    rollFirst: "Erst würfeln (oder Würfel eingeben).",
+    needKey: "Dieser Server verlangt einen API-Schlüssel: den Schlüssel Ihres Mandanten "
+      + "(yz_…) ins Feld API-Schlüssel einfügen; er wird als Authorization: Bearer gesendet.",
+    computer: "Computer {n}", beginner: "Anfänger", casual: "Gelegenheitsspieler",
+    strong: "stark", expert: "Experte", noBot: "Keiner", you: "Sie", level: "Stufe",
+    lastMove: "Letzter Zug", player: "Spieler",
+    winner: "{name} gewinnt mit {total} Punkten",
+    tie: "Gleichstand bei {total} Punkten: {names}",
+    wonBy: "{name} hat sofort gewonnen! {total} Punkte",
+    youWin: "Sie gewinnen mit {total} Punkten",
+    throws: "wirft {dice}", keeps: "behält {dice}", wrote: "{box} = {score}",
+    pending: "Diese Einstellungen gelten für das nächste Spiel: Neues Spiel drücken.",
+    readAs: "Em baixo gelesen: {dice}", emBaixoNext: "dann em baixo",
+    topNext: "dann obere Seiten",
+    die: "Würfel {n}: {face}", dieKept: "Würfel {n}: {face}, behalten",
+    dieBlank: "Würfel {n}: noch nicht geworfen",
+    writeBox: "{box} eintragen: {score}", writeBoxCol: "{box} in Spalte {n} eintragen: {score}",
+    youWrote: "Sie haben {box} eingetragen: {score}. Ihre Summe: {total}.",
+    botWrote: "{name} hat {box} eingetragen: {score}. Summe: {total}.",
+    rolled: "Wurf {throw}: {dice}", best: "Am besten:",
+    allKept: "Alle Würfel behalten: ein Feld eintragen.", finalChances: "Endergebnis",
+    estimated: "die Verteilungen mancher Spieler sind Stichproben",
+    sampled: "Stichprobe aus {n} Spielen des Ratgebers", exactDist: "exakt",
+    finalSummary: "Mittel {mean} ± {sd}; die Hälfte der Spiele endet zwischen {p25} und {p75}",
+    finalAt: "Endpunktzahl: {total}", share: "Anteil am Sieg", finalScore: "Endpunktzahl",
+    probability: "Wahrscheinlichkeit", joker: "Joker", winsGame: "gewinnt das Spiel",
+    loading: "Denke nach…", emBaixoMark: "em baixo",
+    approximate: "Die Werte dieses Spiels sind Näherungen (ein dokumentiertes "
+      + "Verfahren, nicht das exakte Optimum).",
+  },
+  sv: {
+    title: "Lekplats", home: "Start", language: "Språk", newGame: "Nytt spel",
+    settings: "Spelinställningar", variant: "Variant", rules: "Regler", opponents: "Datorer",
+    apiKey: "API-nyckel",
+    apiKeyHelp: "Bara när servern kräver nycklar: din nyckel, skickad som "
+      + "Authorization: Bearer.",
+    noOptions: "Det här spelet har inga val.", turn: "Runda", throw: "Kast",
+    keepHint: "Välj en tärning för att spara den; kasta slår om resten.", roll: "Kasta",
+    emBaixo: "Em baixo",
+    emBaixoHelp: "Sägs före ett kast: det kastet räknas med sidorna som vetter mot bordet.",
+    typeDice: "Skriv tärningarna", typedLabel: "Nästa kasts tärningar",
+    setDice: "Sätt tärningar", players: "Spelare", scorecard: "Protokoll",
+    sheetHint: "Efter ett kast visar varje öppen ruta vad tärningarna ger där: välj den för "
+      + "att skriva in dem.",
+    advice: "Råd", charts: "Diagram", chances: "Chans att vinna", yourFinal: "Din slutpoäng",
+    asTable: "Som tabell",
+    confirmNew: "Starta ett nytt spel? Det här spelet är inte slut: det går förlorat.",
+    confirmYes: "Starta ett nytt spel", confirmNo: "Fortsätt spela",
+    box: "Ruta", score: "Poäng", column: "Kol. {n}", move: "Drag", keep: "Spara",
+    write: "Skriv", expected: "Förväntad slutpoäng", regret: "Förlust", nothing: "inget",
+    upper: "Övre delen", upperBonus: "Bonus", lower: "Nedre delen",
+    fiveBonus: "Bonus för fem lika", total: "Summa",
+    gameOver: "Spelet slut: {total} poäng", won: "Vann direkt! {total} poäng",
+    rollFirst: "Kasta tärningarna (eller skriv dem) först.",
+    needKey: "Servern kräver en API-nyckel: klistra in din nyckel (yz_…) i fältet "
+      + "API-nyckel; den skickas som Authorization: Bearer.",
+    computer: "Dator {n}", beginner: "nybörjare", casual: "vardagsspelare", strong: "stark",
+    expert: "expert", noBot: "Ingen", you: "Du", level: "Nivå", lastMove: "Senaste drag",
+    player: "Spelare",
+    winner: "{name} vinner med {total} poäng", tie: "Oavgjort på {total} poäng: {names}",
+    wonBy: "{name} vann direkt! {total} poäng", youWin: "Du vinner med {total} poäng",
+    throws: "kastar {dice}", keeps: "sparar {dice}", wrote: "{box} = {score}",
+    pending: "Inställningarna gäller nästa spel: tryck på Nytt spel.",
+    readAs: "Läst em baixo: {dice}", emBaixoNext: "sedan em baixo",
+    topNext: "sedan översidorna",
+    die: "Tärning {n}: {face}", dieKept: "Tärning {n}: {face}, sparad",
+    dieBlank: "Tärning {n}: inte kastad än",
+    writeBox: "Skriv {box}: {score}", writeBoxCol: "Skriv {box}, kolumn {n}: {score}",
+    youWrote: "Du skrev {box}: {score}. Din summa: {total}.",
+    botWrote: "{name} skrev {box}: {score}. Summa: {total}.",
+    rolled: "Kast {throw}: {dice}", best: "Bäst:",
+    allKept: "Alla tärningar sparade: skriv en ruta.", finalChances: "Slutresultat",
+    estimated: "vissa spelares fördelningar är stickprov",
+    sampled: "stickprov av {n} spel med rådgivarens spel", exactDist: "exakt",
+    finalSummary: "Medel {mean} ± {sd}; hälften av spelen slutar mellan {p25} och {p75}",
+    finalAt: "Slutpoäng: {total}", share: "Andel av vinsten", finalScore: "Slutpoäng",
+    probability: "Sannolikhet", joker: "Joker", winsGame: "vinner spelet",
+    loading: "Tänker…", emBaixoMark: "em baixo",
+    approximate: "Värdena i det här spelet är närmevärden (en dokumenterad "
+      + "metod, inte det exakta optimum).",
+  },
+  fr: {
+    title: "Bac à sable", home: "Accueil", language: "Langue", newGame: "Nouvelle partie",
+    settings: "Réglages de la partie", variant: "Variante", rules: "Règles",
+    opponents: "Ordinateurs", apiKey: "Clé d'API",
+    apiKeyHelp: "Seulement quand le serveur demande des clés : la clé de votre locataire, "
+      + "envoyée en Authorization: Bearer.",
+    noOptions: "Ce jeu n'a pas d'options.", turn: "Tour", throw: "Lancer",
+    keepHint: "Sélectionnez un dé pour le garder ; lancer relance les autres.",
+    roll: "Lancer les dés", emBaixo: "Em baixo",
+    emBaixoHelp: "Annoncé avant un lancer : ce lancer compte par les faces tournées vers la "
+      + "table.",
+    typeDice: "Saisir les dés", typedLabel: "Dés du prochain lancer", setDice: "Poser les dés",
+    players: "Joueurs", scorecard: "Feuille de score",
+    sheetHint: "Après un lancer, chaque case ouverte montre ce que les dés y valent : "
+      + "sélectionnez-la pour les inscrire.",
+    advice: "Conseil", charts: "Graphiques", chances: "Chance de gagner",
+    yourFinal: "Votre score final", asTable: "En tableau",
+    confirmNew: "Commencer une nouvelle partie ? Cette partie n'est pas finie : elle sera "
+      + "perdue.",
+    confirmYes: "Commencer une nouvelle partie", confirmNo: "Continuer à jouer",
+    box: "Case", score: "Points", column: "Col. {n}", move: "Coup", keep: "Garder",
+    write: "Inscrire", expected: "Score final attendu", regret: "Perte", nothing: "rien",
+    upper: "Partie haute", upperBonus: "Prime", lower: "Partie basse",
+    fiveBonus: "Prime de cinq identiques", total: "Total",
+    gameOver: "Fin de partie : {total} points", won: "Gagné d'un coup ! {total} points",
+    rollFirst: "Lancez les dés (ou saisissez-les) d'abord.",
+    needKey: "Ce serveur demande une clé d'API : collez la clé de votre locataire (yz_…) dans "
+      + "le champ Clé d'API ; elle est envoyée en Authorization: Bearer.",
+    computer: "Ordinateur {n}", beginner: "débutant", casual: "amateur", strong: "fort",
+    expert: "expert", noBot: "Aucun", you: "Vous", level: "Niveau", lastMove: "Dernier coup",
+    player: "Joueur",
+    winner: "{name} gagne avec {total} points", tie: "Égalité à {total} points : {names}",
+    wonBy: "{name} a gagné d'un coup ! {total} points",
+    youWin: "Vous gagnez avec {total} points",
+    throws: "lance {dice}", keeps: "garde {dice}", wrote: "{box} = {score}",
+    pending: "Ces réglages valent pour la prochaine partie : appuyez sur Nouvelle partie.",
+    readAs: "Lu em baixo : {dice}", emBaixoNext: "puis em baixo",
+    topNext: "puis faces du dessus",
+    die: "Dé {n} : {face}", dieKept: "Dé {n} : {face}, gardé",
+    dieBlank: "Dé {n} : pas encore lancé",
+    writeBox: "Inscrire {box} : {score}", writeBoxCol: "Inscrire {box}, colonne {n} : {score}",
+    youWrote: "Vous avez inscrit {box} : {score}. Votre total : {total}.",
+    botWrote: "{name} a inscrit {box} : {score}. Total : {total}.",
+    rolled: "Lancer {throw} : {dice}", best: "Le mieux :",
+    allKept: "Tous les dés sont gardés : inscrivez une case.",
+    finalChances: "Résultat final",
+    estimated: "les distributions de certains joueurs sont échantillonnées",
+    sampled: "échantillon de {n} parties du conseiller", exactDist: "exacte",
+    finalSummary: "Moyenne {mean} ± {sd} ; la moitié des parties finit entre {p25} et {p75}",
+    finalAt: "Score final : {total}", share: "Part de la victoire", finalScore: "Score final",
+    probability: "Probabilité", joker: "Joker", winsGame: "gagne la partie",
+    loading: "Réflexion…", emBaixoMark: "em baixo",
+    approximate: "Les valeurs de ce jeu sont approchées (une méthode "
+      + "documentée, pas l'optimum exact).",
+  },
 };
-for (const [lang, words] of Object.entries(BOT_UI)) Object.assign(UI[lang], words);
 
 const LEVELS = ["beginner", "casual", "strong", "expert"];
 const MAX_BOTS = 3;
+const PARAMS = new URLSearchParams(location.search);
 // Milliseconds between a computer's moves, so that its turn can be watched (?pause=0 in
 // tests).
-const PAUSE = Number(new URLSearchParams(location.search).get("pause") ?? 700);
+const PAUSE = Number(PARAMS.get("pause") ?? 700);
+// ?seed=N: the dice of a seeded generator (mulberry32), the same game on every visit.
+const rng = PARAMS.has("seed") ? seeded(Number(PARAMS.get("seed"))) : Math.random;
+const LANG_STORE = "yahtzee-playground-lang";
+// Histogram bars at most, and the share of the distribution each tail may fold into the
+// first or the last bar, so that the bars follow the range where the scores are.
+const MAX_BINS = 40;
+const TAIL = 0.001;
 
 const $ = (id) => document.getElementById(id);
 const state = {
-  variants: [], def: null, lang: "en", options: {}, scorecard: null,
-  dice: [], kept: [], throw: 0, turn: 1, totals: null, over: false,
-  bots: [], busy: false,
+  variants: [], def: null, lang: "en", options: {}, scorecard: null, totals: null,
+  dice: [], kept: [], throw: 0, turn: 1, emBaixo: false, over: false, result: null,
+  bots: [], busy: false, moving: null, you: { last: null },
+  hand: null, advice: null, value: null, chances: null,
+  record: [], turnThrows: [], turnKept: [], typed: false,
+  game: 0, position: 0, pending: false, statusText: null,
 };
 
+function seeded(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = s;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const die = () => 1 + Math.floor(rng() * 6);
+
 function t(key, vars) {
-  let text = (UI[state.lang] || UI.en)[key] || UI.en[key] || key;
-  for (const [k, v] of Object.entries(vars || {})) text = text.replace(`{${k}}`, v);
+  let text = (UI[state.lang] || UI.en)[key] ?? UI.en[key] ?? key;
+  for (const [k, v] of Object.entries(vars || {})) text = text.replaceAll(`{${k}}`, v);
   return text;
 }
 
-function label(boxId) {
-  const box = state.def.boxes.find((b) => b.id === boxId);
-  return box ? (box.labels[state.lang] || box.labels.en) : boxId;
+/** The text of a catalogue label object ({en, pt, ...}) in the page's language. */
+function pick(labels) {
+  return (labels && (labels[state.lang] || labels.en)) || "";
 }
+
+function boxLabel(boxId) {
+  const box = state.def && state.def.boxes.find((b) => b.id === boxId);
+  return box ? pick(box.labels) : boxId;
+}
+
+function boxName(boxId, column) {
+  return `${boxLabel(boxId)}${column ? ` (${t("column", { n: column })})` : ""}`;
+}
+
+const sorted = (dice) => [...dice].sort((a, b) => a - b);
+const pct = (p) => `${(100 * p).toFixed(1)} %`;
+
+function el(name, attrs = {}, text) {
+  const node = document.createElement(name);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k.startsWith("data-") || k.startsWith("aria-") || k === "role" || k === "scope"
+             || k === "id" || k === "for" || k === "tabindex") node.setAttribute(k, v);
+    else node[k] = v;
+  }
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** Re-render part of the page and give focus back to the element that had it (by its
+ * test id), so that a keyboard user keeps their place. */
+function keepingFocus(host, render) {
+  const active = document.activeElement;
+  const id = active && host.contains(active) ? active.dataset.testid : null;
+  render();
+  if (id) {
+    const again = host.querySelector(`[data-testid="${id}"]`);
+    if (again && !again.disabled) again.focus();
+  }
+}
+
+// ------------------------------------------------------------------------------ the API
 
 // A server run with AUTH=keys wants a tenant's API key on every /v1/ request: the one typed
 // in the API key field (kept for this tab only), sent as `Authorization: Bearer <key>`.
@@ -181,19 +451,23 @@ async function api(method, path, body) {
   }
 }
 
-function common() {
-  const body = { options: state.options, scorecard: state.scorecard };
-  if (state.def.em_baixo && $("em-baixo").checked) body.em_baixo = true;
+const base = () => `/v1/variants/${state.def.id}`;
+
+/** What every request about your position says: the rules, your sheet, and (Bozó) that the
+ * dice were read em baixo. */
+function position() {
+  const body = { options: state.options, scorecard: state.scorecard, dice: state.dice,
+                 throw: state.throw };
+  if (state.emBaixo) body.em_baixo = true;
   return body;
 }
 
-function emptyScorecard() {
+function emptyScorecard(def) {
   const column = () => ({
-    boxes: Object.fromEntries(state.def.boxes.map((b) => [b.id, null])),
+    boxes: Object.fromEntries(def.boxes.map((b) => [b.id, null])),
     five_of_a_kind_bonuses: 0,
   });
-  const card = state.def.columns.length
-    ? { columns: state.def.columns.map(column) } : column();
+  const card = def.columns.length ? { columns: def.columns.map(column) } : column();
   card.saved_throws = 0;
   card.won = false;
   return card;
@@ -203,37 +477,52 @@ function maxThrow() {
   return state.def.throws + (state.def.saved_throws ? state.scorecard.saved_throws : 0);
 }
 
-// ------------------------------------------------------------------------------ set-up
+// ------------------------------------------------------------------------------ settings
 
 async function loadVariants() {
   state.variants = (await api("GET", "/v1/variants")).variants;
-  const select = $("variant");
-  select.innerHTML = "";
-  for (const v of state.variants) select.add(new Option(v.name, v.id));
-  select.value = "yahtzee";
 }
 
-function renderOptions() {
-  const base = state.variants.find((v) => v.id === $("variant").value);
+function selectedVariant() {
+  return state.variants.find((v) => v.id === $("variant").value) || state.variants[0];
+}
+
+function renderVariantChoices() {
+  const select = $("variant");
+  const value = select.value || (state.def && state.def.id) || "yahtzee";
+  select.innerHTML = "";
+  for (const v of state.variants) select.add(new Option(pick(v.labels), v.id));
+  select.value = value;
+}
+
+function renderOptions(values) {
+  const variant = selectedVariant();
   const host = $("options");
-  host.innerHTML = "";
-  for (const opt of base.options) {
-    const wrap = document.createElement("label");
-    wrap.append(`${opt.name} `);
+  for (const node of [...host.children]) if (node.tagName !== "LEGEND") node.remove();
+  if (!variant.options.length) {
+    host.append(el("p", { class: "help" }, t("noOptions")));
+    return;
+  }
+  for (const opt of variant.options) {
+    const id = `option-${opt.name}`;
+    const help = el("p", { class: "help", id: `${id}-help` }, pick(opt.descriptions));
+    const wrap = el("div", { class: "option" });
+    const value = values && opt.name in values ? values[opt.name] : opt.default;
     let input;
     if (opt.choices.length === 2 && opt.choices.includes(true)) {
-      input = document.createElement("input");
-      input.type = "checkbox";
-      input.checked = opt.default === true;
+      input = el("input", { type: "checkbox", id, "data-testid": id, checked: value === true });
+      const label = el("label", { for: id });
+      label.append(input, ` ${pick(opt.labels)}`);
+      wrap.append(label);
     } else {
-      input = document.createElement("select");
-      for (const c of opt.choices) input.add(new Option(String(c), String(c)));
-      input.value = String(opt.default);
+      input = el("select", { id, "data-testid": id });
+      opt.choices.forEach((c, i) => input.add(new Option(pick(opt.choice_labels[i]), String(c))));
+      input.value = String(value);
+      wrap.append(el("label", { for: id }, pick(opt.labels)), " ", input);
     }
     input.dataset.option = opt.name;
-    input.dataset.testid = `option-${opt.name}`;
-    input.title = opt.description;
-    wrap.append(input);
+    input.setAttribute("aria-describedby", help.id);
+    wrap.append(help);
     host.append(wrap);
   }
 }
@@ -246,141 +535,6 @@ function readOptions() {
   return options;
 }
 
-async function newGame() {
-  state.options = readOptions();
-  const id = $("variant").value;
-  state.def = (await api("POST", `/v1/variants/${id}/rules`, { options: state.options }))
-    .definition;
-  state.scorecard = emptyScorecard();
-  state.turn = 1;
-  state.over = false;
-  state.bots = readBots().map((level, i) => ({
-    name: t("computer", { n: i + 1 }), n: i + 1, level, scorecard: emptyScorecard(),
-    total: 0, last: "", seed: Math.floor(Math.random() * 2 ** 31),
-  }));
-  $("em-baixo-wrap").hidden = !state.def.em_baixo;
-  $("game-over").hidden = true;
-  startTurn();
-  await refreshTotals();
-  renderPlayers();
-  await refreshCharts();
-}
-
-function startTurn() {
-  state.dice = Array(state.def.dice).fill(null);
-  state.kept = Array(state.def.dice).fill(false);
-  state.throw = 0;
-  message("");
-  render();
-}
-
-// ------------------------------------------------------------------------------ a turn
-
-function message(text) { $("message").textContent = text; }
-
-async function roll() {
-  if (state.over || state.throw >= maxThrow()) return;
-  state.dice = state.dice.map((d, i) => (state.throw > 0 && state.kept[i] ? d
-    : 1 + Math.floor(Math.random() * 6)));
-  state.throw += 1;
-  if (state.throw === 1) state.kept.fill(false);
-  await afterDice();
-}
-
-async function setDice() {
-  const faces = $("typed").value.trim().split(/[\s,]+/).map(Number);
-  if (faces.length !== state.def.dice || faces.some((f) => !(f >= 1 && f <= 6))) {
-    message(`${state.def.dice} × 1-6`);
-    return;
-  }
-  state.dice = faces;
-  state.kept.fill(false);
-  state.throw = Math.min(Math.max(state.throw + 1, 1), maxThrow());
-  await afterDice();
-}
-
-async function afterDice() {
-  message("");
-  $("placements").innerHTML = "";
-  $("advice").innerHTML = "";
-  render();
-  const base = `/v1/variants/${state.def.id}`;
-  const body = { ...common(), dice: state.dice, throw: state.throw };
-  try {
-    const [hand, advice] = await Promise.all([
-      api("POST", `${base}/hands/score`, body),
-      api("POST", `${base}/moves/suggest`, body),
-    ]);
-    renderPlacements(hand);
-    renderAdvice(advice);
-  } catch (err) {
-    message(err.message);
-  }
-}
-
-function toggleKeep(i) {
-  if (state.throw === 0 || state.throw >= maxThrow()) return;
-  state.kept[i] = !state.kept[i];
-  renderDice();
-}
-
-function applyKeep(dice) {
-  const want = [...dice];
-  state.kept = state.dice.map((d) => {
-    const at = want.indexOf(d);
-    if (at < 0) return false;
-    want.splice(at, 1);
-    return true;
-  });
-  renderDice();
-}
-
-async function write(placement) {
-  // The service plays the turn (games/turn): it writes the box, counts a five-of-a-kind
-  // bonus, saves unused throws (Maxi Yatzy), marks a won game, and answers the scorecard to
-  // send next time with its totals. The page keeps no score of its own.
-  const body = { ...common(), dice: state.dice, throw: state.throw, box: placement.box };
-  if (placement.column) body.column = placement.column;
-  let played;
-  try {
-    played = await api("POST", `/v1/variants/${state.def.id}/games/turn`, body);
-  } catch (err) {
-    message(err.message);
-    return;
-  }
-  state.scorecard = played.scorecard;
-  state.totals = played.totals;
-  renderSheet();
-  renderPlayers();
-  $("placements").innerHTML = "";
-  $("advice").innerHTML = "";
-  let wonAtOnce = played.won ? 0 : -1;  // the player who won at once (0: you)
-  if (wonAtOnce < 0 && state.bots.length) {
-    setBusy(true);
-    try {
-      for (const bot of state.bots) {
-        if (await botTurn(bot)) {
-          wonAtOnce = bot.n;
-          break;
-        }
-      }
-    } catch (err) {
-      message(err.message);
-    } finally {
-      setBusy(false);
-    }
-  }
-  if (played.game_over || wonAtOnce >= 0) {
-    endGame(wonAtOnce);
-    return;
-  }
-  state.turn = played.turn + 1;
-  startTurn();
-  await refreshCharts();
-}
-
-// ------------------------------------------------------------------------------ computers
-
 function readBots() {
   return [...$("bots").querySelectorAll("select")].map((s) => s.value).filter(Boolean);
 }
@@ -388,59 +542,350 @@ function readBots() {
 function renderBotChoices() {
   const host = $("bots");
   const chosen = [...host.querySelectorAll("select")].map((s) => s.value);
-  host.innerHTML = "";
+  for (const node of [...host.children]) if (node.tagName !== "LEGEND") node.remove();
   for (let i = 0; i < MAX_BOTS; i++) {
-    const wrap = document.createElement("label");
-    wrap.append(`${t("computer", { n: i + 1 })} `);
-    const select = document.createElement("select");
-    select.dataset.testid = `bot-${i + 1}`;
-    select.add(new Option("—", ""));
+    const id = `bot-${i + 1}`;
+    const select = el("select", { id, "data-testid": id });
+    select.add(new Option(t("noBot"), ""));
     for (const level of LEVELS) select.add(new Option(t(level), level));
     select.value = chosen[i] || "";
-    wrap.append(select);
-    host.append(wrap);
+    host.append(el("label", { for: id }, t("computer", { n: i + 1 })), " ", select, " ");
   }
 }
 
-function setBusy(busy) {
-  state.busy = busy;
-  document.body.dataset.busy = busy ? "true" : "false";
+/** A game has started once a die was thrown or a box written; a change of the rules or the
+ * players then waits for the next game (the page says so) instead of discarding this one. */
+function started() {
+  return state.throw > 0 || state.record.length > 0 || state.turn > 1 || state.over
+    || state.bots.some((b) => b.moved);
+}
+
+let settingsTimer = null;
+
+function settingsChanged() {
+  if (started()) {
+    state.pending = true;
+    renderPending();
+    return;
+  }
+  // nothing played yet: the new settings start a new game, once the keyboard has stopped
+  // moving through a select (each arrow key is a change)
+  clearTimeout(settingsTimer);
+  settingsTimer = setTimeout(() => newGame(), 300);
+}
+
+function renderPending() {
+  $("pending").textContent = state.pending ? t("pending") : "";
+  $("new-game").classList.toggle("attention", state.pending);
+  // the game being played, in the settings' summary (closed, it is all they show)
+  const variant = state.def && state.variants.find((v) => v.id === state.def.id);
+  $("settings-now").textContent = variant
+    ? `: ${pick(variant.labels)}${state.bots.length
+      ? ` · ${t("opponents")}: ${state.bots.length}` : ""}` : "";
+}
+
+function askNewGame() {
+  if (!started() || state.over) {
+    newGame();
+    return;
+  }
+  $("confirm").showModal();
+  $("confirm-no").focus();
+}
+
+// ------------------------------------------------------------------------------ a game
+
+async function newGame() {
+  clearTimeout(settingsTimer);
+  const game = ++state.game;
+  const options = readOptions();
+  const id = $("variant").value;
+  const levels = readBots();
+  clearCharts();  // nothing of the last game's charts stays while this one starts
+  state.busy = true;
+  state.pending = false;
+  renderPending();
+  render();
+  let def;
+  try {
+    def = (await api("POST", `/v1/variants/${id}/rules`, { options })).definition;
+  } catch (err) {
+    if (game === state.game) {
+      message(err.message);
+      state.busy = false;
+      render();
+    }
+    return;
+  }
+  if (game !== state.game) return;
+  Object.assign(state, {
+    def, options, scorecard: emptyScorecard(def), totals: null, turn: 1, over: false,
+    result: null, record: [], you: { last: null }, value: null, chances: null,
+    moving: null, statusText: null,
+  });
+  state.bots = levels.map((level, i) => ({
+    n: i + 1, level, scorecard: emptyScorecard(def), total: 0, last: null, now: null,
+    moved: false, seed: Math.floor(rng() * 2 ** 31),
+  }));
+  message("");
+  status(null);
+  renderPending();
+  startTurn();
+  drawCharts();  // nothing stale: the old game's charts go at once
+  try {
+    await refreshTotals(game);
+  } catch (err) {
+    if (game === state.game) message(err.message);
+  }
+  if (game !== state.game) return;
+  state.busy = false;
+  render();
+  renderPlayers();
+  await refreshCharts(game);
+}
+
+function startTurn() {
+  state.dice = Array(state.def.dice).fill(null);
+  state.kept = Array(state.def.dice).fill(false);
+  state.throw = 0;
+  state.emBaixo = false;
+  $("em-baixo").checked = false;  // an announcement is for one throw of one turn
+  state.turnThrows = [];
+  state.turnKept = [];
+  state.typed = false;
+  state.hand = null;
+  state.advice = null;
+  renderAll();
+}
+
+async function refreshTotals(game) {
+  const body = { ...state.scorecard, options: state.options };
+  const totals = await api("POST", `${base()}/scorecards/score`, body);
+  if (game === state.game) state.totals = totals;
+  renderSheet();
+}
+
+// ------------------------------------------------------------------------------ a turn
+
+function message(text) {
+  $("message").textContent = text;
+}
+
+/** The status line (a polite live region): what just happened, in the page's language. */
+function status(text) {
+  state.statusText = text;
+  $("status").textContent = text ? text() : "";
+}
+
+/** The next throw is announced em baixo (Bozó): the box ticked. */
+function announced() {
+  return Boolean(state.def && state.def.em_baixo && $("em-baixo").checked);
+}
+
+function canRoll() {
+  return Boolean(state.def) && !state.over && !state.busy && state.throw < maxThrow()
+    && !(state.throw > 0 && state.kept.every(Boolean));
+}
+
+async function roll() {
+  if (!canRoll()) return;
+  const first = state.throw === 0;
+  if (!first) state.turnKept.push(sorted(state.dice.filter((_, i) => state.kept[i])));
+  state.dice = state.dice.map((d, i) => (!first && state.kept[i] ? d : die()));
+  state.throw += 1;
+  state.emBaixo = announced();
+  state.turnThrows.push([...state.dice]);
+  const shown = state.dice.join(" ");
+  const n = state.throw;
+  status(() => t("rolled", { throw: n, dice: shown }));
+  await afterDice();
+}
+
+async function setDice() {
+  if (!state.def || state.over || state.busy) return;
+  const faces = $("typed").value.trim().split(/[\s,]+/).map(Number);
+  if (faces.length !== state.def.dice || faces.some((f) => !(f >= 1 && f <= 6))) {
+    message(`${state.def.dice} × 1-6`);
+    return;
+  }
+  // typed dice replace the throw: the turn's kept dice are then not recorded
+  state.typed = true;
+  state.dice = faces;
+  state.kept.fill(false);
+  if (state.throw < maxThrow()) {
+    state.throw += 1;
+    state.turnThrows.push([...faces]);
+  } else {
+    state.turnThrows[state.turnThrows.length - 1] = [...faces];
+  }
+  state.emBaixo = announced();
+  const n = state.throw;
+  status(() => t("rolled", { throw: n, dice: faces.join(" ") }));
+  await afterDice();
+}
+
+async function afterDice() {
+  const game = state.game;
+  const at = ++state.position;
+  message("");
+  state.hand = null;
+  state.advice = null;
+  renderAll();
+  try {
+    const [hand, advice] = await Promise.all([
+      api("POST", `${base()}/hands/score`, position()),
+      api("POST", `${base()}/moves/suggest`, position()),
+    ]);
+    if (game !== state.game || at !== state.position) return;
+    state.hand = hand;
+    state.advice = advice;
+  } catch (err) {
+    if (game === state.game) message(err.message);
+    return;
+  }
+  renderSheet();
+  renderAdvice();
+  render();
+  // the last throw: the Roll button is done, the boxes are next
+  if (!canRoll() && (document.activeElement === document.body
+                     || document.activeElement === $("roll"))) {
+    const next = $("best-move") || document.querySelector("#sheet button.write");
+    if (next) next.focus();
+  }
+}
+
+function toggleKeep(i) {
+  if (state.throw === 0 || state.throw >= maxThrow() || state.busy || state.over) return;
+  state.kept[i] = !state.kept[i];
+  updateDie(i);
   render();
 }
 
+/** Keep the dice a keep move names, as thrown, and announce (or not) the next throw em
+ * baixo as it says. */
+function applyKeep(move) {
+  const want = [...move.dice];
+  state.kept = state.dice.map((d) => {
+    const at = want.indexOf(d);
+    if (at < 0) return false;
+    want.splice(at, 1);
+    return true;
+  });
+  if (state.def.em_baixo) $("em-baixo").checked = move.em_baixo;
+  renderDice();
+  render();
+  $("roll").focus();
+}
+
+async function write(box, column) {
+  if (state.busy || state.over || state.throw === 0) return;
+  const game = state.game;
+  // the service plays the turn (games/turn): it writes the box, counts a five-of-a-kind
+  // bonus, saves unused throws (Maxi Yatzy), marks a won game, and answers the scorecard to
+  // send next time with its totals; the page keeps no score of its own
+  const body = { ...position(), box };
+  if (column) body.column = column;
+  state.busy = true;
+  render();
+  let played;
+  try {
+    played = await api("POST", `${base()}/games/turn`, body);
+  } catch (err) {
+    if (game === state.game) {
+      message(err.message);
+      state.busy = false;
+      render();
+    }
+    return;
+  }
+  if (game !== state.game) return;
+  const turn = { throws: state.turnThrows, box };
+  if (!state.typed) turn.kept = state.turnKept;
+  if (column) turn.column = column;
+  if (state.emBaixo) turn.em_baixo = true;
+  state.record.push(turn);
+  state.scorecard = played.scorecard;
+  state.totals = played.totals;
+  const score = played.earned.score;
+  state.you.last = { box, column, score, emBaixo: state.emBaixo };
+  const total = played.totals.total;
+  status(() => t("youWrote", { box: boxName(box, column), score, total }));
+  state.hand = null;
+  state.advice = null;
+  state.dice = Array(state.def.dice).fill(null);
+  state.kept.fill(false);
+  renderAll();
+  let winner = played.won ? 0 : -1;  // the player who won at once (0: you)
+  if (winner < 0 && state.bots.length) {
+    $("turn-heading").focus();  // the Roll button waits for the computers
+    try {
+      for (const bot of state.bots) {
+        const won = await botTurn(bot, game);
+        if (game !== state.game) return;
+        if (won) {
+          winner = bot.n;
+          break;
+        }
+      }
+    } catch (err) {
+      if (game === state.game) message(err.message);
+    }
+  }
+  if (game !== state.game) return;
+  state.busy = false;
+  state.moving = null;
+  if (played.game_over || winner >= 0) {
+    endGame(winner);
+    return;
+  }
+  state.turn = played.turn + 1;
+  startTurn();
+  $("roll").focus();
+  await refreshCharts(game);
+}
+
+// ------------------------------------------------------------------------------ computers
+
 const pause = () => new Promise((done) => setTimeout(done, PAUSE));
 
-function roll5(dice, kept) {
-  return dice.map((d, i) => (kept[i] ? d : 1 + Math.floor(Math.random() * 6)));
+/** Which dice of `dice` (as thrown) a keep names. */
+function keepMask(dice, keep) {
+  const want = [...keep];
+  return dice.map((d) => {
+    const at = want.indexOf(d);
+    if (at < 0) return false;
+    want.splice(at, 1);
+    return true;
+  });
 }
 
 // One computer's turn, through moves/bot (its move at its level) and games/turn (the
 // service writes it, as it writes yours): shown move by move. True when it won at once.
-async function botTurn(bot) {
-  const base = `/v1/variants/${state.def.id}`;
-  let dice = roll5(Array(state.def.dice).fill(null), []);
+async function botTurn(bot, game) {
+  let dice = Array.from({ length: state.def.dice }, die);
   let throwNo = 1;
   let emBaixo = false;
+  bot.moved = true;
+  state.moving = bot;
   for (;;) {
-    bot.dice = [...dice].sort((a, b) => a - b);
-    renderPlayers(bot);
+    bot.now = { dice: [...dice], emBaixo, keep: null };
+    renderPlayers();
     await pause();
+    if (game !== state.game) return false;
     const body = { options: state.options, scorecard: bot.scorecard, dice, throw: throwNo,
                    level: bot.level, seed: bot.seed };
     if (emBaixo) body.em_baixo = true;
-    const { move, throws_left: left } = await api("POST", `${base}/moves/bot`, body);
-    if (move.action === "keep" && left > 0) {
-      bot.last = `${t("keeps")} ${move.dice.length ? move.dice.join("-") : `(${t("nothing")})`}`;
-      // the kept dice as the service read them: by their bottom faces after "em baixo"
-      const faces = emBaixo ? dice.map((d) => 7 - d) : dice;
-      const want = [...move.dice];
-      const kept = faces.map((d) => {
-        const at = want.indexOf(d);
-        if (at < 0) return false;
-        want.splice(at, 1);
-        return true;
-      });
-      dice = roll5(dice, kept);
+    const answer = await api("POST", `${base()}/moves/bot`, body);
+    if (game !== state.game) return false;
+    const move = answer.move;
+    if (move.action === "keep" && answer.throws_left > 0) {
+      // the dice to keep as thrown; the next throw read em baixo when the move says so
+      bot.now.keep = { dice: move.dice, emBaixo: move.em_baixo };
+      renderPlayers();
+      await pause();
+      if (game !== state.game) return false;
+      const kept = keepMask(dice, move.dice);
+      dice = dice.map((d, i) => (kept[i] ? d : die()));
       throwNo += 1;
       emBaixo = move.em_baixo;
       continue;
@@ -449,283 +894,605 @@ async function botTurn(bot) {
                    box: move.box };
     if (move.column) turn.column = move.column;
     if (emBaixo) turn.em_baixo = true;
-    const played = await api("POST", `${base}/games/turn`, turn);
+    const played = await api("POST", `${base()}/games/turn`, turn);
+    if (game !== state.game) return false;
     bot.scorecard = played.scorecard;
     bot.total = played.totals.total;
-    bot.last = `${t("writes")} ${label(move.box)} = ${move.score}`;
-    bot.dice = null;
+    bot.last = { box: move.box, column: move.column, score: played.earned.score, emBaixo };
+    bot.now = null;
+    const total = bot.total;
+    status(() => t("botWrote", { name: t("computer", { n: bot.n }),
+                                 box: boxName(move.box, move.column),
+                                 score: bot.last.score, total }));
     renderPlayers();
     await pause();
     return played.won;
   }
 }
 
-function endGame(wonAtOnce) {
+function endGame(winner) {
   state.over = true;
-  const over = $("game-over");
-  over.hidden = false;
-  const scores = [{ name: t("you"), total: state.totals.total },
-                  ...state.bots.map((b) => ({ name: b.name, total: b.total }))];
-  if (!state.bots.length) {
-    over.textContent = t(wonAtOnce === 0 ? "won" : "gameOver", { total: state.totals.total });
-  } else if (wonAtOnce === 0) {
-    over.textContent = t("won", { total: scores[0].total });
-  } else if (wonAtOnce > 0) {
-    const w = scores[wonAtOnce];
-    over.textContent = t("wonBy", { name: w.name, total: w.total });
-  } else {
-    const top = Math.max(...scores.map((s) => s.total));
-    const first = scores.filter((s) => s.total === top);
-    if (first.length > 1) {
-      over.textContent = t("tie", { total: top, names: first.map((s) => s.name).join(", ") });
-    } else {
-      over.textContent = first[0] === scores[0] ? t("youWin", { total: top })
-        : t("winner", { name: first[0].name, total: top });
-    }
-  }
-  over.dataset.winner = wonAtOnce >= 0 ? String(wonAtOnce) : "";
-  render();
-  renderPlayers();
+  state.busy = false;
+  state.moving = null;
+  const totals = [state.totals.total, ...state.bots.map((b) => b.total)];
+  const top = Math.max(...totals);
+  state.result = {
+    winner,  // the player who won at once, or -1
+    winners: winner >= 0 ? [winner] : totals.flatMap((v, i) => (v === top ? [i] : [])),
+    totals,
+  };
+  renderAll();
+  drawCharts();
+  $("game-over").focus();
 }
 
-async function refreshTotals() {
-  const body = { ...state.scorecard, options: state.options };
-  state.totals = await api("POST", `/v1/variants/${state.def.id}/scorecards/score`, body);
-  renderSheet();
+function playerName(i) {
+  return i === 0 ? t("you") : t("computer", { n: i });
+}
+
+function resultText() {
+  const r = state.result;
+  if (!r) return "";
+  const total = r.totals[r.winners[0]];
+  if (!state.bots.length) return t(r.winner === 0 ? "won" : "gameOver", { total });
+  if (r.winner === 0) return t("won", { total });
+  if (r.winner > 0) return t("wonBy", { name: playerName(r.winner), total });
+  if (r.winners.length > 1) {
+    return t("tie", { total, names: r.winners.map(playerName).join(", ") });
+  }
+  return r.winners[0] === 0 ? t("youWin", { total }) : t("winner", { name: playerName(r.winners[0]),
+                                                                      total });
 }
 
 // ------------------------------------------------------------------------------ drawing
 
-function render() {
-  $("turn-no").textContent = state.turn;
-  $("throw-no").textContent = state.throw;
-  $("throw-max").textContent = state.def ? maxThrow() : 3;
-  $("roll").disabled = state.over || state.busy || !state.def || state.throw >= maxThrow();
-  $("set-dice").disabled = state.over || state.busy;
+function renderAll() {
+  render();
   renderDice();
+  renderSheet();
+  renderAdvice();
+  renderPlayers();
+  $("game-over").textContent = resultText();
+  $("game-over").dataset.winner = state.result ? String(state.result.winner) : "";
+}
+
+function render() {
+  const def = state.def;
+  $("turn-no").textContent = state.turn;
+  $("turn-max").textContent = def ? def.turns : 13;
+  $("throw-no").textContent = state.throw;
+  $("throw-max").textContent = def ? maxThrow() : 3;
+  $("roll").disabled = !canRoll();
+  $("set-dice").disabled = !def || state.over || state.busy;
+  const emBaixo = Boolean(def && def.em_baixo);
+  $("em-baixo-wrap").hidden = !emBaixo;
+  $("em-baixo-help").hidden = !emBaixo;
+  $("em-baixo").disabled = !emBaixo || state.over || state.busy || state.throw >= maxThrow();
+  const readAs = $("read-as");
+  readAs.hidden = !state.emBaixo || state.throw === 0;
+  readAs.textContent = state.emBaixo
+    ? t("readAs", { dice: sorted(state.dice.map((d) => 7 - d)).join(" ") }) : "";
+  document.body.dataset.busy = state.busy ? "true" : "false";
+}
+
+function dieText(i) {
+  const d = state.dice[i];
+  if (d === null) return t("dieBlank", { n: i + 1 });
+  return t(state.kept[i] ? "dieKept" : "die", { n: i + 1, face: d });
+}
+
+function updateDie(i) {
+  const b = $("dice").children[i];
+  if (!b) return;
+  b.classList.toggle("kept", state.kept[i]);
+  b.setAttribute("aria-pressed", state.kept[i] ? "true" : "false");
+  b.setAttribute("aria-label", dieText(i));
 }
 
 function renderDice() {
-  const host = $("dice");
-  host.innerHTML = "";
-  state.dice.forEach((d, i) => {
-    const b = document.createElement("button");
-    b.className = `die${state.kept[i] ? " kept" : ""}${d === null ? " blank" : ""}`;
-    b.textContent = d === null ? "?" : d;
-    b.dataset.testid = `die-${i}`;
-    b.setAttribute("aria-pressed", state.kept[i] ? "true" : "false");
-    b.addEventListener("click", () => toggleKeep(i));
-    host.append(b);
+  keepingFocus($("dice"), () => {
+    const host = $("dice");
+    host.innerHTML = "";
+    state.dice.forEach((d, i) => {
+      const b = el("button", { class: `die${d === null ? " blank" : ""}`,
+                               "data-testid": `die-${i}` }, d === null ? "?" : String(d));
+      b.addEventListener("click", () => toggleKeep(i));
+      host.append(b);
+      updateDie(i);
+    });
   });
 }
 
-function renderPlacements(hand) {
-  const table = $("placements");
-  table.innerHTML = `<tr><th>${t("box")}</th><th class="num">${t("score")}</th><th></th></tr>`;
-  for (const p of hand.boxes) {
-    if (!p.open) continue;
-    const tr = document.createElement("tr");
-    tr.className = p.legal ? "legal" : "illegal";
-    tr.dataset.testid = `place-${p.box}${p.column ? `-${p.column}` : ""}`;
-    const extra = [p.five_of_a_kind_bonus ? `+${p.five_of_a_kind_bonus}` : "",
-                   p.joker ? "Joker" : "", p.wins_game ? "★" : ""].filter(Boolean).join(" ");
-    tr.innerHTML = `<td>${label(p.box)}${p.column ? ` (${t("column")} ${p.column})` : ""}</td>`
-      + `<td class="num">${p.score}</td><td>${extra}</td>`;
-    if (p.legal) tr.addEventListener("click", () => write(p));
-    table.append(tr);
-  }
-}
-
-function renderAdvice(advice) {
-  const host = $("advice");
-  host.innerHTML = "";
-  const list = document.createElement("table");
-  list.className = "advice-list";
-  list.innerHTML = `<tr><th></th><th class="num">${t("expected")}</th>`
-    + `<th class="num">${t("regret")}</th><th></th></tr>`;
-  for (const a of advice.alternatives.slice(0, 12)) {
-    const tr = document.createElement("tr");
-    if (a.rank === 1) tr.className = "best";
-    const what = a.action === "keep"
-      ? `${t("keep")} ${a.dice.length ? a.dice.join("-") : `(${t("nothing")})`}`
-        + (a.em_baixo ? ` · ${t("emBaixo")}` : "")
-      : `${t("write")} ${label(a.box)}${a.column ? ` (${t("column")} ${a.column})` : ""}`
-        + ` = ${a.score}`;
-    tr.innerHTML = `<td>${what}</td><td class="num">${a.expected_final_score.toFixed(2)}</td>`
-      + `<td class="num">${a.regret.toFixed(2)}</td>`;
-    const td = document.createElement("td");
-    const go = document.createElement("button");
-    go.textContent = "→";
-    go.dataset.testid = a === advice.alternatives[0] ? "apply-best" : `apply-${a.action}`;
-    go.dataset.action = a.action;
-    go.addEventListener("click", () => (a.action === "keep" ? applyKeep(a.dice)
-      : write({ box: a.box, column: a.column })));
-    td.append(go);
-    tr.append(td);
-    list.append(tr);
-  }
-  host.append(list);
-  if (!advice.exact) {
-    const note = document.createElement("p");
-    note.className = "hint";
-    note.textContent = advice.method;
-    host.append(note);
-  }
+function placementsByCell() {
+  const out = new Map();
+  for (const p of (state.hand && state.hand.boxes) || []) out.set(`${p.box}|${p.column || 0}`, p);
+  return out;
 }
 
 function renderSheet() {
-  const table = $("sheet");
-  const cols = state.def.columns.length ? state.scorecard.columns : [state.scorecard];
-  let html = `<tr><th>${t("box")}</th>${cols.map((_, i) => `<th class="num">${
-    cols.length > 1 ? `${t("column")} ${i + 1}` : t("score")}</th>`).join("")}</tr>`;
-  for (const box of state.def.boxes) {
-    html += `<tr data-testid="sheet-${box.id}"><td>${label(box.id)}</td>${cols.map((c) => {
-      const v = c.boxes[box.id];
-      return `<td class="num">${v === null ? "" : v}</td>`;
-    }).join("")}</tr>`;
-  }
-  table.innerHTML = html;
-  const tot = state.totals;
-  const rows = [[t("upper"), tot.upper_subtotal], [t("upperBonus"), tot.upper_bonus],
-                [t("lower"), tot.lower_total], [t("fiveBonus"), tot.five_of_a_kind_bonus]];
-  $("totals").innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td class="num">${v}</td></tr>`)
-    .join("") + `<tr class="total"><td>${t("total")}</td>`
-    + `<td class="num" data-testid="total">${tot.total}</td></tr>`;
+  if (!state.def || !state.scorecard) return;
+  keepingFocus($("sheet"), () => {
+    const def = state.def;
+    const many = def.columns.length > 0;
+    const cols = many ? state.scorecard.columns : [state.scorecard];
+    const cells = placementsByCell();
+    const table = $("sheet");
+    table.innerHTML = "";
+    const head = el("tr");
+    head.append(el("th", { scope: "col" }, t("box")));
+    cols.forEach((_, i) => head.append(el("th", { scope: "col", class: "num" },
+                                          many ? t("column", { n: i + 1 }) : t("score"))));
+    table.appendChild(el("thead")).append(head);
+    const body = table.appendChild(el("tbody"));
+    const bestBox = state.advice && state.advice.best.action === "score" ? state.advice.best
+      : null;
+    for (const box of def.boxes) {
+      const tr = el("tr", { "data-testid": `sheet-${box.id}` });
+      tr.append(el("th", { scope: "row" }, pick(box.labels)));
+      cols.forEach((c, i) => {
+        const value = c.boxes[box.id];
+        const column = many ? i + 1 : null;
+        const td = el("td", { class: "num" });
+        const p = cells.get(`${box.id}|${column || 0}`);
+        if (value !== null) {
+          td.textContent = value;
+        } else if (p && p.open && p.legal && !state.over && !state.busy) {
+          const label = column ? t("writeBoxCol", { box: pick(box.labels), n: column,
+                                                     score: p.score })
+            : t("writeBox", { box: pick(box.labels), score: p.score });
+          const extra = [p.five_of_a_kind_bonus ? `+${p.five_of_a_kind_bonus}` : "",
+                         p.joker ? t("joker") : "", p.wins_game ? "★" : ""]
+            .filter(Boolean).join(" ");
+          const b = el("button", {
+            class: `write${bestBox && bestBox.box === box.id
+              && (bestBox.column || null) === column ? " best" : ""}`,
+            "data-testid": `place-${box.id}${column ? `-${column}` : ""}`,
+            "aria-label": `${label}${extra ? ` (${extra})` : ""}`,
+          }, `${p.score}${extra ? ` ${extra}` : ""}`);
+          b.dataset.box = box.id;
+          if (column) b.dataset.column = column;
+          td.append(b);
+        } else {
+          td.classList.add("open");
+        }
+        tr.append(td);
+      });
+      body.append(tr);
+    }
+  });
+  renderTotals();
 }
 
-function renderPlayers(moving) {
-  const table = $("players");
-  const you = { name: t("you"), level: "", total: state.totals ? state.totals.total : 0,
-                last: "" };
-  const rows = [you, ...state.bots];
-  table.innerHTML = `<tr><th></th><th>${t("level")}</th><th class="num">${t("total")}</th>`
-    + `<th>${t("lastMove")}</th></tr>`;
-  rows.forEach((p, i) => {
-    const tr = document.createElement("tr");
-    tr.dataset.testid = `player-${i}`;
-    if (p === moving) tr.className = "moving";
-    const dice = p.dice ? ` · ${p.dice.join(" ")}` : "";
-    tr.innerHTML = `<td>${p.name}</td><td>${p.level ? t(p.level) : ""}</td>`
-      + `<td class="num" data-testid="player-total-${i}">${p.total}</td>`
-      + `<td>${p.last || ""}${dice}</td>`;
-    table.append(tr);
-  });
-  $("players-section").hidden = false;
-  $("chances-title").hidden = $("chances-chart").hidden = !state.bots.length;
+function renderTotals() {
+  const tot = state.totals;
+  const host = $("totals");
+  host.innerHTML = "";
+  if (!tot) return;
+  const def = state.def;
+  // only the rows this variant has
+  const rows = [];
+  if (def.upper_bonus) {
+    rows.push([`${t("upper")} (${tot.upper_subtotal}/${def.upper_bonus.threshold})`,
+               tot.upper_subtotal, "upper"]);
+    rows.push([t("upperBonus"), tot.upper_bonus, "upper-bonus"]);
+  }
+  if (def.five_of_a_kind_bonus) rows.push([t("fiveBonus"), tot.five_of_a_kind_bonus, "five-bonus"]);
+  if (rows.length) rows.push([t("lower"), tot.lower_total, "lower"]);
+  const body = host.appendChild(el("tbody"));
+  for (const [name, value, id] of rows) {
+    const tr = el("tr", { "data-testid": `totals-${id}` });
+    tr.append(el("th", { scope: "row" }, name), el("td", { class: "num" }, String(value)));
+    body.append(tr);
+  }
+  const tr = el("tr", { class: "total" });
+  tr.append(el("th", { scope: "row" }, t("total")),
+            el("td", { class: "num", "data-testid": "total" }, String(tot.total)));
+  body.append(tr);
 }
+
+function moveText(a) {
+  if (a.action === "keep") {
+    let text = `${t("keep")} ${a.dice.length ? a.dice.join("-") : t("nothing")}`;
+    if (state.def.em_baixo && a.em_baixo) text += ` · ${t("emBaixoNext")}`;
+    else if (state.def.em_baixo && state.emBaixo) text += ` · ${t("topNext")}`;
+    return text;
+  }
+  const extra = [a.five_of_a_kind_bonus ? `+${a.five_of_a_kind_bonus}` : "",
+                 a.wins_game ? t("winsGame") : ""].filter(Boolean).join(", ");
+  return `${t("write")} ${boxName(a.box, a.column)} = ${a.score}${extra ? ` (${extra})` : ""}`;
+}
+
+function follow(a) {
+  if (a.action === "keep") applyKeep(a);
+  else write(a.box, a.column);
+}
+
+function renderAdvice() {
+  const host = $("advice");
+  const best = $("best");
+  const advice = state.advice;
+  keepingFocus(host, () => {
+    host.innerHTML = "";
+    best.innerHTML = "";
+    if (!advice || state.over || state.busy) {
+      if (state.throw > 0 && !state.over && !state.busy) {
+        host.append(el("p", { class: "hint" }, t("loading")));
+      }
+      return;
+    }
+    const top = el("button", { class: "move", "data-testid": "best-move",
+                               "data-action": advice.best.action, id: "best-move" },
+                   moveText(advice.best));
+    top.addEventListener("click", () => follow(advice.best));
+    best.append(`${t("best")} `, top);
+    const table = el("table", { class: "advice-list" });
+    const head = el("tr");
+    head.append(el("th", { scope: "col" }, t("move")),
+                el("th", { scope: "col", class: "num" }, t("expected")),
+                el("th", { scope: "col", class: "num" }, t("regret")));
+    table.appendChild(el("thead")).append(head);
+    const body = table.appendChild(el("tbody"));
+    advice.alternatives.slice(0, 12).forEach((a, i) => {
+      const tr = el("tr", { class: a.rank === 1 ? "best" : "" });
+      const go = el("button", { class: "move", "data-testid": i === 0 ? "apply-best" : `apply-${i}`,
+                                "data-action": a.action }, moveText(a));
+      go.addEventListener("click", () => follow(a));
+      const td = el("td");
+      td.append(go);
+      tr.append(td, el("td", { class: "num" }, a.expected_final_score.toFixed(2)),
+                el("td", { class: "num" }, a.regret.toFixed(2)));
+      body.append(tr);
+    });
+    host.append(table);
+    if (!advice.exact) host.append(el("p", { class: "hint", "data-testid": "approximate" },
+                                      t("approximate")));
+  });
+}
+
+function lastMoveText(p) {
+  if (p.now) {
+    let text = t("throws", { dice: p.now.dice.join(" ") });
+    if (p.now.emBaixo) text += ` (${t("emBaixoMark")})`;
+    if (p.now.keep) {
+      text += ` · ${t("keeps", { dice: p.now.keep.dice.length ? p.now.keep.dice.join("-")
+        : t("nothing") })}`;
+      if (p.now.keep.emBaixo) text += ` · ${t("emBaixoNext")}`;
+    }
+    return text;
+  }
+  if (!p.last) return "";
+  return t("wrote", { box: boxName(p.last.box, p.last.column), score: p.last.score })
+    + (p.last.emBaixo ? ` (${t("emBaixoMark")})` : "");
+}
+
+function renderPlayers() {
+  const table = $("players");
+  table.innerHTML = "";
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, t("player")), el("th", { scope: "col" }, t("level")),
+              el("th", { scope: "col", class: "num" }, t("total")),
+              el("th", { scope: "col" }, t("lastMove")));
+  table.appendChild(el("thead")).append(head);
+  const body = table.appendChild(el("tbody"));
+  const you = { level: "", total: state.totals ? state.totals.total : 0, last: state.you.last,
+                now: null };
+  [you, ...state.bots].forEach((p, i) => {
+    const moving = p === state.moving;
+    const winner = state.result && state.result.winners.includes(i);
+    const tr = el("tr", { "data-testid": `player-${i}`,
+                          class: [moving ? "moving" : "", winner ? "winner" : ""].join(" "),
+                          "aria-current": moving ? "true" : null });
+    const name = el("th", { scope: "row" });
+    if (moving) name.append(el("span", { class: "marker", "aria-hidden": "true" }, "▶ "));
+    name.append(playerName(i));
+    tr.append(name, el("td", {}, p.level ? t(p.level) : ""),
+              el("td", { class: "num", "data-testid": `player-total-${i}` }, String(p.total)),
+              el("td", { "data-testid": `player-last-${i}` }, lastMoveText(p)));
+    body.append(tr);
+  });
+  $("players-section").hidden = !state.bots.length && !state.def;
+  // the computer playing, in the turn's panel too (which a phone keeps in sight)
+  const moving = state.bots.indexOf(state.moving);
+  $("watch").textContent = moving >= 0
+    ? `▶ ${playerName(moving + 1)}: ${lastMoveText(state.moving)}` : "";
+}
+
+// ------------------------------------------------------------------------------ charts
 
 const SVG = "http://www.w3.org/2000/svg";
 
 function svgEl(name, attrs, text) {
-  const el = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text !== undefined) el.textContent = text;
-  return el;
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
 }
 
-// Each player's share of the win (games/win-probability: ties shared), as bars.
-function drawChances(players) {
+/** The width a chart is drawn at: its box on the page, in CSS pixels (drawn at scale 1, so
+ * that its text keeps its size on a phone). */
+function chartWidth(svg) {
+  return Math.max(240, Math.floor(svg.parentElement.clientWidth || 320));
+}
+
+function fillTable(table, headers, rows) {
+  table.innerHTML = "";
+  const head = el("tr");
+  headers.forEach((h, i) => head.append(el("th", { scope: "col", class: i ? "num" : "" }, h)));
+  table.appendChild(el("thead")).append(head);
+  const body = table.appendChild(el("tbody"));
+  for (const row of rows) {
+    const tr = el("tr");
+    row.forEach((cell, i) => tr.append(i ? el("td", { class: "num" }, cell)
+      : el("th", { scope: "row" }, cell)));
+    body.append(tr);
+  }
+}
+
+/** Each player's share of the win: games/win-probability during the game, the result once
+ * it is over. */
+function chanceRows() {
+  if (state.over && state.result) {
+    const k = state.result.winners.length;
+    return state.result.totals.map((_, i) => ({
+      name: playerName(i), share: state.result.winners.includes(i) ? 1 / k : 0 }));
+  }
+  if (!state.chances) return [];
+  return state.chances.players.map((p, i) => ({ name: playerName(i), share: p.share }));
+}
+
+function drawChances() {
+  const figure = $("chances-figure");
   const svg = $("chances-chart");
+  figure.hidden = !state.bots.length;
   svg.innerHTML = "";
-  const row = 22;
-  const width = 440;
-  svg.setAttribute("viewBox", `0 0 ${width} ${row * players.length + 4}`);
-  players.forEach((p, i) => {
-    const y = i * row + 2;
-    const w = Math.max(1, (width - 190) * p.share);
-    svg.append(svgEl("text", { x: 0, y: y + 14 }, p.name));
-    svg.append(svgEl("rect", { x: 130, y, width: w, height: row - 6,
+  const rows = chanceRows();
+  const caption = $("chances-caption");
+  if (!rows.length) {
+    caption.textContent = state.bots.length ? t("loading") : "";
+    fillTable($("chances-table"), [t("player"), t("share")], []);
+    return;
+  }
+  const width = chartWidth(svg);
+  const row = 26;
+  const nameWidth = Math.min(150, Math.floor(width * 0.36));
+  const barMax = width - nameWidth - 70;
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", row * rows.length + 4);
+  svg.setAttribute("viewBox", `0 0 ${width} ${row * rows.length + 4}`);
+  rows.forEach((p, i) => {
+    const y = i * row + 3;
+    const w = Math.max(1, barMax * p.share);
+    svg.append(svgEl("text", { x: 0, y: y + 15 }, p.name));
+    svg.append(svgEl("rect", { x: nameWidth, y, width: w, height: row - 8,
                                class: i === 0 ? "bar-you" : "bar-bot",
                                "data-testid": `chance-${i}` }));
-    svg.append(svgEl("text", { x: 136 + w, y: y + 14 }, `${(100 * p.share).toFixed(1)} %`));
+    svg.append(svgEl("text", { x: nameWidth + w + 6, y: y + 15 }, pct(p.share)));
   });
+  const summary = rows.map((p) => `${p.name} ${pct(p.share)}`).join(", ");
+  let text = state.over ? `${t("finalChances")}: ${summary}` : summary;
+  if (!state.over && state.chances && !state.chances.exact) text += ` (${t("estimated")})`;
+  caption.textContent = text;
+  fillTable($("chances-table"), [t("player"), t("share")],
+            rows.map((p) => [p.name, pct(p.share)]));
 }
 
-// The distribution of your final score (positions/value with its histogram), as bars.
-function drawFinal(dist) {
-  const svg = $("final-chart");
-  svg.innerHTML = "";
-  const hist = dist.histogram || [];
-  if (!hist.length) return;
-  const width = 440;
-  const height = 150;
-  const lo = hist[0].score;
-  const hi = hist[hist.length - 1].score;
-  const span = Math.max(1, hi - lo);
-  const top = Math.max(...hist.map((h) => h.probability));
-  svg.setAttribute("viewBox", `0 0 ${width} ${height + 18}`);
-  const bw = Math.max(1, (width - 10) / (span + 1));
+/** A distribution's histogram in at most MAX_BINS bars of equal width over the range that
+ * holds all but TAIL of it at each end; each tail folds into the first or the last bar. */
+function binned(hist) {
+  let cum = 0;
+  let lo = hist[0].score;
+  let hi = hist[hist.length - 1].score;
   for (const h of hist) {
-    const bh = (height - 10) * h.probability / top;
-    svg.append(svgEl("rect", { x: 5 + (h.score - lo) * bw, y: height - bh, width: bw,
-                               height: bh, class: "bar-you" }));
+    if (cum + h.probability > TAIL) {
+      lo = h.score;
+      break;
+    }
+    cum += h.probability;
   }
-  svg.append(svgEl("text", { x: 5, y: height + 14 }, String(lo)));
-  svg.append(svgEl("text", { x: width - 5, y: height + 14, "text-anchor": "end" },
-                   String(hi)));
-  svg.append(svgEl("text", { x: width / 2, y: height + 14, "text-anchor": "middle",
-                             "data-testid": "final-mean" },
-                   `${dist.mean.toFixed(1)} ± ${dist.sd.toFixed(1)}`));
+  cum = 0;
+  for (let i = hist.length - 1; i >= 0; i--) {
+    if (cum + hist[i].probability > TAIL) {
+      hi = hist[i].score;
+      break;
+    }
+    cum += hist[i].probability;
+  }
+  const span = hi - lo + 1;
+  const width = Math.max(1, Math.ceil(span / MAX_BINS));
+  const n = Math.ceil(span / width);
+  const bins = Array.from({ length: n }, (_, i) => ({
+    from: lo + i * width, to: Math.min(hi, lo + (i + 1) * width - 1), p: 0 }));
+  for (const h of hist) {
+    const i = Math.min(n - 1, Math.max(0, Math.floor((h.score - lo) / width)));
+    bins[i].p += h.probability;
+  }
+  bins[0].folded = hist[0].score < lo;
+  bins[n - 1].folded = hist[hist.length - 1].score > hi;
+  return bins;
 }
 
-async function refreshCharts() {
+function binLabel(b, i, n) {
+  if (i === 0 && b.folded) return `≤ ${b.to}`;
+  if (i === n - 1 && b.folded) return `≥ ${b.from}`;
+  return b.from === b.to ? String(b.from) : `${b.from}–${b.to}`;
+}
+
+function drawFinal() {
+  const svg = $("final-chart");
+  const caption = $("final-caption");
+  svg.innerHTML = "";
+  let bins;
+  let text;
+  if (state.over && state.totals) {
+    const total = state.totals.total;
+    bins = [{ from: total, to: total, p: 1 }];
+    text = t("finalAt", { total });
+  } else if (state.value) {
+    const dist = state.value;
+    bins = dist.histogram && dist.histogram.length ? binned(dist.histogram) : [];
+    const q = dist.percentiles || {};
+    text = t("finalSummary", { mean: dist.mean.toFixed(1), sd: dist.sd.toFixed(1),
+                               p25: q["25"], p75: q["75"] });
+    text += dist.exact ? ` (${t("exactDist")})` : ` (${t("sampled", { n: dist.samples })})`;
+  } else {
+    caption.textContent = state.def ? t("loading") : "";
+    fillTable($("final-table"), [t("finalScore"), t("probability")], []);
+    return;
+  }
+  caption.textContent = text;
+  svg.dataset.sampled = state.value && !state.value.exact && !state.over ? "true" : "false";
+  const width = chartWidth(svg);
+  const height = 140;
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height + 22);
+  svg.setAttribute("viewBox", `0 0 ${width} ${height + 22}`);
+  if (bins.length) {
+    const top = Math.max(...bins.map((b) => b.p)) || 1;
+    const bw = (width - 10) / bins.length;
+    bins.forEach((b) => {
+      const bh = Math.max(b.p > 0 ? 1 : 0, (height - 8) * b.p / top);
+      svg.append(svgEl("rect", { x: 5 + bins.indexOf(b) * bw, y: height - bh,
+                                 width: Math.max(1, bw - 1), height: bh,
+                                 class: state.value && !state.value.exact && !state.over
+                                   ? "bar-you sampled" : "bar-you" }));
+    });
+    const n = bins.length;
+    svg.append(svgEl("text", { x: 5, y: height + 16 }, binLabel(bins[0], 0, n)));
+    if (n > 1) {
+      svg.append(svgEl("text", { x: width - 5, y: height + 16, "text-anchor": "end" },
+                       binLabel(bins[n - 1], n - 1, n)));
+    }
+  }
+  fillTable($("final-table"), [t("finalScore"), t("probability")],
+            bins.map((b, i) => [binLabel(b, i, bins.length), pct(b.p)]));
+}
+
+function clearCharts() {
+  for (const id of ["chances-chart", "final-chart", "chances-table", "final-table"]) {
+    $(id).innerHTML = "";
+  }
+  $("chances-caption").textContent = t("loading");
+  $("final-caption").textContent = t("loading");
+}
+
+function drawCharts() {
+  drawChances();
+  drawFinal();
+}
+
+async function refreshCharts(game) {
   if (state.over) return;
-  const base = `/v1/variants/${state.def.id}`;
+  const turn = state.turn;
+  const current = () => game === state.game && turn === state.turn && !state.over;
   try {
-    const value = await api("POST", `${base}/positions/value`, {
+    const value = await api("POST", `${base()}/positions/value`, {
       options: state.options, scorecard: state.scorecard, histogram: true });
-    drawFinal(value.distribution);
+    if (!current()) return;
+    state.value = value.distribution;
+    drawFinal();
     if (state.bots.length) {
-      const chances = await api("POST", `${base}/games/win-probability`, {
+      const chances = await api("POST", `${base()}/games/win-probability`, {
         options: state.options,
-        players: [{ name: t("you"), scorecard: state.scorecard },
-                  ...state.bots.map((b) => ({ name: b.name, scorecard: b.scorecard }))],
+        players: [{ name: "you", scorecard: state.scorecard },
+                  ...state.bots.map((b) => ({ name: `computer ${b.n}`,
+                                              scorecard: b.scorecard }))],
       });
-      drawChances(chances.players);
+      if (!current()) return;
+      state.chances = chances;
+      drawChances();
     }
   } catch (err) {
-    message(err.message);
+    if (game === state.game) message(err.message);
   }
 }
+
+// ------------------------------------------------------------------------------ language
 
 function translate() {
   document.documentElement.lang = state.lang;
-  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
-  renderBotChoices();
-  for (const bot of state.bots) bot.name = t("computer", { n: bot.n });
-  if (state.def) {
-    renderSheet();
-    renderPlayers();
+  document.title = `${t("title")} · Yahtzee family scoring service`;
+  for (const node of document.querySelectorAll("[data-i18n]")) {
+    node.textContent = t(node.dataset.i18n);
   }
+  for (const node of document.querySelectorAll("[data-i18n-label]")) {
+    node.setAttribute("aria-label", t(node.dataset.i18nLabel));
+  }
+  if (state.variants.length) {
+    const values = readOptions();
+    renderVariantChoices();
+    renderOptions(values);
+  }
+  renderBotChoices();
+  renderPending();
+  if (state.def) {
+    renderAll();
+    drawCharts();
+  }
+  $("status").textContent = state.statusText ? state.statusText() : "";
 }
 
 // ------------------------------------------------------------------------------ wiring
 
 async function start() {
   await loadVariants();
+  renderVariantChoices();
   renderOptions();
   renderBotChoices();
-  await newGame();
   translate();
+  await newGame();
   document.body.dataset.ready = "true";
 }
 
+function startingLanguage() {
+  const stored = localStorage.getItem(LANG_STORE);
+  if (LANGS.includes(stored)) return stored;
+  const browser = (navigator.language || "en").slice(0, 2);
+  return LANGS.includes(browser) ? browser : "en";
+}
+
 async function main() {
+  state.lang = startingLanguage();
+  $("lang").value = state.lang;
+  translate();
   $("api-key").value = apiKey();
   $("api-key").addEventListener("change", () => {
     sessionStorage.setItem(KEY_STORE, $("api-key").value.trim());
     start().catch((err) => message(err.message));
   });
-  $("variant").addEventListener("change", () => { renderOptions(); newGame(); });
-  $("options").addEventListener("change", () => newGame());
-  $("bots").addEventListener("change", () => newGame());
-  $("lang").addEventListener("change", () => { state.lang = $("lang").value; translate(); });
-  $("new-game").addEventListener("click", () => newGame());
+  $("variant").addEventListener("change", () => {
+    renderOptions();
+    settingsChanged();
+  });
+  $("options").addEventListener("change", () => settingsChanged());
+  $("bots").addEventListener("change", () => settingsChanged());
+  $("lang").addEventListener("change", () => {
+    state.lang = $("lang").value;
+    localStorage.setItem(LANG_STORE, state.lang);
+    translate();
+  });
+  $("new-game").addEventListener("click", () => askNewGame());
+  $("confirm-yes").addEventListener("click", () => {
+    $("confirm").close();
+    newGame();
+    $("roll").focus();
+  });
+  $("confirm-no").addEventListener("click", () => {
+    $("confirm").close();
+    $("new-game").focus();
+  });
   $("roll").addEventListener("click", () => roll());
   $("set-dice").addEventListener("click", () => setDice());
-  $("em-baixo").addEventListener("change", () => { if (state.throw) afterDice(); });
-  document.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && document.activeElement === $("typed")) setDice();
+  $("typed").addEventListener("keydown", (e) => {
+    if (e.key === "Enter") setDice();
+  });
+  $("sheet").addEventListener("click", (e) => {
+    const b = e.target.closest("button.write");
+    if (b) write(b.dataset.box, b.dataset.column ? Number(b.dataset.column) : null);
+  });
+  let resize = null;
+  window.addEventListener("resize", () => {
+    clearTimeout(resize);
+    resize = setTimeout(() => state.def && drawCharts(), 150);
   });
   await start();
 }
