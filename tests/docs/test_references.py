@@ -135,3 +135,16 @@ def test_github_anchors():
     readme = anchors(ROOT / "README.md")
     assert {"quick-start", "a-first-call", "games-play-turns-validate-whole-games",
             "api-keys-and-quotas"} <= readme
+
+
+def test_the_readme_lists_every_variant_and_box_id():
+    """The README's Variants section: its table has a row per variant, and its list of box
+    ids is every box id the service knows."""
+    from service.domain.variants import ALL_BOX_IDS, VARIANT_IDS
+
+    section = text_of("README.md").split("\n## Variants\n")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| `([a-z_0-9]+)` \|", section, re.M)
+    assert rows == list(VARIANT_IDS)
+    listed = section.split("Box ids are")[1].split(").")[0]
+    assert set(re.findall(r"`([a-z_]+)`", listed)) | {"ones", "twos", "threes", "fours",
+                                                         "fives", "sixes"} == set(ALL_BOX_IDS)
