@@ -148,3 +148,21 @@ def test_the_readme_lists_every_variant_and_box_id():
     listed = section.split("Box ids are")[1].split(").")[0]
     assert set(re.findall(r"`([a-z_]+)`", listed)) | {"ones", "twos", "threes", "fours",
                                                          "fives", "sixes"} == set(ALL_BOX_IDS)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_problem_types_it_names_exist_with_their_status(document):
+    """A problem type the text names is one the service answers, and a status written with it
+    (`409 /problems/illegal-move`, a table's status column) is the status it has."""
+    from service.web.problems import PROBLEM_TYPES
+
+    text = text_of(document)
+    named = set(re.findall(r"(/problems/[a-z-]+)", text))
+    unknown = named - set(PROBLEM_TYPES)
+    assert not unknown, f"{document}: the service has no problem type {sorted(unknown)}"
+    pairs = re.findall(r"\b([1-5]\d\d)\)?[ (]*`(/problems/[a-z-]+)`", text) + [
+        (status, type_) for type_, status in
+        re.findall(r"^\| `(/problems/[a-z-]+)` \| (\d{3}) \|", text, re.M)]
+    wrong = [(status, type_) for status, type_ in pairs
+             if int(status) != PROBLEM_TYPES[type_][0]]
+    assert not wrong, f"{document}: statuses the service does not give: {wrong}"
