@@ -252,7 +252,7 @@ def test_pdb_only_with_more_than_one_pod():
 @pytest.mark.parametrize(
     ("values", "image"),
     [
-        (None, "yahtzee-scoring:1.0.0"),  # appVersion
+        (None, "yahtzee-scoring:2.0.0"),  # appVersion
         ({"image": {"tag": "2.3.4"}}, "yahtzee-scoring:2.3.4"),
         ({"image": {"repository": "registry.example/games/yahtzee", "tag": "sha-abc123"}},
          "registry.example/games/yahtzee:sha-abc123"),
