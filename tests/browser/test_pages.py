@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -707,10 +708,11 @@ def test_the_phone_layout(browser: Browser, server: str, axe: Path):
 def keyed_server(tmp_path_factory) -> Iterator[tuple[str, str]]:
     """The app with AUTH=keys (one tenant, no browser origins but the service's own pages):
     its address and the tenant's key."""
-    from service.web.auth import hash_key, new_key
+    from service.web.auth import derive_secret, hash_key, new_key
 
     key_id, key = new_key()
-    tenants = {"tenants": [{"name": "page", "keys": [{"id": key_id, "hash": hash_key(key)}]}]}
+    tenants = {"tenants": [{"name": "page", "keys": [
+        {"id": key_id, "hash": hash_key(key), "derive": derive_secret(key)}]}]}
     httpd, url = _serve(Settings(advisor_table_dir=str(tmp_path_factory.mktemp("tables")),
                                  advisor_builds="inline", metrics_enabled=False, auth="keys",
                                  api_keys=json.dumps(tenants)))
@@ -745,6 +747,42 @@ def test_the_playground_says_how_to_send_a_key_and_sends_it(keyed_page: Page, ke
     # the key is the tab's: a reload keeps it
     page.reload()
     _wait_ready(page)
+    _offline_and_clean(page)
+
+
+def test_the_playground_plays_with_a_key_derived_for_the_page(keyed_page: Page, keyed_server):
+    """What a tenant gives a page instead of its key: a short-lived key derived from it, for
+    one end user and the operations the page needs. The playground plays with it; one derived
+    without `advice` gets its advice refused (403), and the page says so."""
+    from service.web.auth import derive_key
+
+    server, key = keyed_server
+    page = keyed_page
+    soon = int(time.time()) + 600
+    derived = derive_key(key, soon, operations=["scoring", "advice", "analysis"], user="p1")
+    statuses: dict[str, list[int]] = {}
+    page.on("response", lambda r: statuses.setdefault(r.url.rsplit("/v1/", 1)[-1], [])
+            .append(r.status))
+    sent = []
+    page.on("request", lambda r: sent.append(r.headers.get("authorization")))
+    page.goto(server + "/playground")
+    _settings(page)
+    page.fill("[data-testid=api-key]", derived)
+    page.dispatch_event("[data-testid=api-key]", "change")
+    _wait_ready(page)
+    _type_dice(page, "6 6 6 6 6")
+    page.locator("[data-testid=place-five_of_a_kind]").wait_for(timeout=ADVICE_TIMEOUT)
+    assert f"Bearer {derived}" in sent and f"Bearer {key}" not in sent
+    assert statuses.get("variants/yahtzee/moves/suggest") == [200], statuses
+
+    scoring_only = derive_key(key, soon, operations=["scoring"], user="p2")
+    page.fill("[data-testid=api-key]", scoring_only)
+    page.dispatch_event("[data-testid=api-key]", "change")
+    _type_dice(page, "1 2 3 4 5")
+    page.wait_for_function(
+        "() => /operation|allowed|403/i.test(document.getElementById('message').textContent)",
+        timeout=ADVICE_TIMEOUT)
+    assert 403 in statuses.get("variants/yahtzee/moves/suggest", []), statuses
     _offline_and_clean(page)
 
 
