@@ -1,18 +1,27 @@
-"""HTTP benchmark: the service vs a bare Flask app, same gunicorn settings, same load.
+"""HTTP benchmark: the service against a raw WSGI app and a bare Flask app, same gunicorn
+settings, same load, with API keys off and on.
 
     python bench/bench_http.py [--seconds 5] [--connections 8] [--rounds 3]
 
-Starts both apps under gunicorn with the project's `gunicorn.conf.py` (its defaults: gevent
-workers, their number from the CPU count, JSON access log) on loopback. The bare app answers
-each endpoint with a constant body: the service's own answer to the same request, so both
-send the same bytes. wrk (Debian package `wrk`; a Python load generator when wrk is missing)
-drives each endpoint, alternating the two apps for --rounds rounds and keeping the median.
-Prints requests/s and p99 latency of hands/score and scorecards/score as ratios to the bare
-app (target >= 0.8), and the server CPU time each request cost (all of gunicorn's processes,
-from /proc: unlike requests/s, it does not move with the rest of the machine's load), then
-the batch form's items per second, moves/suggest per second (target >= 1,000/s), and the
-memory of the whole service (master, workers and the table build process, all built-in
-advisor tables loaded).
+Starts four servers under gunicorn with the project's `gunicorn.conf.py` (its defaults: gevent
+workers, their number from the CPU count, JSON access log) on loopback:
+
+- `raw`: a WSGI callable with no framework (`bare_app.create_raw_app`) that reads the body,
+  parses it with orjson and answers the service's own answer to the benchmark request;
+- `flask`: a bare Flask app answering the same bytes (`bare_app.create_app`);
+- `service, off`: the service with AUTH=off (the default);
+- `service, keys`: the service with AUTH=keys, every request with its tenant's key, quotas
+  in memory and high enough never to refuse.
+
+wrk (Debian package `wrk`; a Python load generator when wrk is missing) drives each endpoint,
+the setups in turn for --rounds rounds (each round starting with the next setup), keeping the
+median. Prints requests/s, p99 latency and the server CPU time a request cost (all of
+gunicorn's processes, from /proc: unlike requests/s it does not move with the rest of the
+machine's load) of `hands/score` and `scorecards/score`, and the service's throughput ratios
+to the raw app (target >= 0.8, with keys off and on) and to the bare Flask app; then the batch
+form's items per second, moves/suggest per second (target >= 1,000/s), and the memory of the
+whole service (master, workers and the table build process, all built-in advisor tables
+loaded).
 """
 
 from __future__ import annotations
@@ -198,6 +207,17 @@ def pyload(url: str, body: dict | list, seconds: int, connections: int,
     return len(latencies) / seconds, latencies[int(len(latencies) * 0.99)] * 1000
 
 
+def tenants_file() -> tuple[str, str]:
+    """(a key, the tenants JSON naming it), with quotas no run reaches."""
+    sys.path.insert(0, str(ROOT))
+    from service.web.auth import hash_key, new_key
+
+    key_id, key = new_key()
+    tenants = {"tenants": [{"name": "bench", "keys": [{"id": key_id, "hash": hash_key(key)}],
+                            "quotas": {"scoring": "unlimited", "advice": "unlimited"}}]}
+    return key, json.dumps(tenants)
+
+
 SUGGEST = {"dice": [2, 3, 3, 5, 6], "throw": 1,
            "scorecard": {"boxes": {"ones": 3, "full_house": 25, "chance": 21}}}
 
@@ -213,29 +233,44 @@ def main() -> None:
           f"{args.connections} connections, {args.seconds}s per run, median of {args.rounds}")
 
     answers = service_answers()
-    bare, bare_port = start("bare_app:create_app()", "none", {"BARE_BODIES": answers})
-    svc, svc_port = start("service.web.app:create_app()", "all")
+    key, tenants = tenants_file()
+    servers: dict[str, tuple[subprocess.Popen, int]] = {}
+    headers = {"service, keys": {"Authorization": f"Bearer {key}"}}
     try:
+        servers["raw"] = start("bare_app:create_raw_app()", "none", {"BARE_BODIES": answers})
+        servers["flask"] = start("bare_app:create_app()", "none", {"BARE_BODIES": answers})
+        servers["service, off"] = start("service.web.app:create_app()", "all")
+        servers["service, keys"] = start("service.web.app:create_app()", "all", {
+            "AUTH": "keys", "API_KEYS": tenants, "RATE_LIMIT_STORAGE": "memory://"})
+        names = list(servers)
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             url = f"/v1/variants/yahtzee/{name}"
-            load(f"http://127.0.0.1:{svc_port}{url}", body, 1, args.connections)  # warm up
-            runs: dict[str, list[tuple[float, float, float]]] = {"bare": [], "svc": []}
-            for _ in range(args.rounds):
-                for key, port, proc in (("bare", bare_port, bare), ("svc", svc_port, svc)):
+            for setup, (_, port) in servers.items():  # warm up, and check each answers
+                load(f"http://127.0.0.1:{port}{url}", body, 1, args.connections,
+                     headers.get(setup), strict=True)
+            runs: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
+            for r in range(args.rounds):
+                for setup in names[r % len(names):] + names[:r % len(names)]:
+                    proc, port = servers[setup]
                     cpu0 = cpu_seconds(proc)
                     rps, p99 = load(f"http://127.0.0.1:{port}{url}", body, args.seconds,
-                                    args.connections)
+                                    args.connections, headers.get(setup), strict=True)
                     cpu_us = (cpu_seconds(proc) - cpu0) / max(rps * args.seconds, 1) * 1e6
-                    runs[key].append((rps, p99, cpu_us))
-            b_rps, b_p99, b_cpu = (statistics.median(r[i] for r in runs["bare"])
-                                   for i in range(3))
-            s_rps, s_p99, s_cpu = (statistics.median(r[i] for r in runs["svc"])
-                                   for i in range(3))
-            print(f"{name:18s} service {s_rps:7.0f} req/s p99 {s_p99:6.2f} ms "
-                  f"{s_cpu:5.0f} us CPU/req | bare {b_rps:7.0f} req/s p99 {b_p99:6.2f} ms "
-                  f"{b_cpu:5.0f} us CPU/req | throughput ratio {s_rps / b_rps:.2f} "
-                  f"(target >= 0.8), p99 ratio {b_p99 / s_p99:.2f}, CPU ratio "
-                  f"{b_cpu / s_cpu:.2f}")
+                    runs[setup].append((rps, p99, cpu_us))
+            med = {n: [statistics.median(r[i] for r in runs[n]) for i in range(3)]
+                   for n in names}
+            print(f"{name}:")
+            for setup in names:
+                rps, p99, cpu = med[setup]
+                print(f"  {setup:14s} {rps:7.0f} req/s p99 {p99:6.2f} ms {cpu:5.0f} us CPU/req")
+            raw, flask = med["raw"], med["flask"]
+            for setup in ("service, off", "service, keys"):
+                rps, _, cpu = med[setup]
+                print(f"  {setup}: throughput {rps / raw[0]:.2f} of raw WSGI (target >= 0.8; "
+                      f"CPU ratio {raw[2] / cpu:.2f}), {rps / flask[0]:.2f} of bare Flask "
+                      f"(CPU ratio {flask[2] / cpu:.2f})")
+        svc_port = servers["service, off"][1]
+        svc = servers["service, off"][0]
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             url = f"http://127.0.0.1:{svc_port}/v1/variants/yahtzee/{name}/batch"
             rps, _ = load(url, [body] * BATCH, args.seconds, 2)
@@ -249,8 +284,8 @@ def main() -> None:
         print(f"service memory, all built-in tables loaded: {pss:.0f} MiB (sum of PSS over "
               f"master, workers and build process; sum of RSS {rss:.0f} MiB)")
     finally:
-        stop(bare)
-        stop(svc)
+        for proc, _ in servers.values():
+            stop(proc)
         os.unlink(answers)
 
 
