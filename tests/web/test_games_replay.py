@@ -14,10 +14,7 @@ as a game frontend does. Two kinds of games:
 
 from __future__ import annotations
 
-import json
-import re
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -205,34 +202,3 @@ def test_a_column_sheet_game(client):
     assert [a["earned"]["score"] for a in answers] == [3, 50, 16, 18, 6]
     assert answers[-1]["turn"] == 5 and answers[-1]["turns_left"] == 47
     assert answers[-1]["totals"]["total"] == 93
-
-
-# --------------------------------------------------------------------------- README
-
-
-def _readme_game_requests() -> list[tuple[str, dict]]:
-    """The games/turn and games/validate curl examples of README.md: (path, body)."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    found = []
-    for m in re.finditer(r"curl -s localhost:8000(/v1/variants/\w+/games/\w+) .*?-d '(.*?)'",
-                         text, re.S):
-        found.append((m.group(1), json.loads(m.group(2))))
-    return found
-
-
-def test_the_readme_games_examples_answer_as_shown(client):
-    requests = [(path, body) for path, body in _readme_game_requests()
-                if path.rsplit("/", 1)[1] in ("turn", "validate")]
-    assert [path.rsplit("/", 1)[1] for path, _ in requests] == ["turn"] * 3 + ["validate"]
-    answers = [client.post(path, json=body) for path, body in requests]
-    one, two, three, game = answers
-    assert one.get_json()["totals"]["total"] == 50 and one.get_json()["turns_left"] == 12
-    assert two.get_json()["earned"]["points"] == 125
-    assert two.get_json()["totals"]["total"] == 175
-    assert two.get_json()["scorecard"]["five_of_a_kind_bonuses"] == 1
-    assert three.status_code == 409 and three.get_json()["code"] == "joker_forces_box"
-    result = game.get_json()
-    assert [(p["pointer"], p["code"]) for p in result["problems"]] == [
-        ("/players/1/turns/1", "game_won")]
-    assert [(s["name"], s["total"], s["winner"]) for s in result["standings"]] == [
-        ("Ana", 80, True), ("Bruno", 25, False)]
