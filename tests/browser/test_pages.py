@@ -34,7 +34,6 @@ from werkzeug.serving import make_server
 
 from service.config import Settings
 from service.web.app import create_app
-from service.web.extensions import advisor_of, analyst_of
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -73,16 +72,8 @@ ADVICE_TIMEOUT = 120_000
 TURN_TIMEOUT = 60_000
 
 
-#: The variants the pages are played with here: their tables are made before a page loads
-#: (as gunicorn's start makes the built-in variants'), not inside a request under a timeout
-PLAYED = ["yahtzee", "bozo", "generala", "maxi_yatzy"]
-
-
 def _serve(settings: Settings) -> tuple[Any, str]:
-    app = create_app(settings)
-    advisor_of(app).warm(PLAYED)
-    analyst_of(app).warm(PLAYED)
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    httpd = make_server("127.0.0.1", 0, create_app(settings), threaded=True)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_port}"
 
