@@ -433,6 +433,9 @@ function apiKey() {
 async function api(method, path, body) {
   // 202: the advisor's table of these rules is being built; the same request, asked again
   // after Retry-After seconds, gets the answer (a few tries, then the detail is shown).
+  // 429 with a short Retry-After: this page's other requests hold its fair share of the
+  // server (/problems/too-many-in-flight); asked again, it gets its turn. A quota spent for
+  // longer than a few seconds is shown as it is.
   for (let attempt = 0; ; attempt++) {
     const headers = body ? { "Content-Type": "application/json" } : {};
     if (apiKey()) headers.Authorization = `Bearer ${apiKey()}`;
@@ -441,8 +444,8 @@ async function api(method, path, body) {
     });
     const data = await res.json();
     if (res.status === 401) throw new Error(`${t("needKey")} (${data.detail})`);
-    if (res.status === 202 && attempt < 20) {
-      const wait = Number(res.headers.get("Retry-After")) || data.retry_after || 1;
+    const wait = Number(res.headers.get("Retry-After")) || data.retry_after || 1;
+    if ((res.status === 202 || (res.status === 429 && wait <= 5)) && attempt < 20) {
       await new Promise((done) => setTimeout(done, wait * 1000));
       continue;
     }
