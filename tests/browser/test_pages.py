@@ -352,6 +352,31 @@ def _follow_advice(page: Page, turns: int, start: int = 1, on_keep=None,
     page.wait_for_function("state.over", timeout=TURN_TIMEOUT)
 
 
+def test_a_refused_request_is_asked_again_after_retry_after(page: Page, server: str):
+    """A 429 /problems/too-many-in-flight (the page's own requests hold its fair share of
+    the server) is not the end of the advice: the page waits Retry-After and asks again."""
+    refused: list[str] = []
+
+    def once_too_many(route) -> None:
+        if refused:
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        route.fulfill(status=429, headers={"Retry-After": "1"},
+                      content_type="application/problem+json",
+                      body=json.dumps({"type": "/problems/too-many-in-flight", "status": 429,
+                                       "title": "Too Many Requests",
+                                       "detail": "one request in flight"}))
+
+    page.route("**/moves/suggest", once_too_many)
+    page.goto(server + "/playground")
+    _wait_ready(page)
+    page.click("[data-testid=roll]")
+    page.locator("[data-testid=apply-best]").wait_for(timeout=ADVICE_TIMEOUT)
+    assert len(refused) == 1
+    assert "one request in flight" not in page.inner_text("#message")
+
+
 def test_a_whole_game_through_the_playground(page: Page, server: str):
     turns_played = []
     page.on("request", lambda r: turns_played.append(r.url) if "/games/turn" in r.url else None)
