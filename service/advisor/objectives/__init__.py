@@ -8,6 +8,6 @@ registry is full whenever the advisor is imported.
 A new objective: a module here with an `Objective` subclass registered, imported below."""
 
 from ..advice.objective import REGISTRY, Objective, objective_named, objective_names
-from . import score, win  # noqa: F401  (registered on import)
+from . import score, target, win  # noqa: F401  (registered on import)
 
 __all__ = ["REGISTRY", "Objective", "objective_named", "objective_names"]
