@@ -429,7 +429,7 @@ def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(
     """The time of a win-probability request does not grow with its players: equal sheets
     are valued once, and the sampled distributions (an approximate method) split one
     budget."""
-    import service.advisor.analysis.analyst as analyst_mod
+    import service.advisor.objectives.win as analyst_mod
 
     rs = effective_rules("maxi_yatzy")
     ids = rs.variant.box_ids
