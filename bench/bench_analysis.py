@@ -38,10 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from service.advisor import Advisor
 from service.advisor.advice import moves as advice
-from service.advisor.analysis.analyst import Analyst, win_probability
+from service.advisor.analysis.analyst import Analyst
 from service.advisor.analysis.games import analyze
 from service.advisor.kernels.distribution import forward
 from service.advisor.kernels.winprob import MAX_WIN_OPEN
+from service.advisor.objectives.win import win_probability
 from service.advisor.tables.build_process import (
     BuildQueue,
     BuildSettings,

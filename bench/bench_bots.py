@@ -26,7 +26,8 @@ from pathlib import Path
 
 from service.advisor import Advisor
 from service.advisor.advice.bots import LEVEL_NAMES, play_game, play_turn
-from service.advisor.analysis.analyst import Analyst, rank_to_win
+from service.advisor.analysis.analyst import Analyst
+from service.advisor.objectives.win import rank_to_win
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet
 from service.domain.variants import VARIANT_IDS

@@ -39,7 +39,8 @@ from concurrent.futures import ProcessPoolExecutor
 from service.advisor import Advisor
 from service.advisor.advice.bots import play_turn
 from service.advisor.advice.moves import Suggestion
-from service.advisor.analysis.analyst import Analyst, player_values, rank_to_win, win_shares
+from service.advisor.analysis.analyst import Analyst
+from service.advisor.objectives.win import player_values, rank_to_win, win_shares
 from service.domain.rules import RuleSet, effective_rules
 from service.domain.scoring import Sheet, empty_sheet, score_sheet
 

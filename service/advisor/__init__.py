@@ -19,9 +19,13 @@ How it is organised, in sub-packages by job; each imports only those before it
   part's moment tables are as files (`strategies.py`), one cache for every kind of table
   (`cache.py`), and the pod's build process (`build_process.py`);
 - `advice/`: the moves of a position ranked (`moves.py`) and the `Advisor` (`advisor.py`);
-- `analysis/`: the `Analyst` (position values, distributions, coaching, win probability:
-  `analyst.py`), recorded games analysed (`games.py`), a turn in two moments
-  (`turn_view.py`), games of the advisor's play from a position (`simulate.py`).
+- `analysis/`: the `Analyst` (position values, distributions, coaching: `analyst.py`),
+  recorded games analysed (`games.py`), a turn in two moments (`turn_view.py`), games of
+  the advisor's play from a position (`simulate.py`);
+- `objectives/`: what a position's moves are ranked by, one module each, registered in
+  `advice/objective.py`: `score` (the default), `win` (playing to win, and each player's
+  chance of finishing first), `target` (the chance of reaching a total); `utility.py`
+  values moves under a utility of the final total.
 
 Exact for every 5-dice, one-column variant; column sheets and Maxi Yatzy use documented
 approximations and say ``exact: false``. A game won at once (Generala servida, General de
@@ -30,6 +34,7 @@ expected score (the suggestion reports ``wins_game: true``); the win probabiliti
 winning move and the computer players count it as the win it is (`kernels/winprob.py`).
 """
 
+from . import objectives  # noqa: F401  (every objective registered: see objectives/)
 from .advice.advisor import Advisor
 from .advice.moves import Action, Suggestion
 

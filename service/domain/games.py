@@ -106,9 +106,16 @@ WIN_CODES: dict[str, str] = {
     "opponents_without_win": "Opponents' scorecards are read only when playing to win.",
 }
 
+#: Problems of a position played to reach a total (`objective: "target"`).
+TARGET_CODES: dict[str, str] = {
+    "target_required": "Playing to reach a total needs the total: `target`.",
+    "target_without_objective": "A target is read only when playing to reach it "
+                                "(objective target).",
+}
+
 #: Every code a problem of the API may carry, with its meaning (docs/problems.md, the spec).
 ALL_CODES: dict[str, str] = {**SHEET_CODES, **MOVE_CODES, **INPUT_CODES, **GAME_CODES,
-                             **WIN_CODES}
+                             **WIN_CODES, **TARGET_CODES}
 
 
 @dataclass(frozen=True)

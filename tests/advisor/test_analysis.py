@@ -15,12 +15,13 @@ import pytest
 from service.advisor import Advisor
 from service.advisor.advice import moves as advice
 from service.advisor.advice.moves import TIE, Action
-from service.advisor.analysis.analyst import Analyst, win_probability
+from service.advisor.analysis.analyst import Analyst
 from service.advisor.analysis.games import analyze
 from service.advisor.analysis.simulate import simulate
 from service.advisor.analysis.turn_view import TurnView
 from service.advisor.kernels.distribution import Distribution
 from service.advisor.kernels.winprob import chances
+from service.advisor.objectives.win import win_probability
 from service.advisor.solving.positions import Position
 from service.advisor.solving.solver import solve_moments
 from service.domain.dice import all_hands, hand_probability
@@ -428,7 +429,7 @@ def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(
     """The time of a win-probability request does not grow with its players: equal sheets
     are valued once, and the sampled distributions (an approximate method) split one
     budget."""
-    import service.advisor.analysis.analyst as analyst_mod
+    import service.advisor.objectives.win as analyst_mod
 
     rs = effective_rules("maxi_yatzy")
     ids = rs.variant.box_ids
@@ -774,7 +775,7 @@ def test_a_full_sheet_in_the_last_round_is_a_final_total():
 
 
 def test_playing_to_win_takes_a_servida_and_ranks_every_move():
-    from service.advisor.analysis.analyst import rank_to_win
+    from service.advisor.objectives.win import rank_to_win
 
     rs = effective_rules("generala")
     me, them = _far_apart(rs)
@@ -794,7 +795,7 @@ def test_the_turns_decisions_share_one_win_table_and_it_matches_a_fresh_one():
     """The win tables of a position (`winprob.win_tables`) are kept for the rest of its turn
     (`Analyst.win_cache`): the second throw's ranking reads them, and gives the shares a
     fresh backward induction gives."""
-    from service.advisor.analysis.analyst import rank_to_win
+    from service.advisor.objectives.win import rank_to_win
 
     rs = effective_rules("yahtzee")
     me = parse_scorecard(rs, {"boxes": {"ones": 3, "twos": 6, "threes": 9, "fours": 12,

@@ -183,3 +183,50 @@ def test_an_opponent_who_won_at_once_ends_the_game(client):
     assert refused(r) and r.status_code == 409
     assert [(e["pointer"], e.get("code")) for e in r.get_json()["errors"]] == [
         ("/opponents/0/won", "game_won")]
+
+
+def test_suggest_and_bot_to_reach_a_target(client):
+    """objective target: every alternative has its target probability, ranked by it; late
+    in a game it is exact, and the expert bot plays the best one."""
+    position = {"dice": [2, 3, 4, 5, 5], "throw": 1, "scorecard": {"boxes": LATE_ME}}
+    out = client.post(SUGGEST.format("yahtzee"), json={
+        **position, "objective": "target", "target": 40}).get_json()
+    assert out["objective"] == "target" and out["target"] == 40
+    assert out["target_exact"] is True and out["target_method"].startswith("exact")
+    probs = [a["target_probability"] for a in out["alternatives"]]
+    assert probs == sorted(probs, reverse=True) and out["best"] == out["alternatives"][0]
+    assert 0.0 < probs[0] < 1.0 and "win_share" not in out["best"]
+    # a 40 needs a straight or a YAHTZEE: the expected-score best may not be the target's
+    for seed in range(3):
+        bot = client.post(URL.format("yahtzee"), json={
+            **position, "objective": "target", "target": 40, "level": "expert",
+            "seed": seed}).get_json()
+        assert bot["objective"] == "target" and bot["target_exact"] is True
+        assert bot["move"] == out["best"]
+    reached = client.post(SUGGEST.format("yahtzee"), json={
+        **position, "objective": "target", "target": 0}).get_json()
+    assert {a["target_probability"] for a in reached["alternatives"]} == {1.0}
+    mid = client.post(SUGGEST.format("yahtzee"), json={
+        "dice": [2, 3, 4, 5, 5], "throw": 1, "objective": "target", "target": 250}).get_json()
+    assert mid["target_exact"] is False and 0.0 < mid["best"]["target_probability"] < 1.0
+
+
+@pytest.mark.parametrize(("body", "pointer", "code"), [
+    ({"objective": "target"}, "/target", "target_required"),
+    ({"target": 200}, "/target", "target_without_objective"),
+    ({"objective": "win", "opponents": [{}], "target": 200}, "/target",
+     "target_without_objective"),
+    ({"objective": "target", "target": -1}, "/target", None),
+    ({"objective": "target", "target": 1.5}, "/target", None),
+    ({"objective": "target", "target": 200, "opponents": [{}]}, "/opponents",
+     "opponents_without_win"),
+])
+def test_playing_to_a_target_refuses_a_request_without_one(client, body, pointer, code):
+    for url, extra in ((SUGGEST, {}), (URL, {"level": "expert"})):
+        r = client.post(url.format("yahtzee"), json={
+            "dice": [1, 2, 3, 4, 5], "throw": 1, **extra, **body})
+        assert refused(r), r.get_json()
+        errors = r.get_json()["errors"]
+        assert pointer in [e["pointer"] for e in errors], errors
+        if code:
+            assert r.status_code == 409 and code in [e.get("code") for e in errors]

@@ -105,7 +105,7 @@ class Advisor:
             sheet: Sheet | None = None, em_baixo: bool = False, level: str = "expert",
             seed: int = 0) -> Action:
         """The move a computer player of `level` (`bots.LEVELS`) makes in a position whose
-        moves are `ranked` (`suggest`, or `analyst.rank_to_win`), drawn with `seed` (the
+        moves are `ranked` (`suggest`, or an objective's `rank`), drawn with `seed` (the
         same position and seed, the same move)."""
         rng = position_rng(seed, rs.fingerprint, dice, throw, sheet or empty_sheet(rs),
                            em_baixo, level)

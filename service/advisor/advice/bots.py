@@ -18,11 +18,12 @@ A level plays like a person of that strength:
 - every level takes a win at once (Generala servida, General de boca) when its first throw
   makes one, `expert` included, even where the advisor's expected score would rethrow.
 
-`expert` is the advisor's own move. With objective "win" (`analyst.rank_to_win`: the moves
-ranked by the chance of finishing first against the opponents' sheets) the levels draw the
-same way from that ranking, a percentage point of the chance to win counting as a point of
-regret; `expert` plays the move likeliest to win. The levels' means are measured by
-`bench/bench_bots.py` (the README's table).
+`expert` is the advisor's own move. With another objective than the expected score (the
+registry of `objective.py`: "win", the moves ranked by the chance of finishing first against
+the opponents' sheets; "target", by the chance of reaching a total) the levels draw the same
+way from that ranking, a percentage point of the objective's probability counting as a
+point of regret (`Objective.regret`); `expert` plays the objective's best move. The levels'
+means are measured by `bench/bench_bots.py` (the README's table).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, max_throw, score_hand, score_sheet
 from ..solving.strategy import Strategy
 from .moves import Action, Suggestion, suggest
+from .objective import objective_named
 
 
 @dataclass(frozen=True)
@@ -99,12 +101,9 @@ def _human(rs: RuleSet, suggestion: Suggestion, a: Action) -> bool:
 
 
 def _regret(suggestion: Suggestion, a: Action) -> float:
-    """What a move gives up against the best: expected final score, or (objective "win")
-    the chance of finishing first, in percentage points (one point of regret a percentage
-    point of the chance to win)."""
-    if suggestion.objective == "win":
-        return 100.0 * ((suggestion.best.win_share or 0.0) - (a.win_share or 0.0))
-    return a.regret
+    """What a move gives up against the best under the suggestion's objective
+    (`Objective.regret`: expected final score, or percentage points of a probability)."""
+    return objective_named(suggestion.objective).regret(suggestion, a)
 
 
 def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[Action, float]]:
@@ -142,7 +141,8 @@ def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Rand
 
 
 #: Ranks a position's moves another way than the advisor's expected score (for instance
-#: `analyst.rank_to_win`): (the advisor's ranking, dice, throw, sheet, em_baixo) -> ranking.
+#: an objective's `rank`, its other arguments bound): (the advisor's ranking, dice, throw,
+#: sheet, em_baixo) -> ranking.
 Ranker = Callable[[Suggestion, list[int], int, Sheet, bool], Suggestion]
 
 

@@ -63,11 +63,18 @@ class Action:
     regret: float = 0.0
     rank: int = 1
     tie: bool = False
-    #: with objective "win": the expected share of the win after this move
-    win_share: float | None = None
+    #: the move's figure under the objective the moves are ranked by, when it is not the
+    #: expected score (`objective.Objective.measure`): "win_share" (objective win),
+    #: "target_probability" (objective target)
+    measures: dict[str, float] = field(default_factory=dict)
     #: keep: the kept dice as the next throw reads them (by their bottom faces after "em
     #: baixo"), the keep the tables index; not part of the answer
     keep: tuple[int, ...] = ()
+
+    @property
+    def win_share(self) -> float | None:
+        """With objective "win": the expected share of the win after this move."""
+        return self.measures.get("win_share")
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
@@ -75,8 +82,7 @@ class Action:
                              "expected_final_score": round(self.expected_final_score, 6),
                              "regret": round(self.regret, 6), "rank": self.rank,
                              "tie": self.tie}
-        if self.win_share is not None:
-            d["win_share"] = round(self.win_share, 9)
+        d.update((k, round(v, 9)) for k, v in self.measures.items())
         if self.action == "keep":
             d["dice"] = self.dice
             d["em_baixo"] = self.em_baixo
@@ -105,18 +111,26 @@ class Suggestion:
     #: stopping on these dice wins the game at once (a first throw: Generala servida,
     #: General de boca), whichever box is written
     wins_game: bool = False
-    #: what the moves are ranked by: "score" (expected final score) or "win" (the chance
-    #: of finishing first against the opponents: `analysis.analyst.rank_to_win`)
+    #: what the moves are ranked by: the name of a registered objective
+    #: (`objective.REGISTRY`: "score", the expected final score, as `suggest` ranks them;
+    #: "win", "target": `service/advisor/objectives/`)
     objective: str = "score"
-    win_exact: bool | None = None  # objective "win": whether the win shares are exact
-    win_method: str | None = None  # ... and how they are computed
+    #: what the objective adds to the answer (`Objective.answer`: e.g. win_exact, win_method)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def win_exact(self) -> bool | None:
+        """Objective "win": whether the win shares are exact."""
+        return self.extra.get("win_exact")
+
+    @property
+    def win_method(self) -> str | None:
+        """Objective "win": how the win shares are computed."""
+        return self.extra.get("win_method")
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
-        out = {"objective": self.objective}
-        if self.objective == "win":
-            out.update(win_exact=self.win_exact, win_method=self.win_method)
-        return {**out, "best": self.best.as_dict(),
+        return {"objective": self.objective, **self.extra, "best": self.best.as_dict(),
                 "expected_final_score": round(self.expected_final_score, 6),
                 "exact": self.exact, "method": self.method,
                 "current_total": self.current_total, "throw": self.throw,

@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,14 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from ...domain.consistency import check_sheet
-from ...domain.errors import InvalidInput
-from ...domain.games import apply_turn
 from ...domain.rules import RuleSet, effective_rules
-from ...domain.scoring import Sheet, empty_sheet, parse_scorecard, score_hand, score_sheet
+from ...domain.scoring import Sheet, empty_sheet, parse_scorecard
 from ..advice import moves as advice
 from ..advice.advisor import Advisor
-from ..advice.moves import Suggestion, suggest
 from ..kernels import selfplay
 from ..kernels.distribution import (
     EARLY_METHOD,
@@ -64,17 +59,7 @@ from ..kernels.model import instant_chance, instant_hands, reachable_states
 from ..kernels.moments import Moments
 from ..kernels.threads import cpu_workers, kernel_pool
 from ..kernels.winprob import (
-    ASSUMPTIONS,
-    MAX_WIN_OPEN,
-    Chances,
     WinTables,
-    chances,
-    gain_bounds,
-    instant_times,
-    normal_cdf,
-    survival,
-    utility,
-    win_tables,
 )
 from ..solving.methods import method_for
 from ..solving.positions import Position, part_value
@@ -93,7 +78,7 @@ from ..tables.strategies import (
     start_state,
 )
 from .simulate import compile_play, simulate
-from .turn_view import Tables, TurnView, start_moments
+from .turn_view import Tables, TurnView
 
 #: Percentiles every position value reports.
 PERCENTILES = (5, 25, 50, 75, 95)
@@ -121,10 +106,6 @@ def analysis_kernels_cached() -> bool:
 #: Time budget of a sampled distribution (approximate methods): games are played until the
 #: sample size or this many seconds, whichever comes first (at least two chunks).
 SAMPLE_SECONDS = 1.5
-
-#: Time budget of all the sampled distributions of one win-probability request together
-#: (approximate methods: 8 players must not take 8 budgets).
-WIN_SAMPLE_SECONDS = 0.12
 
 #: The table of distributions from the first turns' starts (`early_futures`) holds the
 #: first levels whose turn starts lead to more than about `EARLY_REACH` reachable states
@@ -174,6 +155,11 @@ class PositionValue:
 
 class Analyst:
     """Position values, distributions and coaching for an `Advisor`'s strategies."""
+
+    #: What `compile_kernels` runs besides, each (analyst, rules, a sheet late in a game, one
+    #: in the middle, dice): the objectives that rank moves with the analyst's kernels
+    #: (`service/advisor/objectives/`) add theirs when they are imported
+    compilers: list[Callable[[Analyst, RuleSet, Sheet, Sheet, list[int]], None]] = []
 
     def __init__(self, advisor: Advisor, lru_size: int = 8, threads: int = 0,
                  samples_approximate: int = 400,
@@ -520,8 +506,8 @@ class Analyst:
         self.moments(st, here=True)  # seconds, once: then on disk beside the tables
         self.position_value(rs, late, None, None)  # the exact forward pass
         self.position_value(rs, late, dice, 2)  # ... from a hand mid-turn
-        win_probability(self, rs, [late, late], 0, dice, 2)  # chances, the winning move
-        win_probability(self, rs, [middle, late], 0, dice, 2)  # moves' distributions
+        for compile_ in self.compilers:  # the objectives' (the winning move, the target)
+            compile_(self, rs, late, middle, dice)
         self.coach(st, late, 2, [((), False)])
         compile_play(st)  # games of several parts (columns, sections)
         return time.perf_counter() - began
@@ -585,417 +571,6 @@ def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int
     """`moves.check_position` for a position to value: the hand's index (-1 without dice)."""
     hs, _ = advice.check_position(rs, dice, throw, sheet, em_baixo)
     return -1 if hs is None else rs.hand_index[hs.scored_dice]
-
-
-def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int,
-                  dice: list[int] | None, throw: int | None, em_baixo: bool,
-                  where: Callable[[int], str]) -> list[PositionValue]:
-    """Every player's position value (`Analyst.position_value`), where a first throw can win
-    at once the totals of their games without one (`instant`). `where(i)`: the JSON pointer
-    of player i's scorecard in the request, to name it in a problem.
-
-    Players on the same position share one distribution; the sampled ones (approximate
-    methods) share one time budget (`WIN_SAMPLE_SECONDS`): the request's time does not grow
-    with the number of players."""
-    def key(i: int) -> Any:
-        if i == to_move and dice is not None:
-            return i  # the player mid-turn: a position of their own
-        sheet = sheets[i]
-        return (sheet.saved_throws, sheet.won,
-                tuple((tuple(sorted(c.boxes.items(), key=lambda kv: kv[0])),
-                       c.five_of_a_kind_bonuses) for c in sheet.columns))
-
-    keys = [key(i) for i in range(len(sheets))]
-    distinct = list(dict.fromkeys(keys))
-
-    def position(i: int) -> tuple[Sheet, list[int] | None, int | None, bool]:
-        mine = i == to_move
-        return (sheets[i], dice if mine else None, throw if mine else None,
-                em_baixo if mine else False)
-
-    def of_player(i: int, fn: Callable[[], Any]) -> Any:
-        """fn(), a problem with player i's scorecard named as theirs."""
-        try:
-            return fn()
-        except InvalidInput as err:
-            raise InvalidInput([replace(p, pointer=p.pointer.replace(
-                "/scorecard", where(i), 1)) for p in err.problems]) from None
-
-    def finished(i: int) -> bool:
-        """A player other than the one to move (-1: none is) whose sheet is full: their
-        total is final (the last round of a game)."""
-        return i != to_move and not sheets[i].won and _turns_left(sheets[i]) == 0
-
-    # every position is checked before any table is fetched (or queued to be built); a
-    # full sheet is its final total
-    found: dict[Any, PositionValue] = {}
-    for k in distinct:
-        i = keys.index(k)
-        if finished(i):
-            total = of_player(i, lambda i=i: _final_total(rs, sheets[i]))
-            found[k] = PositionValue(total, float(total), 0.0, True, Distribution(
-                lo=total, probs=np.ones(1), method="the sheet is full: its total is final"))
-        else:
-            of_player(i, lambda i=i: check_position(rs, *position(i)))
-    instant = instant_hands(rs) is not None
-    deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
-    todo = [k for k in distinct if k not in found]
-    for n, k in enumerate(todo):
-        i = keys.index(k)
-        seconds = max(0.0, deadline - time.perf_counter()) / (len(todo) - n)
-        found[k] = of_player(i, lambda i=i, s=seconds: analyst.position_value(
-            rs, *position(i), s, instant))
-    return [found[k] for k in keys]
-
-
-def _final_total(rs: RuleSet, sheet: Sheet) -> int:
-    """The total of a full sheet, checked as every sheet is (`consistency.check_sheet`)."""
-    check_sheet(rs, sheet)
-    return int(score_sheet(rs, sheet)["total"])
-
-
-def _instant_times(rs: RuleSet, sheets: list[Sheet], to_move: int, mid_turn: bool
-                   ) -> list[np.ndarray] | None:
-    """`winprob.instant_times` of the players (None where nothing wins at once)."""
-    if instant_hands(rs) is None:
-        return None
-    return instant_times([_turns_left(sh) for sh in sheets], to_move, mid_turn,
-                         instant_chance(rs))
-
-
-def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
-                    dice: list[int] | None = None, throw: int | None = None,
-                    em_baixo: bool = False) -> dict[str, Any]:
-    """Each player's chance of finishing first (see `winprob` for what is assumed), and
-    with `dice` the winning move of the player to move (`win_move`)."""
-    values = player_values(analyst, rs, sheets, to_move, dice, throw, em_baixo,
-                           lambda i: f"/players/{i}/scorecard")
-    times = _instant_times(rs, sheets, to_move, dice is not None)
-    if dice is not None and _wins_now(rs, sheets[to_move], dice, throw, em_baixo):
-        # the player to move stops and wins at once (decision 12)
-        ch = [Chances(1.0, 0.0, 1.0) if i == to_move else Chances(0.0, 0.0, 0.0)
-              for i in range(len(sheets))]
-    else:
-        ch = chances([v.distribution for v in values], times)
-    exact = all(v.distribution.exact for v in values)
-    move = None
-    if dice is not None:
-        others = [v.distribution for i, v in enumerate(values) if i != to_move]
-        rest = None if times is None else [t for i, t in enumerate(times) if i != to_move]
-        move = win_move(analyst, rs, sheets[to_move], dice, throw, em_baixo, others, rest)
-    return {"exact": exact, "assumptions": ASSUMPTIONS, "move": move,
-            "players": [{"expected_final_score": round(v.mean, 6), "sd": round(v.sd, 6),
-                         "current_total": v.current_total,
-                         "distribution_exact": v.distribution.exact,
-                         "distribution_method": v.distribution.method,
-                         "win": round(c.win, 9), "tie": round(c.tie, 9),
-                         "first": round(c.first, 9), "share": round(c.share, 9)}
-                        for v, c in zip(values, ch, strict=True)]}
-
-
-def _turns_left(sheet: Sheet) -> int:
-    """A player's turns left: one a box still open (0 once the game is won at once)."""
-    if sheet.won:
-        return 0
-    return sheet.open_boxes
-
-
-def _wins_now(rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
-              em_baixo: bool) -> bool:
-    """Whether the dice win the game at once if the player stops on them."""
-    return (throw or 1) == 1 and score_hand(rs, dice, throw, sheet, em_baixo).wins_game
-
-
-#: How `win_shares` values the moves, by whether it could do it exactly.
-WIN_EXACT = ("exact: a backward induction over the player's own states and totals, the win "
-             "share in place of points, against the others' distributions")
-WIN_DISTRIBUTIONS = ("approximate (Pawlewicz's way): each move's exact distribution of the "
-                     "final total with the advisor's expected-score play after it (the rest "
-                     "of the turn, then the exact distributions from every state it leads "
-                     "to), against the others' distributions; exact from {n} open boxes on "
-                     "(one-column variants solved exactly)")
-WIN_NORMAL = ("approximate: each move's final total taken as normal, with the mean and "
-              "variance of the method's play after it (moment tables of its parts), against "
-              "the others' distributions (column sheets, Maxi Yatzy)")
-
-
-def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
-               throw: int | None, em_baixo: bool, sug: Suggestion,
-               others: list[Distribution], instant: list[np.ndarray] | None = None,
-               approximate: bool = False) -> tuple[list[float], bool, str]:
-    """Each of `sug.alternatives`' expected share of the win against the others' final
-    distributions, whether the shares are exact, and how they were made (`WIN_EXACT`,
-    `WIN_DISTRIBUTIONS`, `WIN_NORMAL`).
-
-    Exact (a backward induction over the player's own states and totals with the win share
-    in place of points, the player maximising it from then on) for one-part strategies
-    with at most `winprob.MAX_WIN_OPEN` open boxes. Before that, each move's exact
-    distribution of the final total under the advisor's play after it
-    (`_distribution_shares`); the approximate methods take it as normal
-    (`_normal_shares`).
-
-    `instant` (where a first throw can win at once): the others' `instant_times`, the
-    player to move at slot 0; `others` are then the totals of their games without an
-    instant win. A box written on dice that win at once wins (share 1); a later turn's
-    first throw that wins at once is worth the chance that no one else has won before it.
-    `approximate`: the distributions' shares wherever (to measure them against the exact
-    ones)."""
-    st = analyst.strategy(rs)
-    pos = analyst.position(st, sheet)
-    t = throw or 1
-    now = sug.wins_game  # the suggestion scored the hand: stopping on it wins at once
-    one_part = len(st.parts) == 1 and not rs.variant.saved_throws
-    exact = one_part and pos.open_boxes <= MAX_WIN_OPEN and not approximate
-    if one_part:
-        kd = st.parts[0].solution.kd
-        top = pos.total + gain_bounds(kd, pos.states[0][0])((1 << kd.nb) - 1) + 1
-    else:
-        top = pos.total + int(max(a.expected_final_score for a in sug.alternatives)
-                              - pos.total) * 3 + 50
-    if others:
-        # an own total above every opponent's highest wins alone whatever comes next: one
-        # column (the last, where higher totals are counted) holds them all
-        top = max(pos.total + 1, min(top, max(d.lo + len(d.probs) for d in others) + 1))
-    util = utility(others, pos.total, top, instant is not None)
-    args = (analyst, st, pos, sheet, dice, t, em_baixo, sug, util, instant)
-    if exact:
-        shares, method = _exact_shares(*args), WIN_EXACT
-    elif one_part:
-        shares = _distribution_shares(*args)
-        method = WIN_DISTRIBUTIONS.format(n=MAX_WIN_OPEN)
-    else:
-        shares, method = _normal_shares(*args), WIN_NORMAL
-    if now:
-        shares = [1.0 if a.action == "score" else v
-                  for a, v in zip(sug.alternatives, shares, strict=True)]
-    return shares, exact, method
-
-
-def _own_instant(pos: Position, instant: list[np.ndarray] | None, later: int
-                 ) -> np.ndarray | None:
-    """Per turn from now (0 = this one), the chance that no one else has won at once before
-    the player's turn: the worth of a win at once then (None where nothing wins at once).
-    `later`: the turns looked at."""
-    if instant is None:
-        return None
-    n = len(instant) + 1
-    alive = np.ones(n * (later + 1))
-    for times in instant:
-        alive *= survival(times, len(alive))
-    return alive[::n]  # the player to move's turns: slots 0, n, 2n, ...
-
-
-def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
-                  dice: list[int], throw: int, em_baixo: bool, sug: Suggestion,
-                  util: np.ndarray, instant: list[np.ndarray] | None) -> list[float]:
-    """`win_shares` by the backward induction (`winprob.win_tables`)."""
-    rs = st.rs
-    hs = score_hand(rs, dice, throw, sheet, em_baixo)
-    kd = st.parts[0].solution.kd
-    model = st.parts[0].solution.model
-    state = tuple(int(x) for x in pos.states[0][:3])
-    iwh = instant_hands(rs)
-    at_once = _own_instant(pos, instant, pos.open_boxes) if iwh is not None else None
-    digest = hashlib.blake2b(util.tobytes(), digest_size=16)
-    if at_once is not None:
-        digest.update(at_once.tobytes())
-    wins = analyst.win_cache.get(
-        rs, (rs.fingerprint, state, len(util), digest.digest()),
-        lambda: win_tables(st, state, util, analyst.reachable_levels(st),
-                           iwh if at_once is not None else None, at_once))
-    h = rs.hand_index[hs.scored_dice]
-    options = wins.options(kd, state, throw, h)
-    out = []
-    for a in sug.alternatives:
-        if a.action == "score":
-            p = next(p for p in hs.boxes if p.legal and p.box == a.box)
-            after = Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
-            s2 = after.states[0]
-            gain = after.total - pos.total
-            full = s2[0] == (1 << model.nb) - 1
-            row = util if full else wins.row(*s2[:3])
-            out.append(float(row[min(gain, len(row) - 1)]))
-        else:
-            # the kept dice as the next throw reads them (Bozó "em baixo"): the model's keep
-            out.append(float(options[1 + model.keeps.index[a.keep], 0]))
-    return out
-
-
-def _own_later_instant(rs: RuleSet, pos: Position, instant: list[np.ndarray] | None
-                       ) -> float:
-    """The player's chance of a win at once on a later turn (after this one), each worth
-    the chance that no one else has won at once before it (0 where nothing wins at
-    once)."""
-    if instant is None:
-        return 0.0
-    q = instant_chance(rs)
-    later = pos.open_boxes - 1  # turns after this one
-    alive = _own_instant(pos, instant, later)
-    return float(sum(q * (1 - q) ** (k - 1) * alive[k] for k in range(1, later + 1)))
-
-
-def _move_outcome(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet, hs: Any,
-                  a: Any, throw: int) -> Position:
-    """The position a box move (`a`, scored on the hand `hs`) leads to."""
-    rs = st.rs
-    p = next(p for p in hs.boxes if p.legal and p.box == a.box
-             and (a.column is None or p.column == a.column))
-    return Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
-
-
-def _distribution_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
-                         dice: list[int], throw: int, em_baixo: bool, sug: Suggestion,
-                         util: np.ndarray, instant: list[np.ndarray] | None) -> list[float]:
-    """`win_shares` from each move's exact distribution of the final total (Pawlewicz's
-    way): a box's is the distribution from the state it leads to, a keep's the rest of the
-    turn under the advisor's play (`first_turn_records`) followed by those distributions,
-    every one from `Analyst.successor_futures`. Its share is E[util(final)]; where a first
-    throw can win at once, the distributions are of the games without such a win and the
-    player's own later wins at once are added (`_own_later_instant`)."""
-    rs = st.rs
-    sol = st.parts[0].solution
-    kd, model = sol.kd, sol.model
-    state = tuple(int(x) for x in pos.states[0][:3])
-    wins = instant_hands(rs) if instant is not None else None
-    futures_ = analyst.successor_futures(st, state, wins)
-    gbits = gain_bits(kd)
-    own = _own_later_instant(rs, pos, instant)
-    hs = score_hand(rs, dice, throw, sheet, em_baixo)
-    full = (1 << model.nb) - 1
-
-    def share(d: Distribution) -> float:
-        at = np.minimum(d.totals - pos.total, len(util) - 1)
-        return float(d.probs @ util[at]) + own
-
-    out = []
-    for a in sug.alternatives:
-        if a.action == "score":
-            after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
-            s2 = tuple(int(x) for x in after.states[0][:3])
-            if s2[0] == full:
-                d = Distribution(lo=after.total, probs=np.ones(1))
-            else:
-                d = (futures_.get(flat_index(sol, s2), after.total)
-                     or analyst._exact(st, after, -1, 1, wins))
-        else:
-            # in Bozó "em baixo", the bottom faces of the dice kept: the keep the model plays
-            keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
-            rk, rp = first_turn_records(kd, sol.values, state, -1, throw,
-                                        model.keeps.index[keep])
-            d = futures_.combine(rk, rp, gbits, pos.total) or _shifted(
-                forward(kd, sol.values, state, 0, (rk, rp), analyst.threads, wins), pos.total)
-        out.append(share(d))
-    return out
-
-
-def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
-                   dice: list[int], throw: int, em_baixo: bool, sug: Suggestion,
-                   util: np.ndarray, instant: list[np.ndarray] | None) -> list[float]:
-    """`win_shares` with each move's final total taken as normal (its exact mean and
-    variance under the advisor's play after it); where a first throw wins at once, the
-    player's own later wins at once are added, each worth the chance that no one else has
-    won before it, and the totals count only the games without one."""
-    rs = st.rs
-    hs = score_hand(rs, dice, throw, sheet, em_baixo)
-    tables = analyst.tables(st)
-    view = TurnView(pos, tables, throw)
-    model = st.parts[0].solution.model
-    parts = [tables(i) for i in range(len(st.parts))]
-    q = instant_chance(rs) if instant is not None else 0.0
-    own = _own_later_instant(rs, pos, instant)
-    none = (1 - q) ** (pos.open_boxes - 1)
-
-    def share(mean: float, var: float) -> float:
-        probs = _normal_probs(pos.total, len(util), mean, float(np.sqrt(max(var, 0.0))))
-        return none * float(probs @ util) + own
-
-    out = []
-    for a in sug.alternatives:
-        if a.action == "score":
-            after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
-            m1, m2 = start_moments(after, parts)
-            var = sum(b2 - b1 * b1 for b1, b2 in zip(m1, m2, strict=True))
-        else:
-            e1, e2 = view.keep_value(model.keeps.index[a.keep], throw)
-            var = e2 - e1 * e1
-        out.append(share(a.expected_final_score, var))
-    return out
-
-
-def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int,
-                em_baixo: bool, opponents: list[Sheet], sug: Suggestion) -> Suggestion:
-    """The suggestion's moves ranked by the chance of finishing first against `opponents`
-    (their scorecards, in playing order after the player to move), ties shared as rule
-    book decision 13 says: each move's `win_share`, the best first. `regret` stays the
-    expected final score given up against the expected-score best."""
-    # the opponents' values only (no player to move among them: -1); the position itself
-    # was checked by the suggestion
-    values = player_values(analyst, rs, opponents, -1, None, None, False,
-                           lambda i: f"/opponents/{i}")
-    times = _instant_times(rs, [sheet, *opponents], 0, True)
-    shares, exact, method = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
-                                       [v.distribution for v in values],
-                                       None if times is None else times[1:])
-    for a, v in zip(sug.alternatives, shares, strict=True):
-        a.win_share = v
-    order = sorted(sug.alternatives, key=lambda a: (-round(a.win_share or 0.0, 9),
-                                                    -a.expected_final_score))
-    rounded = [round(a.win_share or 0.0, 9) for a in order]
-    equal = Counter(rounded)
-    rank = 1
-    for i, (a, here) in enumerate(zip(order, rounded, strict=True)):
-        if i and here < rounded[i - 1]:
-            rank = i + 1
-        a.rank = rank
-        a.tie = equal[here] > 1
-    others_exact = all(v.distribution.exact for v in values)
-    return replace(sug, best=order[0], alternatives=order, objective="win",
-                   win_exact=exact and others_exact,
-                   win_method=method + ("" if others_exact else
-                                        "; the opponents' distributions sampled"))
-
-
-def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
-             em_baixo: bool, others: list[Distribution],
-             instant: list[np.ndarray] | None = None) -> dict[str, Any]:
-    """The move that maximises the player's expected share of the win against the others'
-    final distributions (`win_shares`), beside the move that maximises the expected score,
-    each with both figures."""
-    st = analyst.strategy(rs)
-    sug = suggest(st, dice, throw or 1, sheet, em_baixo)
-    shares, exact, method = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
-                                       others, instant)
-
-    def describe(i: int) -> dict[str, Any]:
-        a = sug.alternatives[i]
-        out = {"action": a.action, "expected_final_score": round(a.expected_final_score, 6),
-               "win_share": round(shares[i], 9)}
-        out.update({"box": a.box, "score": a.score} if a.action == "score"
-                   else {"dice": a.dice, "em_baixo": a.em_baixo})
-        return out
-
-    by_share = max(range(len(shares)), key=lambda i: (round(shares[i], 12),
-                                                      sug.alternatives[i].expected_final_score))
-    mine, theirs = describe(0), describe(by_share)
-    differs = theirs["win_share"] > mine["win_share"] + 1e-9
-    return {"exact": exact, "method": method, "max_expected_score": mine,
-            "max_win": theirs if differs else mine, "differs": differs}
-
-
-def _normal_probs(lo: int, n: int, mean: float, sd: float) -> np.ndarray:
-    """A normal distribution of `mean` and `sd` on the n whole totals from `lo`, each the
-    probability of its unit interval; what lies below or above goes to the first or the
-    last (where `winprob.utility`'s last column counts every higher total)."""
-    if sd < 1e-9:
-        out = np.zeros(n)
-        out[int(np.clip(np.rint(mean) - lo, 0, n - 1))] = 1.0
-        return out
-    edges = np.arange(lo, lo + n + 1, dtype=np.float64) - 0.5
-    cdf = normal_cdf((edges - mean) / sd)
-    probs = np.diff(cdf)
-    probs[0] += cdf[0]
-    probs[-1] += 1.0 - cdf[-1]
-    return probs
 
 
 def _no_instant(dist: Distribution, rs: RuleSet, pos: Position, hand: int) -> Distribution:

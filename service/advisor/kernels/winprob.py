@@ -19,7 +19,8 @@ Assumptions, stated in every answer:
   to move (`instant_times`): a player's instant win at a time slot wins if no other player
   has made one at an earlier slot.
 
-The winning move (`win_tables`, `state_win`, used by `analyst.win_move`): with the others'
+The winning move (`win_tables`, `state_win`, used by `objectives/win.py` and
+`objectives/target.py` through `objectives/utility.py`): with the others'
 final distributions fixed (they play the advisor's strategy, independently), the share of
 the win of each own final total x is u(x); a backward induction over the player's own states
 and own totals (the within-turn recursion with u in place of points) gives the move that

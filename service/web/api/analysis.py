@@ -7,8 +7,8 @@ from typing import Any
 from flask import current_app
 from flask.views import MethodView
 
-from ...advisor.analysis.analyst import win_probability
 from ...advisor.analysis.games import analyze
+from ...advisor.objectives.win import win_probability
 from ...domain.errors import InvalidInput
 from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC

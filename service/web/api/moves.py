@@ -10,9 +10,9 @@ from flask import current_app
 from flask.views import MethodView
 
 from ...advisor.advice.moves import Suggestion
-from ...advisor.analysis.analyst import rank_to_win
+from ...advisor.objectives import REGISTRY, Objective, objective_named
 from ...domain.errors import InvalidInput
-from ...domain.games import WIN_CODES
+from ...domain.games import ALL_CODES
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet
 from ..body import rules_for, sheet_for
@@ -31,19 +31,12 @@ blp = new_blueprint("moves", "Optimal move advice (expected-score maximising sol
                     operation_class="advice")
 
 
-def _opponents(rs: RuleSet, item: dict[str, Any]) -> list[Sheet]:
+def _opponents(rs: RuleSet, data: list[Any]) -> list[Sheet]:
     """The opponents' scorecards of a position played to win, each checked as a sheet a game
     reaches, none of a game already won at once."""
-    win = item.get("objective") == "win"
-    if win and not item.get("opponents"):
-        raise InvalidInput.one("/opponents", WIN_CODES["opponents_required"],
-                               "opponents_required")
-    if not win and "opponents" in item:
-        raise InvalidInput.one("/opponents", WIN_CODES["opponents_without_win"],
-                               "opponents_without_win")
     sheets = []
-    for i, data in enumerate(item.get("opponents") or []):
-        sheet = sheet_for(rs, data, key=None, base=f"/opponents/{i}")
+    for i, card in enumerate(data):
+        sheet = sheet_for(rs, card, key=None, base=f"/opponents/{i}")
         if sheet.won:
             raise InvalidInput.one(f"/opponents/{i}/won", "this player won the game at once: "
                                                           "it is over", "game_won")
@@ -51,19 +44,46 @@ def _opponents(rs: RuleSet, item: dict[str, Any]) -> list[Sheet]:
     return sheets
 
 
+#: How a request field an objective needs is read (`Objective.request`'s kind): as sent
+#: unless named here.
+READERS = {"scorecards": _opponents}
+
+
+def _objective(rs: RuleSet, item: dict[str, Any]) -> tuple[Objective, Any]:
+    """The request's objective (`advice.objective.REGISTRY`) and the request field it needs,
+    read; a field an objective needs is refused (409, the objective's `stray_code`) with
+    another objective, and required (its `missing_code`) with its own."""
+    chosen = objective_named(item.get("objective", "score"))
+    for objective in REGISTRY.values():
+        field = objective.request
+        if field is None:
+            continue
+        pointer = f"/{field.name}"
+        if objective is chosen and item.get(field.name) in (None, []):
+            code = objective.missing_code
+            raise InvalidInput.one(pointer, ALL_CODES[code], code)
+        if objective is not chosen and field.name in item:
+            code = objective.stray_code
+            raise InvalidInput.one(pointer, ALL_CODES[code], code)
+    field = chosen.request
+    if field is None:
+        return chosen, None
+    given = item[field.name]
+    return chosen, READERS[field.kind](rs, given) if field.kind in READERS else given
+
+
 def _ranked(rs: RuleSet, sheet: Sheet, item: dict[str, Any]) -> Suggestion:
-    """The position's moves ranked by the request's objective: the expected final score, or
-    (`win`) the chance of finishing first against the opponents."""
-    opponents = _opponents(rs, item)
+    """The position's moves ranked by the request's objective (`Objective.rank`): the
+    expected final score, the chance of finishing first against the opponents (`win`), of
+    reaching a total (`target`)."""
+    objective, given = _objective(rs, item)
     # Built-in tables are loaded at start-up; a house-rules table is built once per pod by
     # the build process while this waits up to a second, else 202 + Retry-After (busy.py),
     # queued for the request's caller (`service.caller`, as every other build).
     ranked = advisor_of(current_app).suggest(rs, item["dice"], item["throw"], sheet,
                                              item.get("em_baixo", False))
-    if item.get("objective") != "win":
-        return ranked
-    return rank_to_win(analyst_of(current_app), rs, sheet, item["dice"], item["throw"],
-                       item.get("em_baixo", False), opponents, ranked)
+    return objective.rank(analyst_of(current_app), rs, sheet, item["dice"], item["throw"],
+                          item.get("em_baixo", False), ranked, given)
 
 
 def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -94,13 +114,11 @@ def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     ranked = _ranked(rs, sheet, item)
     move = advisor_of(current_app).bot(rs, ranked, item["dice"], item["throw"], sheet,
                                        item.get("em_baixo", False), item["level"], seed)
-    win = ({"win_exact": ranked.win_exact, "win_method": ranked.win_method}
-           if ranked.objective == "win" else {})
     return {"variant": variant, "rules": rs.describe(), "dice": ranked.dice,
             "scored_dice": ranked.scored_dice, "throw": ranked.throw,
             "throws_left": ranked.throws_left, "exact": ranked.exact,
             "method": ranked.method, "current_total": ranked.current_total,
-            "objective": ranked.objective, **win,
+            "objective": ranked.objective, **ranked.extra,
             "level": item["level"], "seed": seed, "move": move.as_dict(),
             "best_expected_final_score": round(ranked.expected_final_score, 6)}
 

@@ -6,6 +6,8 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...advisor.advice.bots import LEVEL_NAMES
+from ...advisor.advice.objective import Field
+from ...advisor.objectives import REGISTRY, objective_names
 from .common import (
     MAX_THROW,
     MAX_WIN_PLAYERS,
@@ -19,33 +21,50 @@ from .common import (
     values_method,
 )
 
-#: What a position's moves may be ranked by (`objective`).
-OBJECTIVES = ("score", "win")
+#: What a position's moves may be ranked by (`objective`): the registered objectives
+#: (`service/advisor/objectives/`).
+OBJECTIVES = objective_names()
 
 
-class PositionRequestFields(RulesRequestFields):
-    """A position to move in: the dice, the throw they stand on, the sheet."""
+def _field(f: Field, **kw: object) -> fields.Field:
+    """The marshmallow field of an objective's request or answer field (`Field.kind`)."""
+    meta = {"metadata": {"description": f.description}, **kw}
+    if f.kind == "scorecards":
+        return fields.List(fields.Nested(ScorecardSchema), validate=validate.Length(
+            1, MAX_WIN_PLAYERS - 1), **meta)
+    if f.kind == "integer" and f.minimum is not None and f.maximum is not None:
+        return _int(f.minimum, f.maximum, **meta)
+    kinds = {"boolean": fields.Boolean, "string": fields.String, "number": fields.Float,
+             "integer": fields.Integer}
+    return kinds[f.kind](**meta)
 
-    dice = dice_field(required=True)
-    throw = _int(1, MAX_THROW, required=True, metadata={
+
+def _objective_fields(kind: str) -> dict[str, fields.Field]:
+    """Every registered objective's fields of one kind: "request" (what it reads),
+    "answer" (what it adds to the answer), "measure" (what it gives each move)."""
+    out: dict[str, fields.Field] = {}
+    for o in REGISTRY.values():
+        found = {"request": (o.request,), "answer": o.answer, "measure": (o.measure,)}[kind]
+        out.update((f.name, _field(f)) for f in found if f is not None)
+    return out
+
+
+#: A position to move in: the dice, the throw they stand on, the sheet, the objective and
+#: the fields the objectives read.
+PositionRequestFields = RulesRequestFields.from_dict({
+    "dice": dice_field(required=True),
+    "throw": _int(1, MAX_THROW, required=True, metadata={
         "description": "Throw of the turn these dice stand on (1 = first); the throws left "
-                       "follow from it"})
-    scorecard = fields.Nested(ScorecardSchema)
-    em_baixo = _bool(metadata={"description": "Bozó: this throw was announced 'em baixo': "
-                                              "the dice, sent as thrown, are scored by the "
-                                              "faces turned to the table"})
-    objective = fields.String(validate=validate.OneOf(OBJECTIVES), metadata={
-        "description": "What the moves are ranked by: `score`, the expected final score "
-                       "(default); `win`, the chance of finishing first against `opponents` "
-                       "(ties shared, rule book decision 13): each move then has its "
-                       "`win_share`, exact late in a game and approximated before "
-                       "(`win_method` says which)"})
-    opponents = fields.List(fields.Nested(ScorecardSchema), validate=validate.Length(
-        1, MAX_WIN_PLAYERS - 1), metadata={
-        "description": "With objective `win` (needed then, and read only then: else a 409): "
-                       "the other players' scorecards, in playing order after the player to "
-                       "move"})
-
+                       "follow from it"}),
+    "scorecard": fields.Nested(ScorecardSchema),
+    "em_baixo": _bool(metadata={"description": "Bozó: this throw was announced 'em baixo': "
+                                               "the dice, sent as thrown, are scored by the "
+                                               "faces turned to the table"}),
+    "objective": fields.String(validate=validate.OneOf(OBJECTIVES), metadata={
+        "description": "What the moves are ranked by: " + "; ".join(
+            o.description for o in REGISTRY.values())}),
+    **_objective_fields("request"),
+}, name="PositionRequestFields")
 
 
 class MoveSuggestRequestSchema(PositionRequestFields):
@@ -71,9 +90,7 @@ def _move_common() -> dict[str, fields.Field]:
             "description": "Another action has the same value (within 1e-4, the precision of "
                            "the float32 tables; with objective win, the same win share "
                            "within 1e-9)"}),
-        "win_share": fields.Float(metadata={
-            "description": "With objective win: the expected share of the win after this "
-                           "action (a k-way tie counts 1/k), playing on to maximise it"}),
+        **_objective_fields("measure"),
     }
 
 
@@ -134,10 +151,11 @@ class PositionAnswerFields(AnswerFields):
         "description": "Points on the sheet now (bonuses included)"})
     objective = fields.String(required=True, validate=validate.OneOf(OBJECTIVES), metadata={
         "description": "What the moves are ranked by, as sent"})
-    win_exact = fields.Boolean(metadata={
-        "description": "With objective win: the win shares are exact"})
-    win_method = fields.String(metadata={
-        "description": "With objective win: how the win shares are computed"})
+
+
+#: ... and what the objectives add to it (`Objective.answer`: e.g. win_exact, win_method)
+PositionAnswerFields = PositionAnswerFields.from_dict(_objective_fields("answer"),
+                                                      name="PositionAnswerFields")
 
 
 class MoveSuggestionSchema(PositionAnswerFields):
@@ -149,7 +167,8 @@ class MoveSuggestionSchema(PositionAnswerFields):
     best = MoveField(required=True, metadata={"description": "The best action"})
     alternatives = fields.List(MoveField(), required=True, metadata={
         "description": "Every action (the best first), ranked by expected final score (with "
-                       "objective win: by win share, then expected final score)"})
+                       "objective win: by win share, target: by target probability; then by "
+                       "expected final score)"})
 
 
 #: The largest seed: a JavaScript number holds every integer up to it exactly.
