@@ -208,7 +208,7 @@ def add_variant_paths(spec: APISpec) -> None:
     """Register one path per variant for every `{variant}` path, with the components they
     narrow (`variant_spec.specialise`), through apispec's public `path` and `components`."""
     whole = spec.to_dict()
-    specialised = specialise(whole)
+    specialised = specialise(_without_examples(whole))  # each path gets its own
     schemas = whole["components"]["schemas"]
     for name, component in specialised["components"]["schemas"].items():
         if name not in schemas:
@@ -225,6 +225,25 @@ def add_variant_paths(spec: APISpec) -> None:
             for link in (op.get("responses", {}).get("200", {}).get("links") or {}).values():
                 link["operationId"] = f"{link['operationId']}_{vid}"  # the same variant's
         spec.path(path=path, operations=item, parameters=parameters, rule=Rule(path))
+
+
+def _without_examples(document: dict[str, Any]) -> dict[str, Any]:
+    """The document without its request bodies' examples (`ContractPlugin` gives each
+    variant's path its own), not copying the rest: `specialise` copies every templated
+    operation once per variant, and would copy every variant's examples with each."""
+    def media(m: Any) -> Any:
+        return {k: v for k, v in m.items() if k not in ("example", "examples")} \
+            if isinstance(m, dict) else m
+
+    def operation(op: Any) -> Any:
+        body = op.get("requestBody") if isinstance(op, dict) else None
+        if not isinstance(body, dict) or "content" not in body:
+            return op
+        return {**op, "requestBody": {**body, "content": {
+            t: media(m) for t, m in body["content"].items()}}}
+
+    return {**document, "paths": {path: {k: operation(v) for k, v in item.items()}
+                                  for path, item in document["paths"].items()}}
 
 
 def _component_name(parameter: Any) -> Any:
