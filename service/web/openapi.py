@@ -14,6 +14,7 @@ from werkzeug.routing import BaseConverter, Rule
 
 from ..domain.variants import VARIANT_IDS
 from .body import JSON
+from .examples import media_examples
 from .parser import ProblemParser
 from .problems import PROBLEM_MEDIA_TYPE
 from .quotas import REQUEST_CLASSES
@@ -156,9 +157,11 @@ def security_requirements(keys_required: bool) -> list[dict[str, list[str]]]:
 class ContractPlugin(BasePlugin):
     """What the document says that depends on the server's settings, added as each operation
     is registered (an apispec plugin: flask-smorest's public way to shape the document): the
-    `maxItems` of every batch body (the setting its `BATCH_LIMIT` extension names), and the
+    `maxItems` of every batch body (the setting its `BATCH_LIMIT` extension names), the
     401, 403 and 429 of keys and quotas on every /v1/ operation (`TENANCY_DOC`, by
-    reference). `register_components` adds the components they refer to."""
+    reference), and the body's examples (`examples.media_examples`: one per variant on the
+    templated path, that variant's on each variant's path). `register_components` adds the
+    components they refer to."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         super().__init__()
@@ -175,14 +178,19 @@ class ContractPlugin(BasePlugin):
 
     def operation_helper(self, path: str | None = None,
                          operations: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        """Batch limits and the answers of keys and quotas (module docstring)."""
+        """Batch limits, examples and the answers of keys and quotas (class docstring)."""
         for op in (operations or {}).values():
             if not isinstance(op, dict):
                 continue
             body = op.get("requestBody")
-            schema = body and body.get("content", {}).get(JSON, {}).get("schema", {})
+            media = body and body.get("content", {}).get(JSON)
+            schema = media and media.get("schema", {})
             if schema and BATCH_LIMIT in schema:
                 schema["maxItems"] = self.config[schema.pop(BATCH_LIMIT)]
+            if media and path is not None:  # a variant's path: the templated one's copy
+                media.pop("examples", None)
+                media.pop("example", None)
+                media.update(media_examples(path))
             if "responses" in op:
                 op["responses"].setdefault("default",
                                            {"$ref": f"#/components/responses/{DEFAULT_ERROR}"})
@@ -200,7 +208,7 @@ def add_variant_paths(spec: APISpec) -> None:
     """Register one path per variant for every `{variant}` path, with the components they
     narrow (`variant_spec.specialise`), through apispec's public `path` and `components`."""
     whole = spec.to_dict()
-    specialised = specialise(whole)
+    specialised = specialise(_without_examples(whole))  # each path gets its own
     schemas = whole["components"]["schemas"]
     for name, component in specialised["components"]["schemas"].items():
         if name not in schemas:
@@ -217,6 +225,25 @@ def add_variant_paths(spec: APISpec) -> None:
             for link in (op.get("responses", {}).get("200", {}).get("links") or {}).values():
                 link["operationId"] = f"{link['operationId']}_{vid}"  # the same variant's
         spec.path(path=path, operations=item, parameters=parameters, rule=Rule(path))
+
+
+def _without_examples(document: dict[str, Any]) -> dict[str, Any]:
+    """The document without its request bodies' examples (`ContractPlugin` gives each
+    variant's path its own), not copying the rest: `specialise` copies every templated
+    operation once per variant, and would copy every variant's examples with each."""
+    def media(m: Any) -> Any:
+        return {k: v for k, v in m.items() if k not in ("example", "examples")} \
+            if isinstance(m, dict) else m
+
+    def operation(op: Any) -> Any:
+        body = op.get("requestBody") if isinstance(op, dict) else None
+        if not isinstance(body, dict) or "content" not in body:
+            return op
+        return {**op, "requestBody": {**body, "content": {
+            t: media(m) for t, m in body["content"].items()}}}
+
+    return {**document, "paths": {path: {k: operation(v) for k, v in item.items()}
+                                  for path, item in document["paths"].items()}}
 
 
 def _component_name(parameter: Any) -> Any:

@@ -19,7 +19,8 @@ window.addEventListener("load", function () {
 
 // What Swagger UI leaves unnamed or out of the keyboard's reach, mended as it draws: code
 // blocks that scroll take the focus (scrollable-region-focusable), a request body's text
-// area and a parameter's field are named (label, select-name).
+// area, a parameter's field and the choice of a body's example (one per variant) are named
+// (label, select-name).
 function mendAccessibility() {
   document.querySelectorAll(".swagger-ui pre:not([tabindex])").forEach(function (pre) {
     pre.setAttribute("tabindex", "0");
@@ -32,6 +33,8 @@ function mendAccessibility() {
       + ".swagger-ui tr[data-param-name] input:not([aria-label])").forEach(function (field) {
     field.setAttribute("aria-label", field.closest("tr").getAttribute("data-param-name"));
   });
+  document.querySelectorAll(".swagger-ui select.examples-select-element:not([aria-label])")
+    .forEach(function (select) { select.setAttribute("aria-label", "Example"); });
 }
 
 new MutationObserver(mendAccessibility).observe(document.body,
