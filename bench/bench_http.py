@@ -77,9 +77,10 @@ def service_answers() -> str:
 
 
 def start(app: str, warm: str, extra_env: dict[str, str] | None = None,
-          ready_path: str = "/v1/variants/yacht") -> tuple[subprocess.Popen, int]:
+          ready_path: str = "/healthz") -> tuple[subprocess.Popen, int]:
     """Start `app` under gunicorn on a free loopback port; return once `ready_path` answers
-    (a path that needs no API key when the server runs with AUTH=keys)."""
+    (a path that needs no API key when the server runs with AUTH=keys: /v1/variants/...
+    does; the port opens only once the tables are loaded, so /healthz says ready)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}", "PORT": str(port),
            "ADVISOR_WARM": warm, **(extra_env or {})}
