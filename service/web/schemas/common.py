@@ -452,9 +452,13 @@ def compiled_dump(schema: ma.Schema | type[ma.Schema]) -> Callable[[Any], Any]:
 _COMPILED: dict[tuple, Callable[[Any], Any]] = {}
 _MISSING = object()
 
+#: Converters that give back the very value they are given when it is already of their type
+#: (`int(5) is 5`): the compiled code skips the call then.
+_SAME_WHEN = {int: "int", float: "float"}
+
 
 def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
-    """How a field's value is written (None: as it is)."""
+    """How a field's value is written (None: as it is, as marshmallow writes a Boolean)."""
     if isinstance(field, fields.Nested):
         dump = compiled_dump(field.schema)
         return dump if not field.many else (lambda v: [dump(x) for x in v])
@@ -464,8 +468,6 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
                                                       for x in v])
     if isinstance(field, fields.Dict):
         return dict
-    if isinstance(field, fields.Boolean):
-        return bool
     if isinstance(field, fields.Float):
         return float
     if isinstance(field, fields.Integer):
@@ -474,26 +476,68 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
 
 
 def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
-    plan = []
-    for name, field in schema.dump_fields.items():
+    """The dump of one object as Python source made for the schema, so that a field costs
+    little more than its lookup (a loop over the fields, with a call per field, cost twice
+    that): for each field, its value (the dict's key or the object's attribute; the default
+    when it lacks one, or nothing when there is no default either), converted unless it is
+    None or already of the converter's type. A plain dict (the common case) is dumped with
+    its required fields read in one dict display (as far as the first optional one: the
+    order is the schema's), the rest one by one; if it lacks a required field, and for
+    anything else, it is dumped field by field."""
+    names: dict[str, Any] = {"_MISSING": _MISSING}
+    lines: dict[str, list[str]] = {"dict": [], "object": []}
+    display: list[str] = []  # the fields of the dict display
+    plain: list[str] = []  # the fields after the first one an answer may lack
+    for i, (name, field) in enumerate(schema.dump_fields.items()):
         attr = field.attribute or name
         out = field.data_key if field.data_key is not None else name
         default = field.dump_default
-        plan.append((out, attr, _converter(field),
-                     _MISSING if default is ma.missing else default))
-
-    def dump_one(obj: Any) -> dict[str, Any]:
-        get = obj.get if isinstance(obj, dict) else (lambda a, d: getattr(obj, a, d))
-        ret = {}
-        for out, attr, convert, default in plan:
-            value = get(attr, _MISSING)
-            if value is _MISSING:
-                if default is _MISSING:
-                    continue
-                value = default() if callable(default) else default
-            ret[out] = value if convert is None or value is None else convert(value)
-        return ret
-
+        convert = _converter(field)
+        value, shown = "v", f"obj[{attr!r}]"
+        if convert is not None:
+            names[f"_c{i}"] = convert
+            same = _SAME_WHEN.get(convert)  # type: ignore[call-overload]
+            test = f" is None or type(v) is {same}" if same else " is None"
+            value = f"v if v{test} else _c{i}(v)"
+            shown = f"v if (v := obj[{attr!r}]){test} else _c{i}(v)"
+        if default is ma.missing:
+            absent = ["pass"]
+        else:
+            names[f"_d{i}"] = default
+            absent = [f"v = _d{i}()" if callable(default) else f"v = _d{i}",
+                      f"ret[{out!r}] = {value}"]
+        for kind, get in (("dict", f"get({attr!r}, _MISSING)"),
+                          ("object", f"getattr(obj, {attr!r}, _MISSING)")):
+            lines[kind] += [f"v = {get}", "if v is _MISSING:", *("    " + a for a in absent),
+                            "else:", f"    ret[{out!r}] = {value}"]
+        if field.required and not plain:  # in the dict display while no field may lack
+            display.append(f"{out!r}: {shown}")
+        elif field.required:
+            plain.append(f"ret[{out!r}] = {shown}")
+        else:
+            plain += [f"v = obj.get({attr!r}, _MISSING)", "if v is _MISSING:",
+                      *("    " + a for a in absent), "else:", f"    ret[{out!r}] = {value}"]
+    source = "\n".join([
+        "def by_field(obj):",
+        "    ret = {}",
+        "    if isinstance(obj, dict):",
+        "        get = obj.get",
+        *("        " + line for line in lines["dict"]),
+        "    else:",
+        *("        " + line for line in lines["object"] or ["pass"]),
+        "    return ret",
+        "def dump_one(obj):",
+        "    if type(obj) is dict:",
+        "        try:",
+        f"            ret = {{{', '.join(display)}}}",
+        *("            " + line for line in plain),
+        "            return ret",
+        "        except KeyError:",
+        "            pass",
+        "    return by_field(obj)",
+    ])
+    exec(compile(source, f"<compiled dump of {type(schema).__name__}>", "exec"), names)
+    dump_one: Callable[[Any], Any] = names["dump_one"]
     if schema.many:
         return lambda objs: [dump_one(o) for o in objs]
     return dump_one
