@@ -10,7 +10,7 @@ answers 409 with a pointer when they do not fit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import marshmallow as ma
@@ -480,63 +480,71 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
     little more than its lookup (a loop over the fields, with a call per field, cost twice
     that): for each field, its value (the dict's key or the object's attribute; the default
     when it lacks one, or nothing when there is no default either), converted unless it is
-    None or already of the converter's type. A plain dict (the common case) is dumped with
-    its required fields read in one dict display (as far as the first optional one: the
-    order is the schema's), the rest one by one; if it lacks a required field, and for
-    anything else, it is dumped field by field."""
+    None or already of the converter's type. A plain dict or an object (the common cases)
+    is dumped with its required fields read in one dict display (as far as the first
+    optional one: the order is the schema's), the rest one by one; one that lacks a
+    required field, and any other mapping, field by field."""
     names: dict[str, Any] = {"_MISSING": _MISSING}
-    lines: dict[str, list[str]] = {"dict": [], "object": []}
-    display: list[str] = []  # the fields of the dict display
-    plain: list[str] = []  # the fields after the first one an answer may lack
+    by_field: dict[str, list[str]] = {"dict": [], "object": []}
+    display: dict[str, list[str]] = {"dict": [], "object": []}  # the dict display's fields
+    rest: dict[str, list[str]] = {"dict": [], "object": []}  # after the first optional one
     for i, (name, field) in enumerate(schema.dump_fields.items()):
         attr = field.attribute or name
         out = field.data_key if field.data_key is not None else name
         default = field.dump_default
         convert = _converter(field)
-        value, shown = "v", f"obj[{attr!r}]"
+        value, test = "v", ""
         if convert is not None:
             names[f"_c{i}"] = convert
             same = _SAME_WHEN.get(convert)  # type: ignore[call-overload]
             test = f" is None or type(v) is {same}" if same else " is None"
             value = f"v if v{test} else _c{i}(v)"
-            shown = f"v if (v := obj[{attr!r}]){test} else _c{i}(v)"
         if default is ma.missing:
             absent = ["pass"]
         else:
             names[f"_d{i}"] = default
             absent = [f"v = _d{i}()" if callable(default) else f"v = _d{i}",
                       f"ret[{out!r}] = {value}"]
-        for kind, get in (("dict", f"get({attr!r}, _MISSING)"),
+        read = {"dict": f"obj[{attr!r}]",
+                "object": f"obj.{attr}" if attr.isidentifier() else f"getattr(obj, {attr!r})"}
+        for kind, get in (("dict", f"obj.get({attr!r}, _MISSING)"),
                           ("object", f"getattr(obj, {attr!r}, _MISSING)")):
-            lines[kind] += [f"v = {get}", "if v is _MISSING:", *("    " + a for a in absent),
-                            "else:", f"    ret[{out!r}] = {value}"]
-        if field.required and not plain:  # in the dict display while no field may lack
-            display.append(f"{out!r}: {shown}")
-        elif field.required:
-            plain.append(f"ret[{out!r}] = {shown}")
-        else:
-            plain += [f"v = obj.get({attr!r}, _MISSING)", "if v is _MISSING:",
-                      *("    " + a for a in absent), "else:", f"    ret[{out!r}] = {value}"]
-    source = "\n".join([
+            one_by_one = [f"v = {get}", "if v is _MISSING:", *("    " + a for a in absent),
+                          "else:", f"    ret[{out!r}] = {value}"]
+            by_field[kind] += one_by_one
+            shown = read[kind] if convert is None else (
+                f"v if (v := {read[kind]}){test} else _c{i}(v)")
+            if field.required and not rest[kind]:  # in the display while none may lack
+                display[kind].append(f"{out!r}: {shown}")
+            elif field.required:
+                rest[kind].append(f"ret[{out!r}] = {shown}")
+            else:
+                rest[kind] += one_by_one
+    source = [
         "def by_field(obj):",
         "    ret = {}",
         "    if isinstance(obj, dict):",
-        "        get = obj.get",
-        *("        " + line for line in lines["dict"]),
+        *("        " + line for line in by_field["dict"] or ["pass"]),
         "    else:",
-        *("        " + line for line in lines["object"] or ["pass"]),
+        *("        " + line for line in by_field["object"] or ["pass"]),
         "    return ret",
         "def dump_one(obj):",
-        "    if type(obj) is dict:",
-        "        try:",
-        f"            ret = {{{', '.join(display)}}}",
-        *("            " + line for line in plain),
-        "            return ret",
-        "        except KeyError:",
-        "            pass",
-        "    return by_field(obj)",
-    ])
-    exec(compile(source, f"<compiled dump of {type(schema).__name__}>", "exec"), names)
+    ]
+    for kind, test, missing in (("dict", "type(obj) is dict", "KeyError"),
+                                ("object", "not isinstance(obj, Mapping)", "AttributeError")):
+        source += [
+            f"    if {test}:",
+            "        try:",
+            f"            ret = {{{', '.join(display[kind])}}}",
+            *("            " + line for line in rest[kind]),
+            "            return ret",
+            f"        except {missing}:",
+            "            pass",
+        ]
+    source.append("    return by_field(obj)")
+    names["Mapping"] = Mapping
+    exec(compile("\n".join(source), f"<compiled dump of {type(schema).__name__}>", "exec"),
+         names)
     dump_one: Callable[[Any], Any] = names["dump_one"]
     if schema.many:
         return lambda objs: [dump_one(o) for o in objs]
