@@ -140,6 +140,22 @@ async function api(method, path, body) {
   }
 }
 
+/** A request a step of `game` waits for while the page is busy: its answer; or null when a
+ * new game started meanwhile, or when it failed (its error shown, the page no longer busy). */
+async function gameStep(game, method, path, body) {
+  try {
+    const data = await api(method, path, body);
+    return game === state.game ? data : null;
+  } catch (err) {
+    if (game === state.game) {
+      message(err.message);
+      state.busy = false;
+      render();
+    }
+    return null;
+  }
+}
+
 const base = () => `/v1/variants/${state.def.id}`;
 
 /** What every request about your position says: the rules, your sheet, and (Bozó) that the
@@ -295,18 +311,9 @@ async function newGame() {
   state.pending = false;
   renderPending();
   render();
-  let def;
-  try {
-    def = (await api("POST", `/v1/variants/${id}/rules`, { options })).definition;
-  } catch (err) {
-    if (game === state.game) {
-      message(err.message);
-      state.busy = false;
-      render();
-    }
-    return;
-  }
-  if (game !== state.game) return;
+  const answer = await gameStep(game, "POST", `/v1/variants/${id}/rules`, { options });
+  if (!answer) return;
+  const def = answer.definition;
   Object.assign(state, {
     def, options, scorecard: emptyScorecard(def), totals: null, turn: 1, over: false,
     result: null, record: [], you: { last: null }, value: null, chances: null,
@@ -476,18 +483,8 @@ async function write(box, column) {
   if (column) body.column = column;
   state.busy = true;
   render();
-  let played;
-  try {
-    played = await api("POST", `${base()}/games/turn`, body);
-  } catch (err) {
-    if (game === state.game) {
-      message(err.message);
-      state.busy = false;
-      render();
-    }
-    return;
-  }
-  if (game !== state.game) return;
+  const played = await gameStep(game, "POST", `${base()}/games/turn`, body);
+  if (!played) return;
   const turn = { throws: state.turnThrows, box };
   if (!state.typed) turn.kept = state.turnKept;
   if (column) turn.column = column;
