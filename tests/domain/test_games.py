@@ -1,5 +1,5 @@
-"""Playing a turn and validating a whole game (service/domain/games.py): what a turn earns,
-each illegal move's code, and the whole-game decisions 11-18 of docs/rules.md."""
+"""Playing a turn and validating a whole game (service/domain/turn.py and games.py): what a
+turn earns, each illegal move's code, and the whole-game decisions 11-18 of docs/rules.md."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ import pytest
 
 from service.domain.consistency import sheet_problems
 from service.domain.errors import IllegalMove, InvalidInput
-from service.domain.games import (
-    play_turn,
-    scorecard_data,
-    sheet_totals,
-    validate_game,
-)
+from service.domain.games import validate_game
 from service.domain.rules import effective_rules
+from service.domain.scorecards import scorecard_data, sheet_totals
 from service.domain.scoring import parse_scorecard
+from service.domain.turn import play_turn
 
 from .rulebook import UPPER, filled_except
 

@@ -19,8 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.domain.consistency import sheet_problems
-from service.domain.games import play_turn, scorecard_data, validate_game
+from service.domain.games import validate_game
+from service.domain.scorecards import scorecard_data
 from service.domain.scoring import empty_sheet, parse_scorecard
+from service.domain.turn import play_turn
 
 from .gamegen import Generated, random_game
 

@@ -34,9 +34,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...domain.games import apply_turn
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, max_throw, score_hand, score_sheet
+from ...domain.turn import apply_turn
 from ..solving.strategy import Strategy
 from .moves import Action, Suggestion, suggest
 from .objective import objective_named

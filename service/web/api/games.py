@@ -6,7 +6,10 @@ from typing import Any
 
 from flask.views import MethodView
 
-from ...domain.games import MOVE_CODES, play_turn, scorecard_data, sheet_totals, validate_game
+from ...domain.errors import MOVE_CODES
+from ...domain.games import validate_game
+from ...domain.scorecards import scorecard_data, sheet_totals
+from ...domain.turn import play_turn
 from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, new_blueprint, problem_doc
