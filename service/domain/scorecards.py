@@ -13,9 +13,13 @@ from .scoring import Column, Sheet, score_sheet
 def scorecard_data(rs: RuleSet, sheet: Sheet) -> dict[str, Any]:
     """A sheet as the API's scorecard object: every box (null = open), the five-of-a-kind
     bonuses, saved throws and won; valid to send back unchanged in the next request."""
+    ids = rs.variant.box_ids
+
     def column(c: Column) -> dict[str, Any]:
-        return {"boxes": {b: c.boxes.get(b) for b in rs.variant.box_ids},
-                "five_of_a_kind_bonuses": c.five_of_a_kind_bonuses}
+        # a sheet holds only its variant's boxes (`parse_scorecard`, `empty_sheet`), in their
+        # order: as many is every box; a sheet made otherwise gets the missing ones as open
+        boxes = dict(c.boxes) if len(c.boxes) == len(ids) else {b: c.boxes.get(b) for b in ids}
+        return {"boxes": boxes, "five_of_a_kind_bonuses": c.five_of_a_kind_bonuses}
 
     if rs.variant.columns:
         data: dict[str, Any] = {"columns": [column(c) for c in sheet.columns]}

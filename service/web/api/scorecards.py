@@ -7,7 +7,8 @@ from typing import Any
 from flask.views import MethodView
 
 from ...domain.consistency import audit
-from ...domain.scoring import score_sheet, scorecard_data
+from ...domain.scorecards import scorecard_data
+from ...domain.scoring import score_sheet
 from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, new_blueprint
