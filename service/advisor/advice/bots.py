@@ -146,7 +146,7 @@ def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Rand
 Ranker = Callable[[Suggestion, list[int], int, Sheet, bool], Suggestion]
 
 
-def play_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = "expert",
+def play_bot_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = "expert",
               seed: int = 0, regrets: list[float] | None = None,
               rank: Ranker | None = None) -> Sheet:
     """One turn of a bot at `level` through the domain's turn engine (`apply_turn`), the
@@ -178,7 +178,7 @@ def play_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = 
 
 
 def play_game(st: Strategy, level: str, seed: int) -> tuple[int, list[float]]:
-    """A seeded solitaire game of a bot at `level` (`play_turn` after `play_turn`): its
+    """A seeded solitaire game of a bot at `level` (`play_bot_turn` after `play_bot_turn`): its
     final total and the regret of every decision. The dice are those of
     `random.Random(seed)` whatever the level (games of one seed at two levels throw the same
     dice as long as the two play alike), and the bot draws with the same seed.
@@ -191,4 +191,4 @@ def play_game(st: Strategy, level: str, seed: int) -> tuple[int, list[float]]:
         totals = score_sheet(rs, sheet)
         if sheet.won or totals["complete"]:
             return int(totals["total"]), regrets
-        sheet = play_turn(st, sheet, dice_rng, level, seed, regrets)
+        sheet = play_bot_turn(st, sheet, dice_rng, level, seed, regrets)
