@@ -37,7 +37,15 @@ from .scoring import (
     max_throw,
     score_hand,
 )
-from .turn import Pointers, TurnOutcome, apply_turn, column_problem, find_placement, move_problem
+from .turn import (
+    Earned,
+    Pointers,
+    TurnOutcome,
+    apply_turn,
+    column_problem,
+    find_placement,
+    move_problem,
+)
 
 
 @dataclass
@@ -57,13 +65,70 @@ class ReplayedTurn:
     em_baixo: bool = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRecord(Earned):
+    """A recorded turn replayed, as games/validate tells it (`TurnRecordSchema`): what it
+    wrote and earned (the recorded box and column, and nothing earned, when it wrote
+    nothing), its number on the player's sheet (1 = first), its status (ok, illegal,
+    not_scored, after_end), how many throws it made, the last throw sorted (None when the
+    dice are not a hand) and the player's total after it."""
+
+    turn: int
+    status: str
+    throws: int
+    dice: list[int] | None
+    running_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A player's place (`StandingSchema`): equal totals share a rank, and `winner` is the
+    top rank once the game is over."""
+
+    rank: int
+    player: int
+    name: str
+    total: int
+    winner: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerResult:
+    """A player's game replayed (`PlayerResultSchema`): each turn, the final sheet as the
+    API's scorecard, its totals, and whether it is complete and won."""
+
+    player: int
+    name: str
+    turns: list[TurnRecord]
+    scorecard: dict[str, Any]
+    totals: dict[str, int]
+    total: int
+    complete: bool
+    won: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GameValidation:
+    """games/validate's answer (`GameValidationSchema`, beside the variant and rules): no
+    problem found, every problem in document order, whether and how the game ended, the
+    winners, the standings and each player's game."""
+
+    valid: bool
+    problems: list[Problem]
+    game_over: bool
+    ended_by: str | None
+    winners: list[int]
+    standings: list[Standing]
+    players: list[PlayerResult]
+
+
 @dataclass
 class GameReplay:
     """A game replayed: games/validate's answer (`validation`), the problems found (each
     with pointer, code and detail; none for a game valid so far), and each player's turns as
     played (`turns[player]`; a turn that could not be played is left out)."""
 
-    validation: dict[str, Any]
+    validation: GameValidation
     problems: list[Problem]
     turns: list[list[ReplayedTurn]]
 
@@ -77,11 +142,11 @@ class _Player:
     turns: list[dict[str, Any]]
     sheet: Sheet
     total: int = 0
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[TurnRecord] = field(default_factory=list)
     replayed: list[ReplayedTurn] = field(default_factory=list)
 
 
-def validate_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> dict[str, Any]:
+def validate_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameValidation:
     """Replay a game and check every move (games/validate's answer, see `replay_game`)."""
     return replay_game(rs, game, base).validation
 
@@ -293,22 +358,20 @@ def _points_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | Non
 
 
 def _record(r: int, turn: dict[str, Any], outcome: TurnOutcome | None, running: int,
-            status: str) -> dict[str, Any]:
-    throws = turn.get("throws") or []
-    rec: dict[str, Any] = {"turn": r + 1, "status": status, "box": turn.get("box"),
-                           "column": turn.get("column"), "throws": len(throws),
-                           "dice": (outcome.dice or None) if outcome else None}
+            status: str) -> TurnRecord:
+    throws = len(turn.get("throws") or [])
     if outcome is None:
-        rec.update(score=0, joker=False, five_of_a_kind_bonus=0, upper_bonus=0,
-                   first_throw_bonus=0, wins_game=False, points=0)
-    else:
-        rec.update(outcome.earned())
-    rec["running_total"] = running
-    return rec
+        return TurnRecord(turn.get("box"), turn.get("column"), turn=r + 1, status=status,
+                          throws=throws, dice=None, running_total=running)
+    return TurnRecord(outcome.box, outcome.column, outcome.score, outcome.joker,
+                      outcome.five_of_a_kind_bonus, outcome.upper_bonus,
+                      outcome.first_throw_bonus, outcome.wins_game, outcome.points,
+                      turn=r + 1, status=status, throws=throws, dice=outcome.dice or None,
+                      running_total=running)
 
 
 def _answer(rs: RuleSet, game: dict[str, Any], base: str, players: list[_Player],
-            problems: list[Problem], game_over: bool, winner: int | None) -> dict[str, Any]:
+            problems: list[Problem], game_over: bool, winner: int | None) -> GameValidation:
     out_players = []
     for pl, data in zip(players, game.get("players") or []):
         totals = sheet_totals(rs, pl.sheet)
@@ -317,40 +380,34 @@ def _answer(rs: RuleSet, game: dict[str, Any], base: str, players: list[_Player]
             problems.append(Problem(f"{base}/players/{pl.index}/total",
                                     f"claimed {claimed}, but the sheet totals "
                                     f"{totals['total']}", "total_mismatch"))
-        out_players.append({"player": pl.index, "name": pl.name, "turns": pl.records,
-                            "scorecard": scorecard_data(rs, pl.sheet), "totals": totals,
-                            "total": totals["total"], "complete": is_complete(pl.sheet),
-                            "won": pl.sheet.won})
-    standings = _standings(out_players, winner)
-    winners = [s["player"] for s in standings if s["winner"]] if game_over else []
+        out_players.append(PlayerResult(pl.index, pl.name, pl.records,
+                                        scorecard_data(rs, pl.sheet), totals, totals["total"],
+                                        is_complete(pl.sheet), pl.sheet.won))
+    standings = _standings(out_players, winner, game_over)
+    winners = [s.player for s in standings if s.rank == 1] if game_over else []
     claimed_winners = game.get("winners")
     if claimed_winners is not None:
         problems += _winner_problems(claimed_winners, winners, len(players), game_over,
                                      f"{base}/winners")
-    for s in standings:
-        s["winner"] = s["winner"] and game_over
     problems.sort(key=lambda p: _pointer_key(p.pointer))
-    return {"valid": not problems,
-            "problems": [{"pointer": p.pointer, "code": p.code, "detail": p.detail}
-                         for p in problems],
-            "game_over": game_over,
-            "ended_by": None if not game_over else ("instant_win" if winner is not None
-                                                    else "sheets_full"),
-            "winners": winners, "standings": standings, "players": out_players}
+    ended_by = None if not game_over else ("instant_win" if winner is not None
+                                           else "sheets_full")
+    return GameValidation(not problems, problems, game_over, ended_by, winners, standings,
+                          out_players)
 
 
-def _standings(players: list[dict[str, Any]], winner: int | None) -> list[dict[str, Any]]:
+def _standings(players: list[PlayerResult], winner: int | None,
+               game_over: bool) -> list[Standing]:
     """Players by rank: the instant winner first, then by total; equal totals share a rank
     (and, at the top of a finished game, the win)."""
-    order = sorted(players, key=lambda p: (p["player"] != winner, -p["total"], p["player"]))
-    out = []
+    order = sorted(players, key=lambda p: (p.player != winner, -p.total, p.player))
+    out: list[Standing] = []
     for pos, p in enumerate(order):
         prev = out[-1] if out else None
-        same = (prev is not None and prev["total"] == p["total"]
-                and winner not in (prev["player"], p["player"]))
-        rank = prev["rank"] if same else pos + 1
-        out.append({"rank": rank, "player": p["player"], "name": p["name"],
-                    "total": p["total"], "winner": rank == 1})
+        same = (prev is not None and prev.total == p.total
+                and winner not in (prev.player, p.player))
+        rank = prev.rank if same else pos + 1
+        out.append(Standing(rank, p.player, p.name, p.total, rank == 1 and game_over))
     return out
 
 

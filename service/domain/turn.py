@@ -15,7 +15,6 @@ column, the first-throw score, the game won at once (docs/rules.md, decisions 3-
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .consistency import bonus_points, check_sheet, placements_of, scratch_keeps_bonus
 from .errors import INPUT_CODES, IllegalMove, InvalidInput, Problem
@@ -48,6 +47,23 @@ class Pointers:
     turn: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Earned:
+    """What a turn added to the sheet: the box written (None: an instant win that wrote
+    none) and its column, the box's score, the bonuses, whether it won the game at once, and
+    `points`, all it added to the total (games/turn's `earned`, `EarnedSchema`)."""
+
+    box: str | None
+    column: int | None
+    score: int = 0
+    joker: bool = False
+    five_of_a_kind_bonus: int = 0
+    upper_bonus: int = 0
+    first_throw_bonus: int = 0
+    wins_game: bool = False
+    points: int = 0
+
+
 @dataclass
 class TurnOutcome:
     """A turn played: the sheet after it and what it earned (`scratch`: the box took a chosen
@@ -75,13 +91,12 @@ class TurnOutcome:
         """Everything the turn added to the total: box, five-of-a-kind bonus, upper bonus."""
         return self.score + self.five_of_a_kind_bonus + self.upper_bonus
 
-    def earned(self) -> dict[str, Any]:
+    def earned(self) -> Earned:
         """What the turn earned, as the API shows it (a chosen 0 shows as `score` 0, no
         Joker, no upper or first-throw bonus, and the five-of-a-kind bonus it keeps)."""
-        return {"box": self.box, "column": self.column, "score": self.score,
-                "joker": self.joker, "five_of_a_kind_bonus": self.five_of_a_kind_bonus,
-                "upper_bonus": self.upper_bonus, "first_throw_bonus": self.first_throw_bonus,
-                "wins_game": self.wins_game, "points": self.points}
+        return Earned(self.box, self.column, self.score, self.joker,
+                      self.five_of_a_kind_bonus, self.upper_bonus, self.first_throw_bonus,
+                      self.wins_game, self.points)
 
 
 def column_problem(rs: RuleSet, column: int | None, ptrs: Pointers) -> Problem | None:

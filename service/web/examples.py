@@ -100,7 +100,7 @@ def examples(vid: str) -> dict[str, Any]:
     first_round = {"players": [{"name": name, "turns": t[:1]}
                                for name, t in zip(PLAYERS, turns, strict=True)]}
     for g in (game, first_round):
-        if not validate_game(rs, g)["valid"]:
+        if not validate_game(rs, g).valid:
             raise AssertionError(f"{vid}: the example game is not valid")
     ana, bruno = (compact(rs, s) for s in sheets)
     dice, other = _dice(rs, hand), _dice(rs, hand + 1)

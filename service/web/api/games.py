@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from flask.views import MethodView
@@ -42,7 +43,10 @@ def _turn_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 
 def _validate_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
     rs = rules_for(variant, item)
-    return {"variant": variant, "rules": rs.describe(), **validate_game(rs, item, base)}
+    validation = validate_game(rs, item, base)
+    # the domain's answer, beside the variant and rules; GameValidationSchema dumps it
+    return {"variant": variant, "rules": rs.describe(),
+            **{f.name: getattr(validation, f.name) for f in fields(validation)}}
 
 
 @blp.route("/<variant:variant>/games/turn")
