@@ -146,9 +146,9 @@ def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Rand
 Ranker = Callable[[Suggestion, list[int], int, Sheet, bool], Suggestion]
 
 
-def play_bot_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = "expert",
-              seed: int = 0, regrets: list[float] | None = None,
-              rank: Ranker | None = None) -> Sheet:
+def play_bot_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random,
+                  level: str = "expert", seed: int = 0, regrets: list[float] | None = None,
+                  rank: Ranker | None = None) -> Sheet:
     """One turn of a bot at `level` through the domain's turn engine (`apply_turn`), the
     dice drawn from `dice_rng` and the bot's choices from `seed`: the sheet after it. The
     regret of every decision is added to `regrets`; `rank`, when given, ranks the moves
