@@ -65,8 +65,8 @@ class ReplayedTurn:
     em_baixo: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnRecord(Earned):
+@dataclass(slots=True, kw_only=True)
+class TurnRecord(Earned):  # made once a turn: not frozen, as Earned (see turn.py)
     """A recorded turn replayed, as games/validate tells it (`TurnRecordSchema`): what it
     wrote and earned (the recorded box and column, and nothing earned, when it wrote
     nothing), its number on the player's sheet (1 = first), its status (ok, illegal,
@@ -294,10 +294,10 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     new = Sheet(columns, max(saved, 0), False)
     before, after = sheet_totals(rs, sheet), sheet_totals(rs, new)
     filled = filled_count(new)
-    return TurnOutcome(sheet=new, box=box, column=column, dice=[], scored_dice=[],
-                       throw=throw, score=value,
-                       upper_bonus=after["upper_bonus"] - before["upper_bonus"],
-                       turn=filled, turns_left=v.turns - filled, game_over=filled == v.turns)
+    upper = after["upper_bonus"] - before["upper_bonus"]
+    return TurnOutcome(box, column, value, upper_bonus=upper, points=value + upper, sheet=new,
+                       dice=[], scored_dice=[], throw=throw, turn=filled,
+                       turns_left=v.turns - filled, game_over=filled == v.turns)
 
 
 def _kept_problems(rs: RuleSet, throws: list[Any], kept: list[Any], readable: list[bool],
