@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from service.advisor import Advisor
-from service.advisor.advice.bots import LEVEL_NAMES, play_game, play_turn
+from service.advisor.advice.bots import LEVEL_NAMES, play_bot_turn, play_game
 from service.advisor.analysis.analyst import Analyst
 from service.advisor.objectives.win import rank_to_win
 from service.domain.rules import effective_rules
@@ -90,7 +90,7 @@ def win_move_times(advisor: Advisor, analyst: Analyst, vid: str, seed: int = 1
         out.append((sheets[me].open_boxes,
                     time.perf_counter() - t))
         # the game goes on with the score objective's whole turn (play_game's engine)
-        sheets[me] = play_turn(st, sheets[me], rng)
+        sheets[me] = play_bot_turn(st, sheets[me], rng)
     return out
 
 

@@ -77,10 +77,9 @@ def service_answers() -> str:
 
 
 def start(app: str, warm: str, extra_env: dict[str, str] | None = None,
-          ready_path: str = "/healthz") -> tuple[subprocess.Popen, int]:
+          ready_path: str = "/v1/variants/yacht") -> tuple[subprocess.Popen, int]:
     """Start `app` under gunicorn on a free loopback port; return once `ready_path` answers
-    (a path that needs no API key when the server runs with AUTH=keys: /v1/variants/...
-    does; the port opens only once the tables are loaded, so /healthz says ready)."""
+    200 (the service's /readyz: every /v1/ path wants a key when it runs with AUTH=keys)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}", "PORT": str(port),
            "ADVISOR_WARM": warm, **(extra_env or {})}
@@ -240,9 +239,11 @@ def main() -> None:
     try:
         servers["raw"] = start("bare_app:create_raw_app()", "none", {"BARE_BODIES": answers})
         servers["flask"] = start("bare_app:create_app()", "none", {"BARE_BODIES": answers})
-        servers["service, off"] = start("service.web.app:create_app()", "all")
+        servers["service, off"] = start("service.web.app:create_app()", "all",
+                                        ready_path="/readyz")
         servers["service, keys"] = start("service.web.app:create_app()", "all", {
-            "AUTH": "keys", "API_KEYS": tenants, "RATE_LIMIT_STORAGE": "memory://"})
+            "AUTH": "keys", "API_KEYS": tenants, "RATE_LIMIT_STORAGE": "memory://"},
+            ready_path="/readyz")
         names = list(servers)
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             url = f"/v1/variants/yahtzee/{name}"

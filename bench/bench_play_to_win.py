@@ -37,7 +37,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from service.advisor import Advisor
-from service.advisor.advice.bots import play_turn
+from service.advisor.advice.bots import play_bot_turn
 from service.advisor.advice.moves import Suggestion
 from service.advisor.analysis.analyst import Analyst
 from service.advisor.objectives.win import player_values, rank_to_win, win_shares
@@ -103,7 +103,7 @@ def game(analyst: Analyst, rs: RuleSet, pair: int, seed: int, win_seat: int,
                         agreement.check(analyst, rs, out, dice, throw, sheet, em_baixo,
                                         opponent)
                     return out
-            sheets[s] = play_turn(st, sheets[s], streams[s], "expert", pair, None, rank)
+            sheets[s] = play_bot_turn(st, sheets[s], streams[s], "expert", pair, None, rank)
 
 
 def head_to_head(analyst: Analyst, rs: RuleSet, pairs: range, seed: int,

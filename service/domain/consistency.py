@@ -2,7 +2,8 @@
 
 A sheet is consistent when some game played by the rules of this table (variant, options and
 house rules) could have produced it. `sheet_problems` lists every way a sheet fails that, each
-with a JSON pointer, a code (`SHEET_CODES`, documented in docs/problems.md) and a detail:
+with a JSON pointer, a code (`errors.SHEET_CODES`, documented in docs/problems.md) and a
+detail:
 
 - each filled box holds a value the box can score (Joker values included where the table has
   a Joker); on a column that takes first-throw results only, a value a first throw gives;
@@ -32,26 +33,6 @@ from typing import Any
 from .errors import InvalidInput, Problem, escape_pointer_token
 from .rules import RuleSet, joker_values
 from .scoring import Column, HandScore, Placement, Sheet, score_hand
-
-#: Every code `sheet_problems` gives, with what it means (the spec's enum and the docs).
-SHEET_CODES: dict[str, str] = {
-    "value_not_achievable": "The box holds a value no hand can score in it with these rules "
-                            "(options, house rules and Joker values applied).",
-    "first_throw_only": "A column that takes first-throw results only holds a value only a "
-                        "later throw gives.",
-    "requires_made_box": "The box holds a made score while the box it needs made first "
-                         "(Doble Generala needs Generala) is open or scratched.",
-    "out_of_order": "A box is filled while a box before it in the sheet's or column's order "
-                    "is still open (Generala obligada; column sheets' columns 1 and 2).",
-    "bonus_without_five_of_a_kind": "Five-of-a-kind bonuses while the five-of-a-kind box is "
-                                    "open, or scratched where the bonus needs it made.",
-    "too_many_bonuses": "More five-of-a-kind bonuses than boxes that could have taken a "
-                        "further five of a kind (Kniffel: number boxes holding five of "
-                        "their face).",
-    "too_many_saved_throws": "More saved throws than the turns played could have saved "
-                             "(at most 2 a turn).",
-    "cannot_win": "`won` on a table where no box wins the game at once.",
-}
 
 _FIRST_SETS: dict[str, tuple[frozenset[int], ...]] = {}
 

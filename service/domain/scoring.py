@@ -115,7 +115,7 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
 
     Shape: ``{"boxes": {id: int|null}, "five_of_a_kind_bonuses": int, "saved_throws": int,
     "won": bool}``; with the `columns` option, ``{"columns": [four of {"boxes", ...}]}`` (left
-    out: every column empty).
+    out: every column empty). `scorecards.scorecard_data` writes a Sheet back in this shape.
     """
     if data is None:
         return empty_sheet(rs)
@@ -146,19 +146,6 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
     if problems:
         raise InvalidInput(problems)
     return Sheet(columns=columns, saved_throws=saved, won=bool(data.get("won", False)))
-
-
-def scorecard_data(rs: RuleSet, sheet: Sheet) -> dict[str, Any]:
-    """A Sheet as requests write a scorecard (every box listed, null while open): what
-    `parse_scorecard` reads back to the same Sheet."""
-    def column(c: Column) -> dict[str, Any]:
-        return {"boxes": dict(c.boxes), "five_of_a_kind_bonuses": c.five_of_a_kind_bonuses}
-
-    data: dict[str, Any] = ({"columns": [column(c) for c in sheet.columns]}
-                            if rs.variant.columns else column(sheet.columns[0]))
-    data["saved_throws"] = sheet.saved_throws
-    data["won"] = sheet.won
-    return data
 
 
 # --------------------------------------------------------------------------- hands

@@ -4,7 +4,7 @@ domain's own game engine: nothing here is written per variant.
 
 A short game of two players is played with fixed dice (`HANDS`, cut to the variant's number
 of dice), each turn writing the open box that scores most (`domain.scoring.score_hand`,
-`domain.games.play_turn`), and checked by `domain.games.validate_game`. Its recorded form is
+`domain.turn.play_turn`), and checked by `domain.games.validate_game`. Its recorded form is
 the body of games/validate and games/analyze; the sheets it leaves, compact (only filled
 boxes), are the scorecards of the other examples. Every example uses the variant's default
 options and no house rules (a built-in variant's tables: no 202 for a table to build).
@@ -18,9 +18,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ..domain.games import play_turn, validate_game
+from ..domain.games import validate_game
 from ..domain.rules import RuleSet, effective_rules
 from ..domain.scoring import Placement, Sheet, empty_sheet, score_hand
+from ..domain.turn import play_turn
 from ..domain.variants import VARIANT_IDS, VARIANTS
 
 #: The dice of the example game's throws, in order, and of the examples' next hand (never
@@ -99,7 +100,7 @@ def examples(vid: str) -> dict[str, Any]:
     first_round = {"players": [{"name": name, "turns": t[:1]}
                                for name, t in zip(PLAYERS, turns, strict=True)]}
     for g in (game, first_round):
-        if not validate_game(rs, g)["valid"]:
+        if not validate_game(rs, g).valid:
             raise AssertionError(f"{vid}: the example game is not valid")
     ana, bruno = (compact(rs, s) for s in sheets)
     dice, other = _dice(rs, hand), _dice(rs, hand + 1)

@@ -12,8 +12,8 @@ they are) and Flask, and answers a request itself when it is the common case:
 - a JSON body (no Content-Type, or a JSON media type), with a Content-Length within the
   body limit (not chunked);
 - one JSON object (not the batch form) that the request schema's `fast_load` accepts;
-- answered by the endpoint's own function (`hands.score_one`, `scorecards.score_one`)
-  without an error.
+- answered by the endpoint's own function (`hands.hand_score_answer`,
+  `scorecards.scorecard_score_answer`) without an error.
 
 The answer is made by the same functions from the same data and dumped by the same schema
 (compiled: `schemas.common.compiled_dump`), so it is the same answer, byte for byte and
@@ -57,11 +57,11 @@ EXPECTED = (orjson.JSONDecodeError, DomainError)
 Endpoint = tuple[str, Callable[[Any], Any], Callable[..., Any], bool, Callable[[Any], Any]]
 _ENDPOINTS: dict[str, Endpoint] = {
     f"{hands.blp.name}.{hands.HandScoring.__name__}": (
-        "hands/score", HandScoreRequestSchema.fast_load, hands.score_one, False,
+        "hands/score", HandScoreRequestSchema.fast_load, hands.hand_score_answer, False,
         compiled_dump(HandScoreSchema)),
     f"{scorecards.blp.name}.{scorecards.ScorecardScoring.__name__}": (
-        "scorecards/score", ScorecardScoreRequestSchema.fast_load, scorecards.score_one, True,
-        compiled_dump(ScorecardTotalsSchema)),
+        "scorecards/score", ScorecardScoreRequestSchema.fast_load,
+        scorecards.scorecard_score_answer, True, compiled_dump(ScorecardTotalsSchema)),
 }
 
 

@@ -16,13 +16,14 @@ from werkzeug.exceptions import HTTPException
 
 from ..caller import current_caller
 from ..domain.errors import (
+    ALL_CODES,
+    MOVE_CODES,
     IllegalMove,
     InvalidInput,
     Problem,
     UnknownVariant,
     escape_pointer_token,
 )
-from ..domain.games import ALL_CODES, MOVE_CODES
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"

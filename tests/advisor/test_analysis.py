@@ -745,7 +745,7 @@ def test_a_game_that_breaks_a_rule_is_refused_with_the_problems_validate_reports
     with pytest.raises(InvalidInput) as err:
         analyze(NoTables(), rs, game)
     got = [(p.pointer, p.code, p.detail) for p in err.value.problems]
-    want = [(p["pointer"], p["code"], p["detail"]) for p in validate_game(rs, game)["problems"]]
+    want = [(p.pointer, p.code, p.detail) for p in validate_game(rs, game).problems]
     assert got == want
     assert {(p, c) for p, c, _ in got} >= {
         ("/players/0/turns/0/kept/0", "kept_not_in_next_throw"),

@@ -16,9 +16,10 @@ from service.advisor.advice import moves as advice
 from service.advisor.analysis.analyst import Analyst
 from service.advisor.analysis.games import analyze
 from service.domain.dice import bottom_faces
-from service.domain.games import play_turn, replay_game
+from service.domain.games import replay_game
 from service.domain.rules import effective_rules
 from service.domain.scoring import empty_sheet
+from service.domain.turn import play_turn
 
 ANALYST: Analyst
 

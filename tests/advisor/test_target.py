@@ -16,9 +16,9 @@ from service.advisor.objectives import objective_named, objective_names
 from service.advisor.objectives.target import rank_to_target
 from service.advisor.solving.positions import Position
 from service.domain.dice import all_hands, hand_probability
-from service.domain.games import apply_turn
 from service.domain.rules import effective_rules
 from service.domain.scoring import parse_scorecard, score_hand
+from service.domain.turn import apply_turn
 
 ANALYST: Analyst
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.domain.consistency import bonus_points, placements_of
-from service.domain.games import play_turn, scorecard_data, sheet_totals
 from service.domain.rules import RuleSet, effective_rules
+from service.domain.scorecards import scorecard_data, sheet_totals
 from service.domain.scoring import Sheet, empty_sheet, max_throw, score_hand
+from service.domain.turn import play_turn
 
 
 @dataclass

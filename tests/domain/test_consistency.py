@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from service.domain.consistency import SHEET_CODES, bonus_boxes, check_sheet, sheet_problems
-from service.domain.errors import InvalidInput
-from service.domain.games import ALL_CODES
+from service.domain.consistency import bonus_boxes, check_sheet, sheet_problems
+from service.domain.errors import ALL_CODES, SHEET_CODES, InvalidInput
 from service.domain.rules import effective_rules
 from service.domain.scoring import parse_scorecard
 

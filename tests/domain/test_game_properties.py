@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import random
+from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -49,7 +50,7 @@ def game(config: tuple, seed: int, **kw: Any) -> Generated:
 
 
 def validate(gen: Generated, body: dict | None = None) -> dict[str, Any]:
-    return validate_game(gen.rs, body if body is not None else gen.body)
+    return asdict(validate_game(gen.rs, body if body is not None else gen.body))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)

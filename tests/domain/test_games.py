@@ -1,22 +1,20 @@
-"""Playing a turn and validating a whole game (service/domain/games.py): what a turn earns,
-each illegal move's code, and the whole-game decisions 11-18 of docs/rules.md."""
+"""Playing a turn and validating a whole game (service/domain/turn.py and games.py): what a
+turn earns, each illegal move's code, and the whole-game decisions 11-18 of docs/rules.md."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import pytest
 
 from service.domain.consistency import sheet_problems
 from service.domain.errors import IllegalMove, InvalidInput
-from service.domain.games import (
-    play_turn,
-    scorecard_data,
-    sheet_totals,
-    validate_game,
-)
+from service.domain.games import validate_game
 from service.domain.rules import effective_rules
+from service.domain.scorecards import scorecard_data, sheet_totals
 from service.domain.scoring import parse_scorecard
+from service.domain.turn import play_turn
 
 from .rulebook import UPPER, filled_except
 
@@ -41,7 +39,7 @@ def illegal(*args: Any, **kw: Any) -> tuple[str, str]:
 
 def test_a_yahtzee_bonus_fills_the_chip_count():
     out = turn("yahtzee", {"boxes": {"five_of_a_kind": 50}}, [6, 6, 6, 6, 6], 3, "sixes")
-    assert out.earned() == {"box": "sixes", "column": None, "score": 30, "joker": False,
+    assert asdict(out.earned()) == {"box": "sixes", "column": None, "score": 30, "joker": False,
                             "five_of_a_kind_bonus": 100, "upper_bonus": 0,
                             "first_throw_bonus": 0, "wins_game": False, "points": 130}
     assert out.sheet.columns[0].five_of_a_kind_bonuses == 1
@@ -179,7 +177,7 @@ def test_a_chosen_zero_keeps_the_yahtzee_bonus():
     placed"): 0 in the box, +100, and the sheet it leaves passes the sheet check."""
     card = {"boxes": {"five_of_a_kind": 50, "sixes": 18}}
     out = turn("yahtzee", card, [6, 6, 6, 6, 6], 2, "small_straight", scratch=True)
-    assert out.earned() == {"box": "small_straight", "column": None, "score": 0,
+    assert asdict(out.earned()) == {"box": "small_straight", "column": None, "score": 0,
                             "joker": False, "five_of_a_kind_bonus": 100, "upper_bonus": 0,
                             "first_throw_bonus": 0, "wins_game": False, "points": 100}
     assert out.sheet.columns[0].boxes["small_straight"] == 0
@@ -287,7 +285,7 @@ def codes(result: dict[str, Any]) -> list[tuple[str, str]]:
 def check(variant: str, players: list[list[dict]], options: dict | None = None,
           **extra: Any) -> dict[str, Any]:
     game = {"players": [{"turns": t} for t in players], **extra}
-    return validate_game(effective_rules(variant, options), game)
+    return asdict(validate_game(effective_rules(variant, options), game))
 
 
 def test_a_partial_game_is_valid_so_far():
@@ -372,12 +370,12 @@ def test_claimed_points_and_totals_are_checked():
                         ("/players/0/turns/1/points", "points_mismatch")]
     game = {"players": [{"turns": [T([1, 1, 1, 2, 3], box="ones")], "total": 4}],
             "winners": [0]}
-    r = validate_game(effective_rules("generala"), game)
+    r = asdict(validate_game(effective_rules("generala"), game))
     assert codes(r) == [("/players/0/total", "total_mismatch"),
                         ("/winners", "winners_before_end")]
     game["winners"] = [3]
     assert ("/winners/0", "unknown_player") in codes(
-        validate_game(effective_rules("generala"), game))
+        asdict(validate_game(effective_rules("generala"), game)))
 
 
 def test_claimed_winners_of_a_finished_game():

@@ -12,6 +12,7 @@ validate, in the domain and through `games/validate`.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -19,8 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.domain.consistency import sheet_problems
-from service.domain.games import play_turn, scorecard_data, validate_game
+from service.domain.games import validate_game
+from service.domain.scorecards import scorecard_data
 from service.domain.scoring import empty_sheet, parse_scorecard
+from service.domain.turn import play_turn
 
 from .gamegen import Generated, random_game
 
@@ -77,7 +80,7 @@ def test_every_endpoint_accepts_every_sheet_of_a_game_with_chosen_zeros(app, con
         played = client.post(f"{url}/games/turn", json=_with_rules(request, config))
         assert played.status_code == 200, played.get_json()
         answer = played.get_json()
-        assert answer["earned"] == outcome.earned()
+        assert answer["earned"] == asdict(outcome.earned())
         if scratch and box is not None:
             assert answer["earned"]["score"] == 0 and not answer["earned"]["joker"]
         sheet = parse_scorecard(rs, answer["scorecard"])
@@ -95,7 +98,7 @@ def test_every_endpoint_accepts_every_sheet_of_a_game_with_chosen_zeros(app, con
             advice = client.post(f"{url}/moves/suggest", json=hand)
             assert advice.status_code in (200, 202), advice.get_json()
 
-    assert validate_game(rs, gen.body)["valid"]
+    assert validate_game(rs, gen.body).valid
     checked = client.post(f"{url}/games/validate", json=gen.body)
     assert checked.status_code == 200 and checked.get_json()["valid"], checked.get_json()
 
@@ -106,7 +109,7 @@ def test_the_games_scratch_five_of_a_kinds_that_earn_a_bonus():
     kept = lower = 0
     for seed in range(8):
         gen = random_game("yahtzee", seed, players=2, scratches=SCRATCHES)
-        result = validate_game(gen.rs, gen.body)
+        result = asdict(validate_game(gen.rs, gen.body))
         assert result["valid"], result["problems"]
         for player, data in zip(result["players"], gen.body["players"], strict=True):
             for record, turn in zip(player["turns"], data["turns"], strict=True):

@@ -166,6 +166,13 @@ def test_a_bot_playing_to_win_plays_the_move_likeliest_to_win(client):
     ({"objective": "win", "opponents": [{}] * 8}, "/opponents", None),
 ])
 def test_playing_to_win_refuses_what_no_game_has(client, body, pointer, code):
+    _refused_by_suggest_and_bot(client, body, pointer, code)
+
+
+def _refused_by_suggest_and_bot(client, body: dict, pointer: str, code: str | None,
+                                status: int | None = None) -> None:
+    """moves/suggest and moves/bot both refuse `body` (beside a first throw of YAHTZEE),
+    naming `pointer`, with `code` when given, and `status` with the code when given."""
     for url, extra in ((SUGGEST, {}), (URL, {"level": "expert"})):
         r = client.post(url.format("yahtzee"), json={
             "dice": [1, 2, 3, 4, 5], "throw": 1, **extra, **body})
@@ -174,6 +181,8 @@ def test_playing_to_win_refuses_what_no_game_has(client, body, pointer, code):
         assert pointer in [e["pointer"] for e in errors], errors
         if code:
             assert code in [e.get("code") for e in errors]
+            if status:
+                assert r.status_code == status
 
 
 def test_an_opponent_who_won_at_once_ends_the_game(client):
@@ -222,11 +231,4 @@ def test_suggest_and_bot_to_reach_a_target(client):
      "opponents_without_win"),
 ])
 def test_playing_to_a_target_refuses_a_request_without_one(client, body, pointer, code):
-    for url, extra in ((SUGGEST, {}), (URL, {"level": "expert"})):
-        r = client.post(url.format("yahtzee"), json={
-            "dice": [1, 2, 3, 4, 5], "throw": 1, **extra, **body})
-        assert refused(r), r.get_json()
-        errors = r.get_json()["errors"]
-        assert pointer in [e["pointer"] for e in errors], errors
-        if code:
-            assert r.status_code == 409 and code in [e.get("code") for e in errors]
+    _refused_by_suggest_and_bot(client, body, pointer, code, status=409)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.config import Settings
-from service.domain.games import ALL_CODES, MOVE_CODES
+from service.domain.errors import ALL_CODES, MOVE_CODES
 from service.domain.variants import ALL_BOX_IDS
 from service.web.app import create_app
 from service.web.schemas.games import GameSchema

@@ -50,3 +50,20 @@ def test_unknown_path_is_a_problem_of_the_services_own_type(client):
     assert r.get_json()["type"] == "/problems/not-found"
     r = client.delete("/v1/variants")
     assert r.status_code == 405 and r.get_json()["type"] == "/problems/method-not-allowed"
+
+
+def test_the_playgrounds_words_are_in_every_language(client):
+    """The playground's own words (static/playground/words.json, served beside its script):
+    every language has every word English has, and every word the page or its script asks
+    for (`t("...")`, `data-i18n`, `data-i18n-label`) is there."""
+    words = client.get("/static/playground/words.json").get_json()
+    assert list(words) == ["en", "pt", "es", "de", "sv", "fr"]
+    for lang, table in words.items():
+        assert set(table) == set(words["en"]), lang
+        assert all(isinstance(v, str) and v for v in table.values()), lang
+    script = client.get("/static/playground/playground.js").get_data(as_text=True)
+    page = client.get("/static/playground/index.html").get_data(as_text=True)
+    asked = set(re.findall(r'\bt\("([A-Za-z]+)"', script))
+    asked |= set(re.findall(r'data-i18n(?:-label)?="([A-Za-z]+)"', page))
+    assert len(asked) > 50
+    assert asked <= set(words["en"]), asked - set(words["en"])

@@ -34,9 +34,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...domain.games import apply_turn
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, max_throw, score_hand, score_sheet
+from ...domain.turn import apply_turn
 from ..solving.strategy import Strategy
 from .moves import Action, Suggestion, suggest
 from .objective import objective_named
@@ -146,9 +146,9 @@ def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Rand
 Ranker = Callable[[Suggestion, list[int], int, Sheet, bool], Suggestion]
 
 
-def play_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = "expert",
-              seed: int = 0, regrets: list[float] | None = None,
-              rank: Ranker | None = None) -> Sheet:
+def play_bot_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random,
+                  level: str = "expert", seed: int = 0, regrets: list[float] | None = None,
+                  rank: Ranker | None = None) -> Sheet:
     """One turn of a bot at `level` through the domain's turn engine (`apply_turn`), the
     dice drawn from `dice_rng` and the bot's choices from `seed`: the sheet after it. The
     regret of every decision is added to `regrets`; `rank`, when given, ranks the moves
@@ -178,7 +178,7 @@ def play_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random, level: str = 
 
 
 def play_game(st: Strategy, level: str, seed: int) -> tuple[int, list[float]]:
-    """A seeded solitaire game of a bot at `level` (`play_turn` after `play_turn`): its
+    """A seeded solitaire game of a bot at `level` (`play_bot_turn` after `play_bot_turn`): its
     final total and the regret of every decision. The dice are those of
     `random.Random(seed)` whatever the level (games of one seed at two levels throw the same
     dice as long as the two play alike), and the bot draws with the same seed.
@@ -191,4 +191,4 @@ def play_game(st: Strategy, level: str, seed: int) -> tuple[int, list[float]]:
         totals = score_sheet(rs, sheet)
         if sheet.won or totals["complete"]:
             return int(totals["total"]), regrets
-        sheet = play_turn(st, sheet, dice_rng, level, seed, regrets)
+        sheet = play_bot_turn(st, sheet, dice_rng, level, seed, regrets)

@@ -54,7 +54,7 @@ class Objective:
     answer: tuple[Field, ...] = ()
     #: the request field the objective needs (None: none), refused with another objective
     request: Field | None = None
-    #: the problem codes (`domain.games.ALL_CODES`) of a request with this objective
+    #: the problem codes (`domain.errors.ALL_CODES`) of a request with this objective
     #: without `request`, and of one with `request` but another objective
     missing_code: str = ""
     stray_code: str = ""

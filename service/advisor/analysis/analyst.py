@@ -278,7 +278,7 @@ class Analyst:
         none), which sums to the chance of none (`distribution.forward`); mean and sd stay
         those of every game (the moment tables')."""
         sheet = sheet or empty_sheet(rs)
-        hand = check_position(rs, sheet, dice, throw, em_baixo)
+        hand = hand_index_checked(rs, sheet, dice, throw, em_baixo)
         if hand < 0 and not instant and sheet.open_boxes == len(rs.variant.box_ids):
             self._queue_start(rs)
         st = self.strategy(rs)  # after the checks: a refused position builds no table
@@ -566,8 +566,8 @@ class Analyst:
                             samples=len(finals), standard_error=se)
 
 
-def check_position(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int | None,
-                   em_baixo: bool = False) -> int:
+def hand_index_checked(rs: RuleSet, sheet: Sheet, dice: list[int] | None, throw: int | None,
+                       em_baixo: bool = False) -> int:
     """`moves.check_position` for a position to value: the hand's index (-1 without dice)."""
     hs, _ = advice.check_position(rs, dice, throw, sheet, em_baixo)
     return -1 if hs is None else rs.hand_index[hs.scored_dice]

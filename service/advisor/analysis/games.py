@@ -40,9 +40,11 @@ import numpy as np
 
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput
-from ...domain.games import ReplayedTurn, TurnOutcome, is_complete, replay_game
+from ...domain.games import ReplayedTurn, replay_game
 from ...domain.rules import RuleSet
+from ...domain.scorecards import is_complete
 from ...domain.scoring import Sheet, empty_sheet, score_sheet
+from ...domain.turn import TurnOutcome
 from ..advice.moves import TIE, sub_multisets
 from ..solving.positions import Position
 from .turn_view import TurnView

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ...domain.games import apply_turn
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, score_hand
+from ...domain.turn import apply_turn
 from ..advice.moves import Suggestion
 from ..analysis.analyst import Analyst, _shifted, flat_index
 from ..analysis.turn_view import TurnView, start_moments

@@ -24,7 +24,7 @@ from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, score_hand, score_sheet
 from ..advice.moves import Suggestion, suggest
 from ..advice.objective import Field, Objective, register
-from ..analysis.analyst import Analyst, PositionValue, check_position
+from ..analysis.analyst import Analyst, PositionValue, hand_index_checked
 from ..kernels.distribution import Distribution
 from ..kernels.model import instant_chance, instant_hands
 from ..kernels.winprob import (
@@ -91,7 +91,7 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
             found[k] = PositionValue(total, float(total), 0.0, True, Distribution(
                 lo=total, probs=np.ones(1), method="the sheet is full: its total is final"))
         else:
-            of_player(i, lambda i=i: check_position(rs, *position(i)))
+            of_player(i, lambda i=i: hand_index_checked(rs, *position(i)))
     instant = instant_hands(rs) is not None
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
     todo = [k for k in distinct if k not in found]

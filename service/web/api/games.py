@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from flask.views import MethodView
 
-from ...domain.games import MOVE_CODES, play_turn, scorecard_data, sheet_totals, validate_game
+from ...domain.errors import MOVE_CODES
+from ...domain.games import validate_game
+from ...domain.scorecards import scorecard_data, sheet_totals
+from ...domain.turn import play_turn
 from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, new_blueprint, problem_doc
@@ -39,7 +43,10 @@ def _turn_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
 
 def _validate_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
     rs = rules_for(variant, item)
-    return {"variant": variant, "rules": rs.describe(), **validate_game(rs, item, base)}
+    validation = validate_game(rs, item, base)
+    # the domain's answer, beside the variant and rules; GameValidationSchema dumps it
+    return {"variant": variant, "rules": rs.describe(),
+            **{f.name: getattr(validation, f.name) for f in fields(validation)}}
 
 
 @blp.route("/<variant:variant>/games/turn")

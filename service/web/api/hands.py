@@ -20,7 +20,7 @@ from ..schemas.hands import (
 blp = new_blueprint("hands", "Validate and score dice hands")
 
 
-def score_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def hand_score_answer(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     """The answer to one loaded hands/score item (also `fast.ScoringFastPath`'s)."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
@@ -76,12 +76,12 @@ class HandScoring(MethodView):
         Without a scorecard every box is open. To score many hands in one request, send
         them to `hands/score/batch`.
         """
-        return score_one(variant, item)
+        return hand_score_answer(variant, item)
 
 
 add_batch_operation(
     blp, "/<variant:variant>/hands/score", "scoreHandBatch", HandScoreRequestSchema,
-    score_one, HandScoreSchema,
+    hand_score_answer, HandScoreSchema,
     ("Score many hands: each item as `hands/score` takes it, answered in order.\n\n"
      "The answer is the list of `hands/score` answers, in the order of the items. An item "
      "that breaks a rule refuses the whole batch, naming the item in every pointer "

@@ -11,8 +11,7 @@ from flask.views import MethodView
 
 from ...advisor.advice.moves import Suggestion
 from ...advisor.objectives import REGISTRY, Objective, objective_named
-from ...domain.errors import InvalidInput
-from ...domain.games import ALL_CODES
+from ...domain.errors import ALL_CODES, InvalidInput
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet
 from ..body import rules_for, sheet_for

@@ -7,7 +7,8 @@ from typing import Any
 from flask.views import MethodView
 
 from ...domain.consistency import audit
-from ...domain.scoring import score_sheet, scorecard_data
+from ...domain.scorecards import scorecard_data
+from ...domain.scoring import score_sheet
 from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, new_blueprint
@@ -16,7 +17,7 @@ from ..schemas.scorecards import ScorecardScoreRequestSchema, ScorecardTotalsSch
 blp = new_blueprint("scorecards", "Score whole scorecards")
 
 
-def score_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
+def scorecard_score_answer(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
     """The answer to one loaded scorecards/score item, its problems' pointers under `base`
     (also `fast.ScoringFastPath`'s)."""
     rs = rules_for(variant, item)
@@ -43,12 +44,12 @@ class ScorecardScoring(MethodView):
         empty boxes count as scratches (0). To total many scorecards in one request, send
         them to `scorecards/score/batch`.
         """
-        return score_one(variant, item, "")
+        return scorecard_score_answer(variant, item, "")
 
 
 add_batch_operation(
     blp, "/<variant:variant>/scorecards/score", "scoreScorecardBatch",
-    ScorecardScoreRequestSchema, score_one, ScorecardTotalsSchema,
+    ScorecardScoreRequestSchema, scorecard_score_answer, ScorecardTotalsSchema,
     ("Total many scorecards: each item as `scorecards/score` takes it, answered in order.\n\n"
      "The answer is the list of `scorecards/score` answers, in the order of the items; each "
      "item's `problems` point into the batch (`/3/boxes/chance`). At most `MAX_BATCH_ITEMS` "

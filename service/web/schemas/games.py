@@ -12,7 +12,7 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ...domain.games import ALL_CODES
+from ...domain.errors import ALL_CODES
 from ...domain.variants import ALL_BOX_IDS
 from .common import (
     MAX_NAME,

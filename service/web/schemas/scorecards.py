@@ -5,7 +5,7 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ...domain.consistency import SHEET_CODES
+from ...domain.errors import SHEET_CODES
 from ...domain.variants import COLUMN_ORDERS
 from .common import (
     _FAST_SCORECARD,

@@ -5,8 +5,8 @@
 // (positions/value) drawn after every round. No build step, no library, nothing from another
 // host: the charts are the page's own SVG.
 //
-// Every word a person reads is in six languages: the page's own below, the names of the
-// variants, boxes, options and option values from the variant catalogue.
+// Every word a person reads is in six languages: the page's own in words.json, the names of
+// the variants, boxes, options and option values from the variant catalogue.
 //
 // The game is recorded as games/validate takes it (`state.record`: the dice of each throw as
 // thrown, the dice kept, the box, and em baixo for Bozó), the kept dice as the advice names
@@ -16,324 +16,10 @@
 
 const LANGS = ["en", "pt", "es", "de", "sv", "fr"];
 
-const UI = {
-  en: {
-    title: "Playground", home: "Home", language: "Language", newGame: "New game",
-    settings: "Game settings", variant: "Variant", rules: "Rules", opponents: "Computers",
-    apiKey: "API key",
-    apiKeyHelp: "Only when the server asks for keys: your tenant's key, sent as "
-      + "Authorization: Bearer.",
-    noOptions: "This game has no options.", turn: "Turn", throw: "Throw",
-    keepHint: "Select a die to keep it; roll throws the others.", roll: "Roll",
-    emBaixo: "Em baixo",
-    emBaixoHelp: "Announced before a throw: that throw is read by the faces turned to the "
-      + "table.",
-    typeDice: "Type the dice", typedLabel: "Dice of the next throw", setDice: "Set dice",
-    players: "Players", scorecard: "Scorecard",
-    sheetHint: "After a throw, an open box shows what the dice score there: select it to "
-      + "write them.",
-    advice: "Advice", charts: "Charts", chances: "Chance to win", yourFinal: "Your final score",
-    asTable: "As a table",
-    confirmNew: "Start a new game? This game is not over: it will be lost.",
-    confirmYes: "Start a new game", confirmNo: "Keep playing",
-    box: "Box", score: "Score", column: "Col. {n}", move: "Move", keep: "Keep",
-    write: "Write", expected: "Expected final score", regret: "Regret", nothing: "nothing",
-    upper: "Upper section", upperBonus: "Upper bonus", lower: "Lower section",
-    fiveBonus: "Five-of-a-kind bonus", total: "Total",
-    gameOver: "Game over: {total} points", won: "Won at once! {total} points",
-    rollFirst: "Roll the dice (or type them) first.",
-    needKey: "This server asks for an API key: paste your tenant's key (yz_…) in the API key "
-      + "field; it is sent as Authorization: Bearer.",
-    computer: "Computer {n}", beginner: "beginner", casual: "casual", strong: "strong",
-    expert: "expert", noBot: "None", you: "You", level: "Level", lastMove: "Last move",
-    player: "Player",
-    winner: "{name} wins with {total} points", tie: "Tie at {total} points: {names}",
-    wonBy: "{name} won at once! {total} points", youWin: "You win with {total} points",
-    throws: "throws {dice}", keeps: "keeps {dice}", wrote: "{box} = {score}",
-    pending: "These settings apply to the next game: press New game.",
-    readAs: "Read em baixo: {dice}", emBaixoNext: "then em baixo", topNext: "then top faces",
-    die: "Die {n}: {face}", dieKept: "Die {n}: {face}, kept", dieBlank: "Die {n}: not thrown yet",
-    writeBox: "Write {box}: {score}", writeBoxCol: "Write {box}, column {n}: {score}",
-    youWrote: "You wrote {box}: {score}. Your total: {total}.",
-    botWrote: "{name} wrote {box}: {score}. Total: {total}.",
-    rolled: "Throw {throw}: {dice}", best: "Best:",
-    allKept: "Every die is kept: write a box.", finalChances: "Final result",
-    estimated: "some players' distributions are sampled",
-    sampled: "sampled from {n} games of the advisor's play", exactDist: "exact",
-    finalSummary: "Mean {mean} ± {sd}; half of the games end between {p25} and {p75}",
-    finalAt: "Final score: {total}", share: "Share of the win", finalScore: "Final score",
-    probability: "Probability", joker: "Joker", winsGame: "wins the game",
-    loading: "Thinking…", emBaixoMark: "em baixo",
-    approximate: "The values of this game are approximate (a documented "
-      + "method, not the exact optimum).",
-  },
-  pt: {
-    title: "Mesa de jogo", home: "Início", language: "Idioma", newGame: "Novo jogo",
-    settings: "Configurações do jogo", variant: "Variante", rules: "Regras",
-    opponents: "Computadores", apiKey: "Chave da API",
-    apiKeyHelp: "Só quando o servidor pede chaves: a chave do seu tenant, enviada como "
-      + "Authorization: Bearer.",
-    noOptions: "Este jogo não tem opções.", turn: "Rodada", throw: "Lance",
-    keepHint: "Selecione um dado para guardá-lo; jogar lança os outros.", roll: "Jogar",
-    emBaixo: "Em baixo",
-    emBaixoHelp: "Anunciado antes de um lance: esse lance vale pelas faces voltadas para a "
-      + "mesa.",
-    typeDice: "Digitar os dados", typedLabel: "Dados do próximo lance", setDice: "Usar dados",
-    players: "Jogadores", scorecard: "Tabela",
-    sheetHint: "Depois de um lance, cada casa aberta mostra quanto os dados valem nela: "
-      + "selecione-a para marcar.",
-    advice: "Conselho", charts: "Gráficos", chances: "Chance de vencer",
-    yourFinal: "Seu total final", asTable: "Como tabela",
-    confirmNew: "Começar um novo jogo? Este jogo não terminou: ele será perdido.",
-    confirmYes: "Começar um novo jogo", confirmNo: "Continuar jogando",
-    box: "Casa", score: "Pontos", column: "Col. {n}", move: "Jogada", keep: "Guardar",
-    write: "Marcar", expected: "Total final esperado", regret: "Perda", nothing: "nada",
-    upper: "Parte de cima", upperBonus: "Bônus de cima", lower: "Parte de baixo",
-    fiveBonus: "Bônus de cinco iguais", total: "Total",
-    gameOver: "Fim de jogo: {total} pontos", won: "Vitória imediata! {total} pontos",
-    rollFirst: "Jogue os dados (ou digite-os) primeiro.",
-    needKey: "Este servidor pede uma chave da API: cole a chave do seu tenant (yz_…) no campo "
-      + "Chave da API; ela vai como Authorization: Bearer.",
-    computer: "Computador {n}", beginner: "iniciante", casual: "casual", strong: "forte",
-    expert: "especialista", noBot: "Nenhum", you: "Você", level: "Nível",
-    lastMove: "Última jogada", player: "Jogador",
-    winner: "{name} vence com {total} pontos", tie: "Empate com {total} pontos: {names}",
-    wonBy: "{name} venceu de imediato! {total} pontos",
-    youWin: "Você vence com {total} pontos",
-    throws: "lança {dice}", keeps: "guarda {dice}", wrote: "{box} = {score}",
-    pending: "Estas configurações valem para o próximo jogo: pressione Novo jogo.",
-    readAs: "Lido em baixo: {dice}", emBaixoNext: "depois em baixo",
-    topNext: "depois faces de cima",
-    die: "Dado {n}: {face}", dieKept: "Dado {n}: {face}, guardado",
-    dieBlank: "Dado {n}: ainda não lançado",
-    writeBox: "Marcar {box}: {score}", writeBoxCol: "Marcar {box}, coluna {n}: {score}",
-    youWrote: "Você marcou {box}: {score}. Seu total: {total}.",
-    botWrote: "{name} marcou {box}: {score}. Total: {total}.",
-    rolled: "Lance {throw}: {dice}", best: "Melhor:",
-    allKept: "Todos os dados guardados: marque uma casa.", finalChances: "Resultado final",
-    estimated: "as distribuições de alguns jogadores são amostradas",
-    sampled: "amostrado de {n} jogos do conselheiro", exactDist: "exato",
-    finalSummary: "Média {mean} ± {sd}; metade dos jogos termina entre {p25} e {p75}",
-    finalAt: "Total final: {total}", share: "Parte da vitória", finalScore: "Total final",
-    probability: "Probabilidade", joker: "Coringa", winsGame: "vence o jogo",
-    loading: "Pensando…", emBaixoMark: "em baixo",
-    approximate: "Os valores deste jogo são aproximados (um método "
-      + "documentado, não o ótimo exato).",
-  },
-  es: {
-    title: "Mesa de juego", home: "Inicio", language: "Idioma", newGame: "Nueva partida",
-    settings: "Ajustes de la partida", variant: "Variante", rules: "Reglas",
-    opponents: "Computadoras", apiKey: "Clave de API",
-    apiKeyHelp: "Solo cuando el servidor pide claves: la clave de su tenant, enviada como "
-      + "Authorization: Bearer.",
-    noOptions: "Este juego no tiene opciones.", turn: "Turno", throw: "Tiro",
-    keepHint: "Seleccione un dado para guardarlo; tirar lanza los demás.", roll: "Tirar",
-    emBaixo: "Em baixo",
-    emBaixoHelp: "Se anuncia antes de un tiro: ese tiro vale por las caras que dan a la mesa.",
-    typeDice: "Escribir los dados", typedLabel: "Dados del próximo tiro",
-    setDice: "Usar dados", players: "Jugadores", scorecard: "Planilla",
-    sheetHint: "Tras un tiro, cada casilla abierta muestra lo que valen ahí los dados: "
-      + "selecciónela para anotarlos.",
-    advice: "Consejo", charts: "Gráficos", chances: "Probabilidad de ganar",
-    yourFinal: "Su puntaje final", asTable: "Como tabla",
-    confirmNew: "¿Empezar una nueva partida? Esta partida no terminó: se perderá.",
-    confirmYes: "Empezar una nueva partida", confirmNo: "Seguir jugando",
-    box: "Casilla", score: "Puntos", column: "Col. {n}", move: "Jugada", keep: "Guardar",
-    write: "Anotar", expected: "Puntaje final esperado", regret: "Pérdida", nothing: "nada",
-    upper: "Parte superior", upperBonus: "Bono superior", lower: "Parte inferior",
-    fiveBonus: "Bono de cinco iguales", total: "Total",
-    gameOver: "Fin de la partida: {total} puntos", won: "¡Ganó de inmediato! {total} puntos",
-    rollFirst: "Primero tire los dados (o escríbalos).",
-    needKey: "Este servidor pide una clave de API: pegue la clave de su tenant (yz_…) en el "
-      + "campo Clave de API; se envía como Authorization: Bearer.",
-    computer: "Computadora {n}", beginner: "principiante", casual: "casual", strong: "fuerte",
-    expert: "experto", noBot: "Ninguna", you: "Usted", level: "Nivel",
-    lastMove: "Última jugada", player: "Jugador",
-    winner: "{name} gana con {total} puntos", tie: "Empate con {total} puntos: {names}",
-    wonBy: "¡{name} ganó de inmediato! {total} puntos",
-    youWin: "Usted gana con {total} puntos",
-    throws: "tira {dice}", keeps: "guarda {dice}", wrote: "{box} = {score}",
-    pending: "Estos ajustes valen para la próxima partida: pulse Nueva partida.",
-    readAs: "Leído em baixo: {dice}", emBaixoNext: "luego em baixo",
-    topNext: "luego caras de arriba",
-    die: "Dado {n}: {face}", dieKept: "Dado {n}: {face}, guardado",
-    dieBlank: "Dado {n}: aún sin tirar",
-    writeBox: "Anotar {box}: {score}", writeBoxCol: "Anotar {box}, columna {n}: {score}",
-    youWrote: "Usted anotó {box}: {score}. Su total: {total}.",
-    botWrote: "{name} anotó {box}: {score}. Total: {total}.",
-    rolled: "Tiro {throw}: {dice}", best: "Mejor:",
-    allKept: "Todos los dados guardados: anote una casilla.",
-    finalChances: "Resultado final",
-    estimated: "las distribuciones de algunos jugadores son muestreadas",
-    sampled: "muestreado de {n} partidas del consejero", exactDist: "exacto",
-    finalSummary: "Media {mean} ± {sd}; la mitad de las partidas termina entre {p25} y {p75}",
-    finalAt: "Puntaje final: {total}", share: "Parte de la victoria",
-    finalScore: "Puntaje final", probability: "Probabilidad", joker: "Comodín",
-    winsGame: "gana la partida", loading: "Pensando…", emBaixoMark: "em baixo",
-    approximate: "Los valores de este juego son aproximados (un método "
-      + "documentado, no el óptimo exacto).",
-  },
-  de: {
-    title: "Spielwiese", home: "Startseite", language: "Sprache", newGame: "Neues Spiel",
-    settings: "Spieleinstellungen", variant: "Variante", rules: "Regeln",
-    opponents: "Computer", apiKey: "API-Schlüssel",
-    apiKeyHelp: "Nur wenn der Server Schlüssel verlangt: der Schlüssel Ihres Mandanten, "
-      + "gesendet als Authorization: Bearer.",
-    noOptions: "Dieses Spiel hat keine Optionen.", turn: "Runde", throw: "Wurf",
-    keepHint: "Einen Würfel wählen, um ihn zu behalten; Würfeln wirft die anderen.",
-    roll: "Würfeln", emBaixo: "Em baixo",
-    emBaixoHelp: "Vor einem Wurf angesagt: dieser Wurf zählt mit den Seiten, die zum Tisch "
-      + "zeigen.",
-    typeDice: "Würfel eingeben", typedLabel: "Würfel des nächsten Wurfs",
-    setDice: "Würfel setzen", players: "Spieler", scorecard: "Spielblock",
-    sheetHint: "Nach einem Wurf zeigt jedes offene Feld, was die Würfel dort zählen: zum "
-      + "Eintragen auswählen.",
-    advice: "Rat", charts: "Diagramme", chances: "Gewinnchance",
-    yourFinal: "Ihre Endpunktzahl", asTable: "Als Tabelle",
-    confirmNew: "Ein neues Spiel beginnen? Dieses Spiel ist nicht zu Ende: es geht verloren.",
-    confirmYes: "Neues Spiel beginnen", confirmNo: "Weiterspielen",
-    box: "Feld", score: "Punkte", column: "Sp. {n}", move: "Zug", keep: "Behalten",
-    write: "Eintragen", expected: "Erwartete Endpunktzahl", regret: "Verlust",
-    nothing: "nichts", upper: "Oberer Teil", upperBonus: "Bonus oben",
-    lower: "Unterer Teil", fiveBonus: "Bonus für fünf Gleiche", total: "Gesamt",
-    gameOver: "Spielende: {total} Punkte", won: "Sofort gewonnen! {total} Punkte",
-    rollFirst: "Erst würfeln (oder Würfel eingeben).",
-    needKey: "Dieser Server verlangt einen API-Schlüssel: den Schlüssel Ihres Mandanten "
-      + "(yz_…) ins Feld API-Schlüssel einfügen; er wird als Authorization: Bearer gesendet.",
-    computer: "Computer {n}", beginner: "Anfänger", casual: "Gelegenheitsspieler",
-    strong: "stark", expert: "Experte", noBot: "Keiner", you: "Sie", level: "Stufe",
-    lastMove: "Letzter Zug", player: "Spieler",
-    winner: "{name} gewinnt mit {total} Punkten",
-    tie: "Gleichstand bei {total} Punkten: {names}",
-    wonBy: "{name} hat sofort gewonnen! {total} Punkte",
-    youWin: "Sie gewinnen mit {total} Punkten",
-    throws: "wirft {dice}", keeps: "behält {dice}", wrote: "{box} = {score}",
-    pending: "Diese Einstellungen gelten für das nächste Spiel: Neues Spiel drücken.",
-    readAs: "Em baixo gelesen: {dice}", emBaixoNext: "dann em baixo",
-    topNext: "dann obere Seiten",
-    die: "Würfel {n}: {face}", dieKept: "Würfel {n}: {face}, behalten",
-    dieBlank: "Würfel {n}: noch nicht geworfen",
-    writeBox: "{box} eintragen: {score}", writeBoxCol: "{box} in Spalte {n} eintragen: {score}",
-    youWrote: "Sie haben {box} eingetragen: {score}. Ihre Summe: {total}.",
-    botWrote: "{name} hat {box} eingetragen: {score}. Summe: {total}.",
-    rolled: "Wurf {throw}: {dice}", best: "Am besten:",
-    allKept: "Alle Würfel behalten: ein Feld eintragen.", finalChances: "Endergebnis",
-    estimated: "die Verteilungen mancher Spieler sind Stichproben",
-    sampled: "Stichprobe aus {n} Spielen des Ratgebers", exactDist: "exakt",
-    finalSummary: "Mittel {mean} ± {sd}; die Hälfte der Spiele endet zwischen {p25} und {p75}",
-    finalAt: "Endpunktzahl: {total}", share: "Anteil am Sieg", finalScore: "Endpunktzahl",
-    probability: "Wahrscheinlichkeit", joker: "Joker", winsGame: "gewinnt das Spiel",
-    loading: "Denke nach…", emBaixoMark: "em baixo",
-    approximate: "Die Werte dieses Spiels sind Näherungen (ein dokumentiertes "
-      + "Verfahren, nicht das exakte Optimum).",
-  },
-  sv: {
-    title: "Lekplats", home: "Start", language: "Språk", newGame: "Nytt spel",
-    settings: "Spelinställningar", variant: "Variant", rules: "Regler", opponents: "Datorer",
-    apiKey: "API-nyckel",
-    apiKeyHelp: "Bara när servern kräver nycklar: din nyckel, skickad som "
-      + "Authorization: Bearer.",
-    noOptions: "Det här spelet har inga val.", turn: "Runda", throw: "Kast",
-    keepHint: "Välj en tärning för att spara den; kasta slår om resten.", roll: "Kasta",
-    emBaixo: "Em baixo",
-    emBaixoHelp: "Sägs före ett kast: det kastet räknas med sidorna som vetter mot bordet.",
-    typeDice: "Skriv tärningarna", typedLabel: "Nästa kasts tärningar",
-    setDice: "Sätt tärningar", players: "Spelare", scorecard: "Protokoll",
-    sheetHint: "Efter ett kast visar varje öppen ruta vad tärningarna ger där: välj den för "
-      + "att skriva in dem.",
-    advice: "Råd", charts: "Diagram", chances: "Chans att vinna", yourFinal: "Din slutpoäng",
-    asTable: "Som tabell",
-    confirmNew: "Starta ett nytt spel? Det här spelet är inte slut: det går förlorat.",
-    confirmYes: "Starta ett nytt spel", confirmNo: "Fortsätt spela",
-    box: "Ruta", score: "Poäng", column: "Kol. {n}", move: "Drag", keep: "Spara",
-    write: "Skriv", expected: "Förväntad slutpoäng", regret: "Förlust", nothing: "inget",
-    upper: "Övre delen", upperBonus: "Bonus", lower: "Nedre delen",
-    fiveBonus: "Bonus för fem lika", total: "Summa",
-    gameOver: "Spelet slut: {total} poäng", won: "Vann direkt! {total} poäng",
-    rollFirst: "Kasta tärningarna (eller skriv dem) först.",
-    needKey: "Servern kräver en API-nyckel: klistra in din nyckel (yz_…) i fältet "
-      + "API-nyckel; den skickas som Authorization: Bearer.",
-    computer: "Dator {n}", beginner: "nybörjare", casual: "vardagsspelare", strong: "stark",
-    expert: "expert", noBot: "Ingen", you: "Du", level: "Nivå", lastMove: "Senaste drag",
-    player: "Spelare",
-    winner: "{name} vinner med {total} poäng", tie: "Oavgjort på {total} poäng: {names}",
-    wonBy: "{name} vann direkt! {total} poäng", youWin: "Du vinner med {total} poäng",
-    throws: "kastar {dice}", keeps: "sparar {dice}", wrote: "{box} = {score}",
-    pending: "Inställningarna gäller nästa spel: tryck på Nytt spel.",
-    readAs: "Läst em baixo: {dice}", emBaixoNext: "sedan em baixo",
-    topNext: "sedan översidorna",
-    die: "Tärning {n}: {face}", dieKept: "Tärning {n}: {face}, sparad",
-    dieBlank: "Tärning {n}: inte kastad än",
-    writeBox: "Skriv {box}: {score}", writeBoxCol: "Skriv {box}, kolumn {n}: {score}",
-    youWrote: "Du skrev {box}: {score}. Din summa: {total}.",
-    botWrote: "{name} skrev {box}: {score}. Summa: {total}.",
-    rolled: "Kast {throw}: {dice}", best: "Bäst:",
-    allKept: "Alla tärningar sparade: skriv en ruta.", finalChances: "Slutresultat",
-    estimated: "vissa spelares fördelningar är stickprov",
-    sampled: "stickprov av {n} spel med rådgivarens spel", exactDist: "exakt",
-    finalSummary: "Medel {mean} ± {sd}; hälften av spelen slutar mellan {p25} och {p75}",
-    finalAt: "Slutpoäng: {total}", share: "Andel av vinsten", finalScore: "Slutpoäng",
-    probability: "Sannolikhet", joker: "Joker", winsGame: "vinner spelet",
-    loading: "Tänker…", emBaixoMark: "em baixo",
-    approximate: "Värdena i det här spelet är närmevärden (en dokumenterad "
-      + "metod, inte det exakta optimum).",
-  },
-  fr: {
-    title: "Bac à sable", home: "Accueil", language: "Langue", newGame: "Nouvelle partie",
-    settings: "Réglages de la partie", variant: "Variante", rules: "Règles",
-    opponents: "Ordinateurs", apiKey: "Clé d'API",
-    apiKeyHelp: "Seulement quand le serveur demande des clés : la clé de votre locataire, "
-      + "envoyée en Authorization: Bearer.",
-    noOptions: "Ce jeu n'a pas d'options.", turn: "Tour", throw: "Lancer",
-    keepHint: "Sélectionnez un dé pour le garder ; lancer relance les autres.",
-    roll: "Lancer les dés", emBaixo: "Em baixo",
-    emBaixoHelp: "Annoncé avant un lancer : ce lancer compte par les faces tournées vers la "
-      + "table.",
-    typeDice: "Saisir les dés", typedLabel: "Dés du prochain lancer", setDice: "Poser les dés",
-    players: "Joueurs", scorecard: "Feuille de score",
-    sheetHint: "Après un lancer, chaque case ouverte montre ce que les dés y valent : "
-      + "sélectionnez-la pour les inscrire.",
-    advice: "Conseil", charts: "Graphiques", chances: "Chance de gagner",
-    yourFinal: "Votre score final", asTable: "En tableau",
-    confirmNew: "Commencer une nouvelle partie ? Cette partie n'est pas finie : elle sera "
-      + "perdue.",
-    confirmYes: "Commencer une nouvelle partie", confirmNo: "Continuer à jouer",
-    box: "Case", score: "Points", column: "Col. {n}", move: "Coup", keep: "Garder",
-    write: "Inscrire", expected: "Score final attendu", regret: "Perte", nothing: "rien",
-    upper: "Partie haute", upperBonus: "Prime", lower: "Partie basse",
-    fiveBonus: "Prime de cinq identiques", total: "Total",
-    gameOver: "Fin de partie : {total} points", won: "Gagné d'un coup ! {total} points",
-    rollFirst: "Lancez les dés (ou saisissez-les) d'abord.",
-    needKey: "Ce serveur demande une clé d'API : collez la clé de votre locataire (yz_…) dans "
-      + "le champ Clé d'API ; elle est envoyée en Authorization: Bearer.",
-    computer: "Ordinateur {n}", beginner: "débutant", casual: "amateur", strong: "fort",
-    expert: "expert", noBot: "Aucun", you: "Vous", level: "Niveau", lastMove: "Dernier coup",
-    player: "Joueur",
-    winner: "{name} gagne avec {total} points", tie: "Égalité à {total} points : {names}",
-    wonBy: "{name} a gagné d'un coup ! {total} points",
-    youWin: "Vous gagnez avec {total} points",
-    throws: "lance {dice}", keeps: "garde {dice}", wrote: "{box} = {score}",
-    pending: "Ces réglages valent pour la prochaine partie : appuyez sur Nouvelle partie.",
-    readAs: "Lu em baixo : {dice}", emBaixoNext: "puis em baixo",
-    topNext: "puis faces du dessus",
-    die: "Dé {n} : {face}", dieKept: "Dé {n} : {face}, gardé",
-    dieBlank: "Dé {n} : pas encore lancé",
-    writeBox: "Inscrire {box} : {score}", writeBoxCol: "Inscrire {box}, colonne {n} : {score}",
-    youWrote: "Vous avez inscrit {box} : {score}. Votre total : {total}.",
-    botWrote: "{name} a inscrit {box} : {score}. Total : {total}.",
-    rolled: "Lancer {throw} : {dice}", best: "Le mieux :",
-    allKept: "Tous les dés sont gardés : inscrivez une case.",
-    finalChances: "Résultat final",
-    estimated: "les distributions de certains joueurs sont échantillonnées",
-    sampled: "échantillon de {n} parties du conseiller", exactDist: "exacte",
-    finalSummary: "Moyenne {mean} ± {sd} ; la moitié des parties finit entre {p25} et {p75}",
-    finalAt: "Score final : {total}", share: "Part de la victoire", finalScore: "Score final",
-    probability: "Probabilité", joker: "Joker", winsGame: "gagne la partie",
-    loading: "Réflexion…", emBaixoMark: "em baixo",
-    approximate: "Les valeurs de ce jeu sont approchées (une méthode "
-      + "documentée, pas l'optimum exact).",
-  },
-};
+// Every word the page itself shows, by language (words.json beside this script, read once
+// before anything is drawn).
+const WORDS_URL = new URL("words.json", document.currentScript.src);
+let UI = { en: {} };
 
 const LEVELS = ["beginner", "casual", "strong", "expert"];
 const MAX_BOTS = 3;
@@ -451,6 +137,22 @@ async function api(method, path, body) {
     }
     if (!res.ok || res.status === 202) throw new Error(data.detail || `${res.status}`);
     return data;
+  }
+}
+
+/** A request a step of `game` waits for while the page is busy: its answer; or null when a
+ * new game started meanwhile, or when it failed (its error shown, the page no longer busy). */
+async function gameStep(game, method, path, body) {
+  try {
+    const data = await api(method, path, body);
+    return game === state.game ? data : null;
+  } catch (err) {
+    if (game === state.game) {
+      message(err.message);
+      state.busy = false;
+      render();
+    }
+    return null;
   }
 }
 
@@ -609,18 +311,9 @@ async function newGame() {
   state.pending = false;
   renderPending();
   render();
-  let def;
-  try {
-    def = (await api("POST", `/v1/variants/${id}/rules`, { options })).definition;
-  } catch (err) {
-    if (game === state.game) {
-      message(err.message);
-      state.busy = false;
-      render();
-    }
-    return;
-  }
-  if (game !== state.game) return;
+  const answer = await gameStep(game, "POST", `/v1/variants/${id}/rules`, { options });
+  if (!answer) return;
+  const def = answer.definition;
   Object.assign(state, {
     def, options, scorecard: emptyScorecard(def), totals: null, turn: 1, over: false,
     result: null, record: [], you: { last: null }, value: null, chances: null,
@@ -790,18 +483,8 @@ async function write(box, column) {
   if (column) body.column = column;
   state.busy = true;
   render();
-  let played;
-  try {
-    played = await api("POST", `${base()}/games/turn`, body);
-  } catch (err) {
-    if (game === state.game) {
-      message(err.message);
-      state.busy = false;
-      render();
-    }
-    return;
-  }
-  if (game !== state.game) return;
+  const played = await gameStep(game, "POST", `${base()}/games/turn`, body);
+  if (!played) return;
   const turn = { throws: state.turnThrows, box };
   if (!state.typed) turn.kept = state.turnKept;
   if (column) turn.column = column;
@@ -1454,6 +1137,7 @@ function startingLanguage() {
 }
 
 async function main() {
+  UI = await (await fetch(WORDS_URL)).json();
   state.lang = startingLanguage();
   $("lang").value = state.lang;
   translate();
