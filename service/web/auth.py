@@ -340,6 +340,10 @@ def load_tenants(text: str, defaults: Mapping[str, str]) -> dict[str, _KeyEntry]
     return entries
 
 
+#: Most callers without keys remembered (by client address); beyond it they are made again.
+ANONYMOUS_CALLERS = 4096
+
+
 class Authenticator:
     """Names who a request comes from (`identify`), from the settings' tenants file."""
 
@@ -348,6 +352,7 @@ class Authenticator:
         self.anonymous = Tenant(ANONYMOUS, dict(settings.default_quotas), frozenset({"*"}),
                                 anonymous=True)
         self.proxies = TrustedProxies(settings.forwarded_allow_ips)
+        self._anonymous: dict[str, Caller] = {}  # by client address, without keys
         self.keys: dict[str, _KeyEntry] = {}
         if self.enabled:
             if settings.api_keys_file:
@@ -368,7 +373,13 @@ class Authenticator:
         (401, 403)."""
         if not self.enabled:
             address = self.proxies.client(environ)
-            return Caller(ANONYMOUS, f"{ANONYMOUS}/{address}", quotas=self.anonymous.quotas)
+            caller = self._anonymous.get(address)
+            if caller is None:  # a Caller is immutable: one per client address, kept
+                if len(self._anonymous) >= ANONYMOUS_CALLERS:
+                    self._anonymous.clear()
+                caller = self._anonymous[address] = Caller(
+                    ANONYMOUS, f"{ANONYMOUS}/{address}", quotas=self.anonymous.quotas)
+            return caller
         key = presented_key(environ)
         if key is None:
             raise Refused(401, "API key required",

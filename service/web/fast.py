@@ -106,9 +106,12 @@ class ScoringFastPath:
         name, fast_load, answer, with_base, dump = endpoint
         try:
             data = orjson.loads(raw)
-            if type(data) is dict and MAY_HOLD_FLOAT.search(raw):  # a batch: Flask's
-                data = integral_numbers(data)
-            item = fast_load(data)  # None for anything but an object it accepts as it is
+            # None for anything but an object it accepts as it is, which holds no float
+            # (every value it accepts is an int, a bool or None): a body's integral floats
+            # (`4.0`) are made ints, as Flask's read_json makes them, only when it refuses
+            item = fast_load(data)
+            if item is None and type(data) is dict and MAY_HOLD_FLOAT.search(raw):
+                item = fast_load(integral_numbers(data))  # (a list is a batch: Flask's)
             if item is not None:
                 result = answer(variant, item, "") if with_base else answer(variant, item)
                 return orjson.dumps(dump(result))

@@ -34,7 +34,9 @@ and before the scoring fast path and Flask.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from flask import Flask, Request, Response
@@ -62,6 +64,8 @@ REQUESTS = Counter(
     ["tenant", "operation", "status"],
 )
 UNAUTHENTICATED = "unauthenticated"
+#: Most clients whose `PAUSE` callbacks are kept; beyond it they are made again.
+PAUSES = 4096
 #: The WSGI environ's key of a request's route (`Route`).
 ROUTE = "service.route"
 #: Most routes remembered (by method and path): the variants times the operations, with
@@ -131,6 +135,8 @@ class FrontDoor:
         self.wsgi_app, self.router, self.auth = wsgi_app, router, auth
         self.quotas, self.fair = quotas, fair
         self._children: dict[tuple[str, str, int], Any] = {}
+        # client -> what a request of it does around a wait (`service.caller.PAUSE`)
+        self._pauses: dict[str, tuple[Callable[[], None], Callable[[], None]]] = {}
 
     def _count(self, tenant: str, operation: str, status: int) -> None:
         key = (tenant, operation, status)
@@ -170,8 +176,13 @@ class FrontDoor:
                                  exc.detail, TYPE_TOO_MANY_IN_FLIGHT,
                                  [("Retry-After", str(exc.retry_after))], named)
         client = caller.client
-        paused = PAUSE.set((lambda: self.fair.release(client),
-                            lambda: self.fair.resume(client)))
+        pause = self._pauses.get(client)
+        if pause is None:
+            if len(self._pauses) >= PAUSES:
+                self._pauses.clear()
+            pause = self._pauses[client] = (partial(self.fair.release, client),
+                                            partial(self.fair.resume, client))
+        paused = PAUSE.set(pause)
         status = [0]
 
         def tenant_start_response(status_line: str, headers: list[tuple[str, str]],

@@ -299,7 +299,7 @@ class QuotaExceeded(Exception):
 class _Policy:
     """A tenant's quota of one operation class: its limits and the RateLimit-Policy value."""
 
-    __slots__ = ("header", "items", "names", "operation", "text")
+    __slots__ = ("header", "items", "limits", "names", "operation", "text")
 
     def __init__(self, operation: str, text: str, per_user: bool = False) -> None:
         self.operation, self.text = operation, text
@@ -308,6 +308,12 @@ class _Policy:
         self.names = [f"{who}-{item.get_expiry()}s" for item in self.items]
         self.header = ", ".join(f'"{name}";q={item.amount};w={item.get_expiry()}'
                                 for name, item in zip(self.names, self.items))
+        #: each limit's name, item, lease size, and what its leases are kept under (what
+        #: makes two items' hashes and equality agree, without their hash in Python)
+        self.limits = tuple(
+            (name, item, lease_size(item),
+             (item.namespace, item.amount, item.multiples, item.GRANULARITY))
+            for name, item in zip(self.names, self.items))
 
 
 class Quotas:
@@ -335,7 +341,7 @@ class Quotas:
         self._policies: dict[tuple[str, str, bool], _Policy] = {}
         self._checked = -math.inf  # monotonic: when /readyz last pinged Redis
         # (limit, client key) -> [requests left, monotonic expiry]: this worker's leases
-        self._leases: dict[tuple[RateLimitItem, str], list[float]] = {}
+        self._leases: dict[tuple[tuple, str], list[float]] = {}
 
     def worker_started(self) -> None:
         """In each worker as it starts (gunicorn's post_fork): find out whether Redis
@@ -377,13 +383,14 @@ class Quotas:
                 self._down_since = None
                 STORAGE_UP.set(1)
 
-    def _hit(self, item: RateLimitItem, key: str) -> tuple[bool, SlidingWindowCounterRateLimiter]:
-        """Charge one request to a limit: from this worker's lease of it, or in the storage
-        (a new lease for a large quota, else the one request)."""
+    def _hit(self, item: RateLimitItem, key: str, size: int, lease_key: tuple
+             ) -> tuple[bool, SlidingWindowCounterRateLimiter]:
+        """Charge one request to a limit (`size`: its `lease_size`; `lease_key`: what its
+        leases are kept under, `_Policy.limits`): from this worker's lease of it, or in the
+        storage (a new lease for a large quota, else the one request)."""
         limiter = self._limiter()
-        size = lease_size(item)
         if size > 1:  # a large quota: spend this worker's lease first
-            lease = self._leases.get((item, key))
+            lease = self._leases.get((lease_key, key))
             if lease is not None and lease[0] > 0 and lease[1] > time.monotonic():
                 lease[0] -= 1
                 return True, limiter
@@ -404,7 +411,7 @@ class Quotas:
         if allowed and size > 1:
             if len(self._leases) >= 4096:
                 self._leases.clear()
-            self._leases[(item, key)] = [size - 1, time.monotonic() + LEASE_SECONDS]
+            self._leases[(lease_key, key)] = [size - 1, time.monotonic() + LEASE_SECONDS]
         return allowed, limiter
 
     def _check(self) -> None:
@@ -459,9 +466,11 @@ class Quotas:
 
     def _charge(self, tenant: str, operation: str, quota: str, key: str,
                 user: str | None = None) -> str:
-        policy = self.policy(operation, quota, user is not None)
-        for name, item in zip(policy.names, policy.items):
-            allowed, limiter = self._hit(item, key)
+        policy = self._policies.get((operation, quota, user is not None))
+        if policy is None:
+            policy = self.policy(operation, quota, user is not None)
+        for name, item, size, lease_key in policy.limits:
+            allowed, limiter = self._hit(item, key, size, lease_key)
             if not allowed:
                 hold_refusal()
                 raise self._exceeded(tenant, policy, name, item, key, limiter, user)

@@ -34,7 +34,7 @@ def hand_score_answer(variant: str, item: dict[str, Any]) -> dict[str, Any]:
         "wins_game": result.wins_game,
         "joker": result.joker,
         "patterns": list(result.patterns),
-        "boxes": [p.as_dict() for p in result.boxes],
+        "boxes": list(result.boxes),  # Placements: the schema reads their attributes
     }
 
 
