@@ -87,7 +87,7 @@ def played(rs, st, rng: random.Random, turns: int | None = None, mistakes: float
         firsts.append(list(dice))
         throws, kept = [], []
         for t in range(1, rs.variant.throws + 1):
-            alts = advice.suggest(st, dice, t, sheet).alternatives
+            alts = advice.suggest(st, dice, t, sheet).moves
             a = alts[0] if rng.random() > mistakes else rng.choice(alts)
             if a.action == "keep":
                 throws.append(list(dice))
@@ -239,7 +239,7 @@ def main() -> int:
 
     # 3. analysis of a full game with keeps, coaching
     keeps = [(tuple(a.dice), a.em_baixo) for a in advice.suggest(st, [1, 2, 3, 4, 6], 1)
-             .alternatives if a.action == "keep"]
+             .moves if a.action == "keep"]
     analyst.coach(st, empty_sheet(rs), 1, keeps)
     coach = timed(lambda: analyst.coach(st, empty_sheet(rs), 1, keeps), 20)[0]
     print(f"coach, {len(keeps)} keeps on throw 1: {coach * 1e3:.2f} ms "

@@ -61,9 +61,9 @@ class Agreement:
         values = player_values(analyst, rs, [opponent], -1, None, None, False, lambda i: "")
         approx = win_shares(analyst, rs, sheet, dice, throw, em_baixo, ranked,
                             [values[0].distribution], None, approximate=True)[0]
-        exact = [a.win_share or 0.0 for a in ranked.alternatives]
+        exact = [a.win_share or 0.0 for a in ranked.moves]
         pick = max(range(len(approx)), key=lambda i: (approx[i],
-                                                      ranked.alternatives[i].expected_final_score))
+                                                      ranked.moves[i].expected_final_score))
         loss = max(exact) - exact[pick]
         self.decisions += 1
         if loss <= 1e-9:

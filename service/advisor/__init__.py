@@ -1,7 +1,7 @@
 """Optimal move advisor: expected-score-maximising solitaire strategy for every variant.
 
 - `Advisor(table_dir, cache_size, threads)` (`advice/advisor.py`): `suggest(rs, dice,
-  throw, sheet)` gives the best keep or box of a position and every alternative with its
+  throw, sheet)` gives the best keep or box of a position and every move with its
   expected final score and regret; `status()` says which built-in tables are ready;
   `warm(variants)` builds or loads them at start-up;
 - ``python -m service.advisor build [variant ...]`` writes the built-in tables.
@@ -36,6 +36,6 @@ winning move and the computer players count it as the win it is (`kernels/winpro
 
 from . import objectives  # noqa: F401  (every objective registered: see objectives/)
 from .advice.advisor import Advisor
-from .advice.moves import Action, Suggestion
+from .advice.moves import Move, Suggestion
 
-__all__ = ["Action", "Advisor", "Suggestion"]
+__all__ = ["Advisor", "Move", "Suggestion"]

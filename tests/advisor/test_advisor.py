@@ -14,7 +14,7 @@ import pytest
 from service.advisor import Advisor
 from service.advisor.advice import advisor as advisor_module
 from service.advisor.advice import moves as advice
-from service.advisor.advice.moves import Action
+from service.advisor.advice.moves import Move
 from service.advisor.kernels import values as kernel
 from service.advisor.solving.positions import part_state, part_value, terminals, turn_tables
 from service.advisor.tables.strategies import build_strategy
@@ -94,7 +94,7 @@ def _play_one_game(rs, st, rng: random.Random) -> int:
             dice = tuple(sorted(best_keep + tuple(rng.randint(1, 6)
                                                   for _ in range(5 - len(best_keep)))))
             throw += 1
-        best = suggest(rs, list(dice), throw, sheet).alternatives
+        best = suggest(rs, list(dice), throw, sheet).moves
         choice = next(a for a in best if a.action == "score")
         sheet.columns[0].boxes[choice.box] = choice.score
     from service.domain.scoring import score_sheet
@@ -284,7 +284,7 @@ def enumerate_turn(rs, sheet, dice, throw) -> dict[tuple, float]:
     @cache
     def score_best(hand: tuple) -> float:
         return max(a.expected_final_score - current
-                   for a in suggest(rs, list(hand), rs.variant.throws, sheet).alternatives)
+                   for a in suggest(rs, list(hand), rs.variant.throws, sheet).moves)
 
     return {keep: current + sum(p * score_best(tuple(sorted(keep + o)))
                                 for o, p in _ROLLS[5 - len(keep)])
@@ -297,7 +297,7 @@ def test_fresh_yatzy_1_3_3_5_6_from_first_principles():
     sheet = empty_sheet(rs)
     sug = suggest(rs, [1, 3, 3, 5, 6], 2, sheet)  # one rethrow left: enumerable quickly
     direct = enumerate_turn(rs, sheet, (1, 3, 3, 5, 6), 2)
-    keeps = {tuple(a.dice): a.expected_final_score for a in sug.alternatives
+    keeps = {tuple(a.dice): a.expected_final_score for a in sug.moves
              if a.action == "keep"}
     assert keeps.keys() == direct.keys()
     for k, val in direct.items():
@@ -330,32 +330,32 @@ def test_yahtzee_bonus_and_forced_joker_position():
     rs = effective_rules("yahtzee")
     sheet = parse_scorecard(rs, {"boxes": {"five_of_a_kind": 50, "sixes": 18}})
     sug = suggest(rs, [6, 6, 6, 6, 6], 3, sheet)
-    assert all(a.action == "score" for a in sug.alternatives)
-    assert {a.box for a in sug.alternatives} == {"three_of_a_kind", "four_of_a_kind",
+    assert all(a.action == "score" for a in sug.moves)
+    assert {a.box for a in sug.moves} == {"three_of_a_kind", "four_of_a_kind",
                                                   "full_house", "small_straight",
                                                   "large_straight", "chance"}
-    assert all(a.five_of_a_kind_bonus == 100 for a in sug.alternatives)
-    ls = next(a for a in sug.alternatives if a.box == "large_straight")
+    assert all(a.five_of_a_kind_bonus == 100 for a in sug.moves)
+    ls = next(a for a in sug.moves if a.box == "large_straight")
     assert ls.score == 40 and ls.joker
 
 
 def test_ranking_regret_and_ties():
     rs = effective_rules("yahtzee")
     sug = suggest(rs, [2, 3, 4, 5, 5], 2)
-    values = [a.expected_final_score for a in sug.alternatives]
+    values = [a.expected_final_score for a in sug.moves]
     assert values == sorted(values, reverse=True)
-    assert sug.best is sug.alternatives[0]
+    assert sug.best is sug.moves[0]
     assert sug.expected_final_score == values[0]
-    for a in sug.alternatives:
+    for a in sug.moves:
         assert a.regret == pytest.approx(values[0] - a.expected_final_score)
-    acts = [Action("keep", 10.0, dice=[1]), Action("keep", 10.0 + 1e-8, dice=[2]),
-            Action("score", 9.0, box="chance")]
+    acts = [Move("keep", 10.0, dice=[1]), Move("keep", 10.0 + 1e-8, dice=[2]),
+            Move("score", 9.0, box="chance")]
     ranked = advice._ranked(strategy(rs), acts, 0, 1, 3)
-    assert [a.rank for a in ranked.alternatives] == [1, 1, 3]
-    assert [a.tie for a in ranked.alternatives] == [True, True, False]
-    kinds = {a.action for a in sug.alternatives}
+    assert [a.rank for a in ranked.moves] == [1, 1, 3]
+    assert [a.tie for a in ranked.moves] == [True, True, False]
+    kinds = {a.action for a in sug.moves}
     assert kinds == {"keep", "score"}
-    assert all(len(a.dice) < 5 for a in sug.alternatives if a.action == "keep")
+    assert all(len(a.dice) < 5 for a in sug.moves if a.action == "keep")
 
 
 def test_invalid_positions():
@@ -383,7 +383,7 @@ def test_maxi_yatzy_is_approximate_and_uses_saved_throws():
     assert sug.best.action == "score"
     later = suggest(rs, [1, 2, 3, 4, 5, 6], 5, sheet)
     assert later.throws_left == 0
-    assert all(a.action == "score" for a in later.alternatives)
+    assert all(a.action == "score" for a in later.moves)
 
 
 def test_a_complete_part_offers_no_box_and_takes_nothing_from_the_others():
@@ -399,9 +399,9 @@ def test_a_complete_part_offers_no_box_and_takes_nothing_from_the_others():
     mask = part_state(part, sheet)[0]
     assert mask == (1 << part.solution.kd.nb) - 1  # the upper part is complete
     sug = suggest(rs, [1, 2, 2, 3, 3, 4], 1, sheet)
-    assert any(a.action == "keep" for a in sug.alternatives)
-    assert {a.box for a in sug.alternatives if a.action == "score"}.isdisjoint(upper)
-    top = max(a.expected_final_score for a in sug.alternatives if a.action == "keep")
+    assert any(a.action == "keep" for a in sug.moves)
+    assert {a.box for a in sug.moves if a.action == "score"}.isdisjoint(upper)
+    top = max(a.expected_final_score for a in sug.moves if a.action == "keep")
     assert sug.best.expected_final_score == top  # scoring 0 in a lower box is no better
 
 
@@ -434,10 +434,10 @@ def test_column_sheet_is_approximate():
     sug = suggest(rs, [2, 3, 4, 5, 6], 1)
     assert not sug.exact
     assert sug.best.action == "score"
-    cols = {a.column for a in sug.alternatives if a.action == "score"}
+    cols = {a.column for a in sug.moves if a.action == "score"}
     assert cols == {1, 2, 3, 4}  # first-throw column open on throw 1, down/up their ends
     later = suggest(rs, [2, 3, 4, 5, 6], 2)
-    assert 4 not in {a.column for a in later.alternatives if a.action == "score"}
+    assert 4 not in {a.column for a in later.moves if a.action == "score"}
 
 
 # --------------------------------------------------------------------------- tables
@@ -481,7 +481,7 @@ def test_house_rules_build_once_under_concurrency(monkeypatch):
 def test_em_baixo_keeps_are_worth_their_mirror_image():
     rs = effective_rules("bozo")
     sug = suggest(rs, [1, 1, 2, 3, 6], 2)
-    keeps = {tuple(a.dice): a for a in sug.alternatives if a.action == "keep"}
+    keeps = {tuple(a.dice): a for a in sug.moves if a.action == "keep"}
     # keeping the two 1s and announcing "em baixo" is keeping two 6s
     kd = strategy(rs).parts[0].solution.kd
     assert kd.em_baixo

@@ -14,7 +14,7 @@ import pytest
 
 from service.advisor import Advisor
 from service.advisor.advice import moves as advice
-from service.advisor.advice.moves import TIE, Action
+from service.advisor.advice.moves import TIE, Move
 from service.advisor.analysis.analyst import Analyst
 from service.advisor.analysis.games import analyze
 from service.advisor.analysis.simulate import simulate
@@ -310,7 +310,7 @@ def test_keep_values_are_means_of_the_next_throw_in_one_precision():
     rs = effective_rules("generala")
     sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "full_house": 30}})
     sug = advice.suggest(ANALYST.strategy(rs), [2, 3, 3, 5, 6], 2, sheet)
-    keep = next(a for a in sug.alternatives if a.action == "keep" and a.dice == [3, 3])
+    keep = next(a for a in sug.moves if a.action == "keep" and a.dice == [3, 3])
     mean = 0.0
     for o, p in _ROLLS[3]:
         nxt = advice.suggest(ANALYST.strategy(rs), sorted([3, 3, *o]), 3, sheet)
@@ -320,11 +320,11 @@ def test_keep_values_are_means_of_the_next_throw_in_one_precision():
 
 def test_ties_are_decided_at_the_tables_precision():
     rs = effective_rules("generala")
-    acts = [Action("keep", 100.0, dice=[1]), Action("score", 100.0 - 3e-5, box="chance"),
-            Action("score", 100.0 - 2e-4, box="straight")]
+    acts = [Move("keep", 100.0, dice=[1]), Move("score", 100.0 - 3e-5, box="chance"),
+            Move("score", 100.0 - 2e-4, box="straight")]
     ranked = advice._ranked(ANALYST.strategy(rs), acts, 0, 2, 3)
-    assert [a.rank for a in ranked.alternatives] == [1, 1, 3]
-    assert [a.tie for a in ranked.alternatives] == [True, True, False]
+    assert [a.rank for a in ranked.moves] == [1, 1, 3]
+    assert [a.tie for a in ranked.moves] == [True, True, False]
 
 
 # --------------------------------------------------------------------------- analysis
@@ -346,7 +346,7 @@ def _played_game(rs, rng: random.Random, mistakes: float) -> dict | None:
         dice = sorted(rng.randint(1, 6) for _ in range(n))
         throws, kept = [], []
         for t in range(1, rs.variant.throws + 1):
-            alts = advice.suggest(st, dice, t, sheet).alternatives
+            alts = advice.suggest(st, dice, t, sheet).moves
             a = alts[0] if rng.random() > mistakes else rng.choice(alts)
             if a.action == "keep":
                 throws.append(list(dice))
@@ -397,7 +397,7 @@ def test_a_bad_placement_is_a_blunder_and_keeps_without_kept_dice_are_not_judged
     out = analyze(ANALYST, rs, game)["players"][0]
     assert out["decisions"] == 1  # the keep was not given: only the placement is judged
     [dec] = out["turns"][0]["decisions"]
-    assert dec["choice"]["box"] == "ones" and dec["class"] == "blunder"
+    assert dec["move"]["box"] == "ones" and dec["class"] == "blunder"
     assert dec["best"]["action"] in ("keep", "score") and dec["regret"] > 5
     assert out["skill"] + out["luck"] == pytest.approx(out["difference"], abs=1e-6)
 
@@ -783,12 +783,12 @@ def test_playing_to_win_takes_a_servida_and_ranks_every_move():
     ranked = rank_to_win(ANALYST, rs, me, [3, 3, 3, 3, 3], 1, False, [them], sug)
     assert ranked.objective == "win" and ranked.best.action == "score"
     assert ranked.best.win_share == 1.0 and ranked.best.rank == 1
-    shares = [a.win_share for a in ranked.alternatives]
+    shares = [a.win_share for a in ranked.moves]
     assert shares == sorted(shares, reverse=True)
     # far behind with nothing that wins at once: the approximation's shares stay small
     sug = ANALYST.advisor.suggest(rs, [1, 2, 3, 5, 6], 1, me)
     ranked = rank_to_win(ANALYST, rs, me, [1, 2, 3, 5, 6], 1, False, [them], sug)
-    assert all(0.0 <= a.win_share < 0.01 for a in ranked.alternatives)
+    assert all(0.0 <= a.win_share < 0.01 for a in ranked.moves)
 
 
 def test_the_turns_decisions_share_one_win_table_and_it_matches_a_fresh_one():
@@ -810,7 +810,7 @@ def test_the_turns_decisions_share_one_win_table_and_it_matches_a_fresh_one():
         sug = ANALYST.advisor.suggest(rs, dice, throw, me)
         ranked = rank_to_win(ANALYST, rs, me, dice, throw, False, [them], sug)
         assert ranked.win_exact
-        return [a.win_share for a in ranked.alternatives]
+        return [a.win_share for a in ranked.moves]
 
     first = shares([2, 3, 4, 5, 5], 1)
     second = shares([1, 3, 4, 5, 6], 2)

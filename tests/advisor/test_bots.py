@@ -65,12 +65,12 @@ def test_every_hand_every_throw_every_level(advisor):
         dice = list(hand)
         for throw in (1, 2, 3):
             ranked = suggest(st, dice, throw, sheet)
-            scoring = {a.box for a in ranked.alternatives
+            scoring = {a.box for a in ranked.moves
                        if a.action == "score" and a.box in made and a.score}
             for level in LEVEL_NAMES:
                 rng = position_rng(5, rs.fingerprint, dice, throw, sheet, False, level)
                 move = bot_move(rs, ranked, LEVELS[level], rng)
-                assert move in ranked.alternatives
+                assert move in ranked.moves
                 if level == "expert":
                     assert move is ranked.best
                     continue

@@ -114,7 +114,7 @@ def test_every_analysis_operation_answers_degenerate_rules(client, table, dice, 
     first = ids[0]
     moves = post(client, vid, "moves/suggest", {"rules": rules, "dice": dice, "throw": 1})
     assert moves.status_code == 200, moves.get_data(as_text=True)
-    scored = next(a for a in moves.get_json()["alternatives"] if a["action"] == "score")
+    scored = next(a for a in moves.get_json()["moves"] if a["action"] == "score")
     ahead = {"boxes": {scored["box"]: scored["score"]}} if len(ids) > 1 else {}
     body = {"rules": rules, "players": [{"scorecard": {}}, {"scorecard": ahead}],
             "dice": dice, "throw": throw}
@@ -134,7 +134,7 @@ def test_every_analysis_operation_answers_degenerate_rules(client, table, dice, 
                                             "objective": "win",
                                             "opponents": [ahead or {"boxes": {}}]})
     assert r.status_code == 200, r.get_data(as_text=True)
-    alts = r.get_json()["alternatives"]
+    alts = r.get_json()["moves"]
     wins = [a["win_share"] for a in alts]
     assert all(-1e-12 <= w <= 1 + 1e-12 for w in wins)
     assert wins[0] == pytest.approx(max(wins), abs=1e-9)

@@ -43,7 +43,7 @@ def test_keeps_name_the_dice_as_thrown_and_the_next_announcement(em_baixo):
     sug = advice.suggest(st, [2, 2, 2, 5, 6], 2, empty_sheet(rs), em_baixo)
     assert sug.dice == [2, 2, 2, 5, 6]
     assert sug.scored_dice == ([1, 2, 5, 5, 5] if em_baixo else [2, 2, 2, 5, 6])
-    keeps = [a for a in sug.alternatives if a.action == "keep"]
+    keeps = [a for a in sug.moves if a.action == "keep"]
     assert keeps and all(_within(sug.dice, a.dice) for a in keeps)
     # each keep once: the dice to keep, with the better announcement of the next throw
     assert len({tuple(a.dice) for a in keeps}) == len(keeps)
@@ -62,7 +62,7 @@ def test_a_keep_is_worth_the_same_whichever_way_its_throw_was_read():
         dice = sorted(rng.randint(1, 6) for _ in range(5))
         top, bottom = (advice.suggest(st, dice, 2, empty_sheet(rs), eb) for eb in (False, True))
         keeps = [{tuple(a.dice): (a.em_baixo, a.expected_final_score)
-                  for a in s.alternatives if a.action == "keep"} for s in (top, bottom)]
+                  for a in s.moves if a.action == "keep"} for s in (top, bottom)]
         assert keeps[0].keys() == keeps[1].keys()
         for kept, (_, value) in keeps[0].items():
             assert value == pytest.approx(keeps[1][kept][1], abs=1e-9)
@@ -81,7 +81,7 @@ def _bozo_game(rs, rng: random.Random, mistakes: float, record_kept: bool = True
         em_baixo = False
         throws, kept = [list(dice)], []
         for t in range(1, rs.variant.throws + 1):
-            alts = advice.suggest(st, dice, t, sheet, em_baixo).alternatives
+            alts = advice.suggest(st, dice, t, sheet, em_baixo).moves
             a = alts[0] if rng.random() > mistakes else rng.choice(alts)
             if a.action == "keep":
                 assert _within(dice, a.dice)  # a keep is dice on the table
@@ -127,7 +127,7 @@ def test_games_recorded_as_the_answers_give_them_replay_and_analyses_add_up(seed
             for dec in turn["decisions"]:
                 assert dec["regret"] == pytest.approx(
                     dec["best_expected_final_score"] - dec["expected_final_score"], abs=3e-6)
-                for move in (dec["choice"], dec["best"]):
+                for move in (dec["move"], dec["best"]):
                     if move["action"] == "keep":
                         assert _within(dec["dice"], move["dice"])
                         assert isinstance(move["em_baixo"], bool)

@@ -92,11 +92,11 @@ def test_the_target_probability_of_every_move_matches_a_brute_force_last_turn(
     value, keep_value, _ = _brute_force(rs, sheet, target, sug.current_total)
     assert ranked.best.measures["target_probability"] == pytest.approx(
         value(tuple(sorted(dice)), throw), abs=1e-9)
-    for a in ranked.alternatives:
+    for a in ranked.moves:
         want = (keep_value(tuple(a.dice), throw) if a.action == "keep"
                 else (1.0 if sug.current_total + a.score >= target else 0.0))
         assert a.measures["target_probability"] == pytest.approx(want, abs=1e-9), a
-    probs = [round(a.measures["target_probability"], 9) for a in ranked.alternatives]
+    probs = [round(a.measures["target_probability"], 9) for a in ranked.moves]
     assert probs == sorted(probs, reverse=True)
 
 
@@ -107,11 +107,11 @@ def test_a_target_reached_already_is_1_and_one_out_of_reach_is_0():
         sug = ANALYST.advisor.suggest(rs, [1, 2, 3, 5, 6], 1, sheet)
         low = rank_to_target(ANALYST, rs, sheet, [1, 2, 3, 5, 6], 1, False,
                              sug.current_total, sug)
-        assert all(a.measures["target_probability"] == 1.0 for a in low.alternatives)
+        assert all(a.measures["target_probability"] == 1.0 for a in low.moves)
         # ties by expected score: the expected-score best is the best
         assert low.best.expected_final_score == sug.best.expected_final_score
         high = rank_to_target(ANALYST, rs, sheet, [1, 2, 3, 5, 6], 1, False, 5000, sug)
-        assert all(a.measures["target_probability"] == 0.0 for a in high.alternatives)
+        assert all(a.measures["target_probability"] == 0.0 for a in high.moves)
 
 
 def test_mid_game_a_box_moves_probability_matches_games_of_the_advisors_play():

@@ -85,14 +85,14 @@ def test_suggest_with_coach(client):
                                              "scorecard": {"boxes": boxes}, "coach": True})
     assert r.status_code == 200, r.get_data(as_text=True)
     body = r.get_json()
-    keeps = {tuple(a["dice"]): a for a in body["alternatives"] if a["action"] == "keep"}
+    keeps = {tuple(a["dice"]): a for a in body["moves"] if a["action"] == "keep"}
     three = keeps[(3, 3, 3)]["turn"]
     p = 1 / 36 + 10 / 36 / 6 + 25 / 36 / 36
     assert three["boxes_with_points"][0]["box"] == "five_of_a_kind"
     assert three["boxes_with_points"][0]["probability"] == pytest.approx(p, abs=1e-9)
-    assert all("turn" not in a for a in body["alternatives"] if a["action"] == "score")
+    assert all("turn" not in a for a in body["moves"] if a["action"] == "score")
     plain = post(client, "yacht/moves/suggest", {"dice": [3, 3, 3, 1, 5], "throw": 1})
-    assert all("turn" not in a for a in plain.get_json()["alternatives"])
+    assert all("turn" not in a for a in plain.get_json()["moves"])
 
 
 # --------------------------------------------------------------------------- games
@@ -126,10 +126,10 @@ def test_game_analysis(client):
         assert p["skill"] + p["luck"] == pytest.approx(p["difference"], abs=1e-5)
         assert p["skill"] == pytest.approx(-p["total_regret"], abs=1e-6)
     first = ana["turns"][0]["decisions"][0]
-    assert first["choice"] == {"action": "keep", "dice": [6, 6, 6]}
+    assert first["move"] == {"action": "keep", "dice": [6, 6, 6]}
     assert first["class"] in ("best", "tie")
     ones = ana["turns"][1]["decisions"][-1]
-    assert ones["choice"]["box"] == "ones" and ones["choice"]["score"] == 1
+    assert ones["move"]["box"] == "ones" and ones["move"]["score"] == 1
     assert ones["class"] in ("mistake", "blunder") and ones["regret"] > 1
     assert ones["sd"] >= 0 and ones["best_sd"] >= 0
 
@@ -147,7 +147,7 @@ def test_game_analysis_takes_the_game_games_validate_takes(client):
     assert r.status_code == 200, r.get_data(as_text=True)
     bia = r.get_json()["players"][1]
     zero = bia["turns"][1]["decisions"][-1]
-    assert zero["choice"] == {"action": "score", "box": "fives", "column": None, "score": 0,
+    assert zero["move"] == {"action": "score", "box": "fives", "column": None, "score": 0,
                               "five_of_a_kind_bonus": 0, "upper_bonus": 0}
     assert zero["regret"] > 1 and bia["final_total"] == 35
     assert bia["skill"] + bia["luck"] == pytest.approx(bia["difference"], abs=1e-5)

@@ -34,7 +34,7 @@ def test_a_bot_move_is_one_of_the_advisors_moves(client):
         for seed in range(8):
             out = bot(client, "yahtzee", level=level, seed=seed, **position)
             assert out["level"] == level and out["seed"] == seed
-            assert out["move"] in ranked["alternatives"]
+            assert out["move"] in ranked["moves"]
             assert out["best_expected_final_score"] == ranked["expected_final_score"]
             assert out["current_total"] == 30 and out["throws_left"] == 1
             assert out["dice"] == [1, 3, 3, 5, 6] and out["exact"] is True
@@ -115,8 +115,8 @@ def test_suggest_to_win_ranks_every_move_by_its_win_share(client):
     out = r.get_json()
     assert out["objective"] == "win" and out["win_exact"] is True
     assert out["win_method"].startswith("exact")
-    shares = [a["win_share"] for a in out["alternatives"]]
-    assert shares == sorted(shares, reverse=True) and out["best"] == out["alternatives"][0]
+    shares = [a["win_share"] for a in out["moves"]]
+    assert shares == sorted(shares, reverse=True) and out["best"] == out["moves"][0]
     assert all(0.0 <= s <= 1.0 for s in shares)
     chances = client.post("/v1/variants/yahtzee/games/win-probability", json={
         "players": [{"scorecard": {"boxes": LATE_ME}}, {"scorecard": {"boxes": LATE_THEM}}],
@@ -136,7 +136,7 @@ def test_suggest_to_win_early_in_a_game_is_approximate_and_says_so(client):
     assert r.status_code == 200, r.get_data(as_text=True)
     out = r.get_json()
     assert out["win_exact"] is False and out["win_method"].startswith("approximate")
-    shares = [a["win_share"] for a in out["alternatives"]]
+    shares = [a["win_share"] for a in out["moves"]]
     assert shares == sorted(shares, reverse=True)
     # two opponents, one of them 25 points up: the player to move is no favourite
     assert 0.05 < out["best"]["win_share"] < 0.5
@@ -151,7 +151,7 @@ def test_a_bot_playing_to_win_plays_the_move_likeliest_to_win(client):
     assert out["move"] == ranked["best"]
     for seed in range(6):
         move = bot(client, "yahtzee", level="beginner", seed=seed, **position)["move"]
-        assert move in ranked["alternatives"]
+        assert move in ranked["moves"]
 
 
 @pytest.mark.parametrize(("body", "pointer", "code"), [
@@ -202,8 +202,8 @@ def test_suggest_and_bot_to_reach_a_target(client):
         **position, "objective": "target", "target": 40}).get_json()
     assert out["objective"] == "target" and out["target"] == 40
     assert out["target_exact"] is True and out["target_method"].startswith("exact")
-    probs = [a["target_probability"] for a in out["alternatives"]]
-    assert probs == sorted(probs, reverse=True) and out["best"] == out["alternatives"][0]
+    probs = [a["target_probability"] for a in out["moves"]]
+    assert probs == sorted(probs, reverse=True) and out["best"] == out["moves"][0]
     assert 0.0 < probs[0] < 1.0 and "win_share" not in out["best"]
     # a 40 needs a straight or a YAHTZEE: the expected-score best may not be the target's
     for seed in range(3):
@@ -214,7 +214,7 @@ def test_suggest_and_bot_to_reach_a_target(client):
         assert bot["move"] == out["best"]
     reached = client.post(SUGGEST.format("yahtzee"), json={
         **position, "objective": "target", "target": 0}).get_json()
-    assert {a["target_probability"] for a in reached["alternatives"]} == {1.0}
+    assert {a["target_probability"] for a in reached["moves"]} == {1.0}
     mid = client.post(SUGGEST.format("yahtzee"), json={
         "dice": [2, 3, 4, 5, 5], "throw": 1, "objective": "target", "target": 250}).get_json()
     assert mid["target_exact"] is False and 0.0 < mid["best"]["target_probability"] < 1.0

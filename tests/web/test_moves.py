@@ -24,11 +24,11 @@ def test_suggest_first_throw(client):
     assert r.status_code == 200, r.get_data(as_text=True)
     body = r.get_json()
     assert body["exact"] is True and body["throw"] == 1 and body["throws_left"] == 2
-    assert body["best"] == body["alternatives"][0]
+    assert body["best"] == body["moves"][0]
     assert body["best"]["action"] == "score" and body["best"]["box"] == "five_of_a_kind"
     assert body["best"]["wins_game"] is True
     assert body["rules"]["variant"] == "generala" and body["current_total"] == 0
-    keeps = [a for a in body["alternatives"] if a["action"] == "keep"]
+    keeps = [a for a in body["moves"] if a["action"] == "keep"]
     assert keeps and all(len(a["dice"]) < 5 for a in keeps)
     assert body["expected_final_score"] == body["best"]["expected_final_score"]
 
@@ -40,10 +40,10 @@ def test_suggest_with_scorecard_last_throw(client):
     assert r.status_code == 200, r.get_data(as_text=True)
     body = r.get_json()
     assert body["current_total"] == 32 and body["throws_left"] == 0
-    assert all(a["action"] == "score" for a in body["alternatives"])
-    assert "large_straight" not in {a["box"] for a in body["alternatives"]}
+    assert all(a["action"] == "score" for a in body["moves"])
+    assert "large_straight" not in {a["box"] for a in body["moves"]}
     assert body["expected_final_score"] > 32
-    ranks = [a["rank"] for a in body["alternatives"]]
+    ranks = [a["rank"] for a in body["moves"]]
     assert ranks == sorted(ranks) and ranks[0] == 1
 
 
@@ -57,7 +57,7 @@ def test_throw_is_required(client):
 def test_moves_are_a_union_on_action(client):
     body = client.post(URL.format("yahtzee"), json={"dice": [1, 2, 3, 4, 6],
                                                     "throw": 2}).get_json()
-    for move in body["alternatives"]:
+    for move in body["moves"]:
         keys = set(move) - {"action", "expected_final_score", "regret", "rank", "tie"}
         if move["action"] == "keep":
             assert keys == {"dice", "em_baixo"}
@@ -124,7 +124,7 @@ def test_maxi_saved_throws_are_worth_nothing_on_the_last_turn(client):
     boxes = {b: 0 for b in VARIANTS["maxi_yatzy"].box_ids if b != "chance"}
     body = client.post("/v1/variants/maxi_yatzy/moves/suggest", json={
         "dice": [3, 3, 3, 3, 3, 3], "throw": 2, "scorecard": {"boxes": boxes}}).get_json()
-    chance = next(a for a in body["alternatives"] if a["action"] == "score")
+    chance = next(a for a in body["moves"] if a["action"] == "score")
     assert chance["expected_final_score"] == 18
     assert body["best"]["action"] == "keep" and body["expected_final_score"] > 18
 
@@ -140,7 +140,7 @@ def test_advice_with_no_legal_move_later_leaves_those_keeps_out(client):
     body = client.post("/v1/variants/yahtzee/moves/suggest", json={
         "dice": [1, 1, 1, 1, 1], "throw": 1, "options": {"columns": True},
         "scorecard": sheet}).get_json()
-    assert [a["action"] for a in body["alternatives"]] == ["score"]
+    assert [a["action"] for a in body["moves"]] == ["score"]
     assert body["expected_final_score"] > -1e6
 
 

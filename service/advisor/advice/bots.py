@@ -38,7 +38,7 @@ from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, max_throw, score_hand, score_sheet
 from ...domain.turn import apply_turn
 from ..solving.strategy import Strategy
-from .moves import Action, Suggestion, suggest
+from .moves import Move, Suggestion, suggest
 from .objective import objective_named
 
 
@@ -74,7 +74,7 @@ def position_rng(seed: int, variant_fingerprint: str, dice: list[int], throw: in
     return random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
 
 
-def _now(a: Action) -> int:
+def _now(a: Move) -> int:
     """The points an action writes this turn (a keep writes none)."""
     if a.action != "score":
         return 0
@@ -91,30 +91,30 @@ def whole_hand_boxes(rs: RuleSet) -> frozenset[str]:
                      or (b.pattern == "n_kind" and b.n == n))
 
 
-def _human(rs: RuleSet, suggestion: Suggestion, a: Action) -> bool:
+def _human(rs: RuleSet, suggestion: Suggestion, a: Move) -> bool:
     """Whether a person could make move `a` at all (the module's last rule)."""
     if a.action == "keep":
         made = whole_hand_boxes(rs)
         return not any(m.action == "score" and m.box in made and _now(m) > 0
-                       for m in suggestion.alternatives)
+                       for m in suggestion.moves)
     return _now(a) > 0 or suggestion.throws_left == 0
 
 
-def _regret(suggestion: Suggestion, a: Action) -> float:
+def _regret(suggestion: Suggestion, a: Move) -> float:
     """What a move gives up against the best under the suggestion's objective
     (`Objective.regret`: expected final score, or percentage points of a probability)."""
     return objective_named(suggestion.objective).regret(suggestion, a)
 
 
-def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[Action, float]]:
+def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[Move, float]]:
     """The moves the level may choose, each with its weight (not normalised). Dice that win
     the game at once are written, by every level, in the box the advisor ranks best."""
-    boxes = [a for a in suggestion.alternatives if a.action == "score"]
+    boxes = [a for a in suggestion.moves if a.action == "score"]
     if suggestion.wins_game and boxes:
         return [(boxes[0], 1.0)]
     if level.temperature <= 0.0:
         return [(suggestion.best, 1.0)]
-    moves = [a for a in suggestion.alternatives if a is suggestion.best or (
+    moves = [a for a in suggestion.moves if a is suggestion.best or (
         _regret(suggestion, a) <= level.cap and _human(rs, suggestion, a))]
     top = max(_now(a) for a in moves)
     out = []
@@ -126,7 +126,7 @@ def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[
     return out
 
 
-def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Random) -> Action:
+def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Random) -> Move:
     """The move a computer player of `level` makes in a position the advisor ranked."""
     options = candidates(rs, suggestion, level)
     if len(options) == 1:

@@ -42,7 +42,7 @@ TIE = 1e-4
 
 
 @dataclass
-class Action:
+class Move:
     """One thing the player can do now, with its expected final score."""
 
     action: str  # "keep" | "score"
@@ -96,16 +96,16 @@ class Action:
 
 @dataclass
 class Suggestion:
-    """The best action of a position and every alternative, ranked."""
+    """The best move of a position and every move, ranked."""
 
-    best: Action
+    best: Move
     expected_final_score: float
     exact: bool
     method: str
     current_total: int
     throw: int
     throws_left: int
-    alternatives: list[Action] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
     dice: list[int] = field(default_factory=list)  # the dice as sent, sorted
     scored_dice: list[int] = field(default_factory=list)  # ... as scored (em baixo: bottom)
     #: stopping on these dice wins the game at once (a first throw: Generala servida,
@@ -135,7 +135,7 @@ class Suggestion:
                 "exact": self.exact, "method": self.method,
                 "current_total": self.current_total, "throw": self.throw,
                 "throws_left": self.throws_left,
-                "alternatives": [a.as_dict() for a in self.alternatives]}
+                "moves": [a.as_dict() for a in self.moves]}
 
 
 # --------------------------------------------------------------------------- suggestions
@@ -202,7 +202,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     throw_value = st.saved_throw_value if later_turns > 0 else 0.0
     saved_bonus = throw_value * (last - throw)
 
-    actions: list[Action] = []
+    moves: list[Move] = []
     for p in hs.boxes:
         if not p.legal:
             continue
@@ -219,7 +219,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
             flags = flags | bit if p.score != 0 else flags & ~bit
         gain = p.score + p.five_of_a_kind_bonus + p.upper_bonus
         value = now + gain + float(part.solution.values[nmask, ncode, flags]) - base[pi]
-        actions.append(Action("score", value + saved_bonus, box=p.box, column=p.column,
+        moves.append(Move("score", value + saved_bonus, box=p.box, column=p.column,
                               score=p.score, five_of_a_kind_bonus=p.five_of_a_kind_bonus,
                               upper_bonus=p.upper_bonus,
                               joker=p.joker,
@@ -239,32 +239,32 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
                 value, flip = e_raw[kd.mirror[k]], True
             if value <= NO_MOVE:
                 continue  # no legal box at the end of that turn (column sheets)
-            actions.append(Action("keep", now + float(value), dice=list(kept),
+            moves.append(Move("keep", now + float(value), dice=list(kept),
                                   em_baixo=em_baixo != flip,
                                   keep=bottom_faces(same) if flip else same))
-    if not actions:
+    if not moves:
         raise InvalidInput.one("/throw", "no legal move: no open box accepts a result of "
                                          "this throw (a first-throw-only column?)")
-    result = _ranked(st, actions, current, throw, last)
+    result = _ranked(st, moves, current, throw, last)
     result.dice = list(hs.dice)
     result.scored_dice = list(hs.scored_dice)
     result.wins_game = throw == 1 and hs.wins_game
     return result
 
 
-def _ranked(st: Strategy, actions: list[Action], current: int, throw: int,
+def _ranked(st: Strategy, moves: list[Move], current: int, throw: int,
             last: int) -> Suggestion:
-    actions.sort(key=lambda a: (-a.expected_final_score, a.action != "score",
+    moves.sort(key=lambda a: (-a.expected_final_score, a.action != "score",
                                 a.box or "", len(a.dice or ()), a.dice or []))
-    best = actions[0].expected_final_score
-    # actions are sorted by value, best first: ranks and ties by bisection, not n^2 scans
-    neg = [-a.expected_final_score for a in actions]
-    for a in actions:
+    best = moves[0].expected_final_score
+    # moves are sorted by value, best first: ranks and ties by bisection, not n^2 scans
+    neg = [-a.expected_final_score for a in moves]
+    for a in moves:
         v = a.expected_final_score
         a.regret = max(0.0, best - v)
         better = bisect_left(neg, -(v + TIE))  # values above v + TIE
         a.rank = 1 + better
         a.tie = bisect_right(neg, -(v - TIE)) - better > 1
-    return Suggestion(best=actions[0], expected_final_score=best, exact=st.exact,
+    return Suggestion(best=moves[0], expected_final_score=best, exact=st.exact,
                       method=st.description, current_total=current, throw=throw,
-                      throws_left=last - throw, alternatives=actions)
+                      throws_left=last - throw, moves=moves)

@@ -6,7 +6,7 @@ through the domain's replay (`domain.games.replay_game`, the only code that play
 game): a game that breaks a rule is refused with games/validate's problems before any table
 is asked for, and the analysis judges the turns as the replay played them. For every decision
 (a keep between throws when the kept dice are given, and every placement) the analysis
-reports the position, the choice and the best choice, the expected final score of each with
+reports the position, the move played and the best move, the expected final score of each with
 its standard deviation (under the advisor's play afterwards), the regret (best minus chosen)
 and a class.
 
@@ -21,7 +21,7 @@ Bozó's "em baixo": a throw announced em baixo is read by its bottom faces, kept
 A recorded turn gives the dice as thrown and says only how its last throw was read
 (`em_baixo`). The first throw, when it is not the last, is taken as read by its top faces; a
 throw between them as announced the way that made the keep before it worth most (the
-announcement is part of that keep: the choice and the best keep say it, `em_baixo`). Every
+announcement is part of that keep: the move and the best keep say it, `em_baixo`). Every
 hand is valued as it was read, so the split adds up in Bozó as in every other variant.
 
 Values come from the float64 moment tables (`kernels/moments.py`), the same numbers for every
@@ -49,14 +49,14 @@ from ..advice.moves import TIE, sub_multisets
 from ..solving.positions import Position
 from .turn_view import TurnView
 
-#: Regret thresholds of the classes (points of expected final score). A choice within TIE
+#: Regret thresholds of the classes (points of expected final score). A move within TIE
 #: of the best is "best" when no other option is that close, else "tie".
 INACCURACY, MISTAKE = 1.0, 5.0
 CLASSES = ("best", "tie", "inaccuracy", "mistake", "blunder")
 
 
 def classify(regret: float, near_best: int) -> str:
-    """The class of a choice with this regret; `near_best`: options within TIE of the best."""
+    """The class of a move with this regret; `near_best`: moves within TIE of the best."""
     if regret <= TIE:
         return "best" if near_best <= 1 else "tie"
     if regret <= INACCURACY:
@@ -74,9 +74,9 @@ class Decision:
     throw: int
     dice: list[int]
     scored_dice: list[int]
-    choice: dict[str, Any]
+    move: dict[str, Any]
     best: dict[str, Any]
-    value: float  # expected final score after the choice
+    value: float  # expected final score after the move
     sd: float
     best_value: float
     best_sd: float
@@ -86,7 +86,7 @@ class Decision:
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the API."""
         return {"turn": self.turn, "throw": self.throw, "dice": self.dice,
-                "scored_dice": self.scored_dice, "choice": self.choice, "best": self.best,
+                "scored_dice": self.scored_dice, "move": self.move, "best": self.best,
                 "expected_final_score": round(self.value, 6), "sd": round(self.sd, 6),
                 "best_expected_final_score": round(self.best_value, 6),
                 "best_sd": round(self.best_sd, 6), "regret": round(self.regret, 6),
@@ -206,8 +206,8 @@ class GameAnalyzer:
                         continue
                     kept = turn.kept[k]
                     c1, c2 = view.keep_value(self._keep_id(kept, reading[k + 1]), t)
-                    choice = self._keep_dict(kept, reading[k + 1])
-                    dec = self._decision(view, pos, ti, t, h, hand, reading[k], choice, c1,
+                    move = self._keep_dict(kept, reading[k + 1])
+                    dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1,
                                          c2)
                     entry["decisions"].append(dec.as_dict())
                     out.decisions.append(dec)
@@ -220,8 +220,8 @@ class GameAnalyzer:
                 fut1, fut2 = self._future_after(o.sheet, f"{base}/turns/{ti}")
                 c1 = o.points + fut1 + view.pos.throw_value * (pos.last - t)
                 c2 = c1 * c1 + fut2
-                choice = self._box_dict(o)
-                dec = self._decision(view, pos, ti, t, h, hand, reading[k], choice, c1, c2,
+                move = self._box_dict(o)
+                dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1, c2,
                                      var=fut2)
                 entry["decisions"].append(dec.as_dict())
                 out.decisions.append(dec)
@@ -283,7 +283,7 @@ class GameAnalyzer:
         return out
 
     def _decision(self, view: TurnView, pos: Position, ti: int, t: int, h: int,
-                  hand: tuple[int, ...], read_bottom: bool, choice: dict[str, Any],
+                  hand: tuple[int, ...], read_bottom: bool, move: dict[str, Any],
                   c1: float, c2: float, var: float | None = None) -> Decision:
         """A decision at hand h (the dice `hand` as thrown, read by their bottom faces when
         `read_bottom`), throw t: the best option, the chosen one's values."""
@@ -312,7 +312,7 @@ class GameAnalyzer:
             sd = float(np.sqrt(max(0.0, var)))
         regret = max(0.0, b1 - c1)
         near = self._near_best(view, pos, t, h, b1)
-        return Decision(ti + 1, t, list(hand), list(scored), choice, best, pos.total + c1, sd,
+        return Decision(ti + 1, t, list(hand), list(scored), move, best, pos.total + c1, sd,
                         pos.total + b1, float(np.sqrt(max(0.0, b2 - b1 * b1))), regret,
                         classify(regret, near))
 

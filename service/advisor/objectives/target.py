@@ -62,11 +62,11 @@ def target_utility(target: int, total: int, top: int) -> np.ndarray:
 def target_probabilities(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
                          throw: int | None, em_baixo: bool, sug: Suggestion, target: int,
                          approximate: bool = False) -> tuple[list[float], bool, str]:
-    """Each of `sug.alternatives`' probability that the final total reaches `target`,
+    """Each of `sug.moves`' probability that the final total reaches `target`,
     whether they are exact, and how they were made (`TARGET_EXACT`, ...). `approximate`:
     with the expected-score play after each move wherever (to measure it)."""
     if target <= sug.current_total:
-        return [1.0] * len(sug.alternatives), True, TARGET_REACHED
+        return [1.0] * len(sug.moves), True, TARGET_REACHED
     probs, how = move_utilities(analyst, rs, sheet, dice, throw, sug, em_baixo,
                                 lambda total, top: target_utility(target, total, top),
                                 None, approximate)

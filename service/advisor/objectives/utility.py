@@ -50,7 +50,7 @@ def move_utilities(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
                    util_of: Callable[[int, int], np.ndarray],
                    instant: list[np.ndarray] | None = None, approximate: bool = False,
                    ) -> tuple[list[float], str]:
-    """E[u(final)] after each of `sug.alternatives`, and how it was computed (`EXACT`,
+    """E[u(final)] after each of `sug.moves`, and how it was computed (`EXACT`,
     `DISTRIBUTIONS`, `NORMAL`: see the module's docstring). `util_of(total, top)`: u of the
     final totals total, total + 1, ... (its last entry counting every higher total), `top`
     being above the highest total the position reaches (one-part strategies; a generous
@@ -66,7 +66,7 @@ def move_utilities(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
         kd = st.parts[0].solution.kd
         top = pos.total + gain_bounds(kd, pos.states[0][0])((1 << kd.nb) - 1) + 1
     else:
-        top = pos.total + int(max(a.expected_final_score for a in sug.alternatives)
+        top = pos.total + int(max(a.expected_final_score for a in sug.moves)
                               - pos.total) * 3 + 50
     util = util_of(pos.total, top)
     args = (analyst, st, pos, sheet, dice, t, em_baixo, sug, util, instant)
@@ -83,9 +83,9 @@ def ranked_by(sug: Suggestion, objective: str, measure: str, values: list[float]
     first, ties (equal to 1e-9) by expected final score and sharing a rank; `regret` stays
     the expected final score given up against the expected-score best. `extra`: what the
     objective adds to the answer."""
-    for a, v in zip(sug.alternatives, values, strict=True):
+    for a, v in zip(sug.moves, values, strict=True):
         a.measures[measure] = v
-    order = sorted(sug.alternatives, key=lambda a: (-round(a.measures[measure], 9),
+    order = sorted(sug.moves, key=lambda a: (-round(a.measures[measure], 9),
                                                     -a.expected_final_score))
     rounded = [round(a.measures[measure], 9) for a in order]
     equal = Counter(rounded)
@@ -95,7 +95,7 @@ def ranked_by(sug: Suggestion, objective: str, measure: str, values: list[float]
             rank = i + 1
         a.rank = rank
         a.tie = equal[here] > 1
-    return replace(sug, best=order[0], alternatives=order, objective=objective, extra=extra)
+    return replace(sug, best=order[0], moves=order, objective=objective, extra=extra)
 
 
 def _own_instant(pos: Position, instant: list[np.ndarray] | None, later: int
@@ -133,7 +133,7 @@ def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     h = rs.hand_index[hs.scored_dice]
     options = wins.options(kd, state, throw, h)
     out = []
-    for a in sug.alternatives:
+    for a in sug.moves:
         if a.action == "score":
             p = next(p for p in hs.boxes if p.legal and p.box == a.box)
             after = Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
@@ -195,7 +195,7 @@ def _distribution_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: S
         return float(d.probs @ util[at]) + own
 
     out = []
-    for a in sug.alternatives:
+    for a in sug.moves:
         if a.action == "score":
             after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
             s2 = tuple(int(x) for x in after.states[0][:3])
@@ -237,7 +237,7 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
         return none * float(probs @ util) + own
 
     out = []
-    for a in sug.alternatives:
+    for a in sug.moves:
         if a.action == "score":
             after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
             m1, m2 = start_moments(after, parts)

@@ -177,7 +177,7 @@ def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
                throw: int | None, em_baixo: bool, sug: Suggestion,
                others: list[Distribution], instant: list[np.ndarray] | None = None,
                approximate: bool = False) -> tuple[list[float], bool, str]:
-    """Each of `sug.alternatives`' expected share of the win against the others' final
+    """Each of `sug.moves`' expected share of the win against the others' final
     distributions, whether the shares are exact, and how they were made (`WIN_EXACT`,
     `WIN_DISTRIBUTIONS`, `WIN_NORMAL`: `utility.move_utilities`).
 
@@ -200,7 +200,7 @@ def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
               }.get(how, WIN_NORMAL)
     if sug.wins_game:  # the suggestion scored the hand: stopping on it wins at once
         shares = [1.0 if a.action == "score" else v
-                  for a, v in zip(sug.alternatives, shares, strict=True)]
+                  for a, v in zip(sug.moves, shares, strict=True)]
     return shares, how == EXACT, method
 
 
@@ -237,7 +237,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
                                        others, instant)
 
     def describe(i: int) -> dict[str, Any]:
-        a = sug.alternatives[i]
+        a = sug.moves[i]
         out = {"action": a.action, "expected_final_score": round(a.expected_final_score, 6),
                "win_share": round(shares[i], 9)}
         out.update({"box": a.box, "score": a.score} if a.action == "score"
@@ -245,7 +245,7 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
         return out
 
     by_share = max(range(len(shares)), key=lambda i: (round(shares[i], 12),
-                                                      sug.alternatives[i].expected_final_score))
+                                                      sug.moves[i].expected_final_score))
     mine, theirs = describe(0), describe(by_share)
     differs = theirs["win_share"] > mine["win_share"] + 1e-9
     return {"exact": exact, "method": method, "max_expected_score": mine,

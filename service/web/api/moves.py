@@ -94,13 +94,13 @@ def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     body = result.as_dict()
     if item.get("coach"):
         analyst = analyst_of(current_app)
-        keeps = [(i, a) for i, a in enumerate(result.alternatives) if a.action == "keep"]
+        keeps = [(i, a) for i, a in enumerate(result.moves) if a.action == "keep"]
         outlooks = analyst.coach(analyst.strategy(rs), sheet, throw,
                                  [(a.keep, False) for _, a in keeps])
         for (i, _), outlook in zip(keeps, outlooks, strict=True):
-            body["alternatives"][i]["turn"] = outlook
+            body["moves"][i]["turn"] = outlook
         if body["best"]["action"] == "keep":
-            body["best"] = body["alternatives"][0]
+            body["best"] = body["moves"][0]
     return {"variant": variant, "rules": rs.describe(), "dice": result.dice,
             "scored_dice": result.scored_dice, **body}
 
@@ -129,14 +129,14 @@ class MoveSuggestion(MethodView):
     @blp.arguments(MoveSuggestRequestSchema,
                    description="The dice, the throw they stand on and the scorecard")
     @blp.response(200, MoveSuggestionSchema, description=(
-        "The best keep or box, and every alternative with its expected final "
+        "The best keep or box, and every move with its expected final "
         "score and regret"))
     @blp.doc(operationId="suggestMove", responses={**ERRORS_DOC, **BUSY_DOC})
     def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
         """Suggest the move that maximises the expected final score.
 
         `throw` is the throw the dice stand on (1 = first; required). With throws left the
-        alternatives are every keep (the dice to keep, fewer than all) and every legal box;
+        moves are every keep (the dice to keep, fewer than all) and every legal box;
         on the last throw only boxes. Values are expected final totals under optimal play,
         points already on the sheet included. Exact for every 5-dice one-column variant;
         column sheets and Maxi Yatzy are approximations (`exact: false`, see `method`).

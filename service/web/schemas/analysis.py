@@ -55,7 +55,7 @@ def _final_sd() -> fields.Float:
 
 
 def _action() -> fields.String:
-    """What a move or choice does: keep dice, or score them in a box."""
+    """What a move does: keep dice, or score them in a box."""
     return fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
         "description": 'keep or score'})
 
@@ -179,8 +179,9 @@ class PositionValueSchema(AnswerFields):
 # --------------------------------------------------------------------------- games
 
 
-class ChoiceSchema(ma.Schema):
-    """A keep or a placement."""
+class PlayedMoveSchema(ma.Schema):
+    """A move as a decision shows it (the one played, or the best): a keep or a placement,
+    without its values (the decision's)."""
 
     action = _action()
     dice = fields.List(fields.Integer(), metadata={
@@ -201,7 +202,7 @@ class ChoiceSchema(ma.Schema):
 
 
 class DecisionSchema(ma.Schema):
-    """One decision: the position, the choice, the best choice, their values."""
+    """One decision: the position, the move played, the best move, their values."""
 
     turn = _turn_number()
     throw = throw_stood_on()
@@ -209,23 +210,25 @@ class DecisionSchema(ma.Schema):
         "description": "The dice the decision was made on, as thrown"})
     scored_dice = fields.List(fields.Integer(), required=True, metadata={
         "description": "The same dice as read (Bozó: the bottom faces of a throw read em "
-                       "baixo; see `choice.em_baixo`), sorted"})
-    choice = fields.Nested(ChoiceSchema, required=True)
-    best = fields.Nested(ChoiceSchema, required=True)
+                       "baixo; see `move.em_baixo`), sorted"})
+    move = fields.Nested(PlayedMoveSchema, required=True, metadata={
+        "description": "The move played"})
+    best = fields.Nested(PlayedMoveSchema, required=True, metadata={
+        "description": "The best move"})
     expected_final_score = fields.Float(required=True, metadata={
-        "description": "Expected final total after the choice, under optimal play after it"})
+        "description": "Expected final total after the move, under optimal play after it"})
     sd = fields.Float(required=True, metadata={
-        "description": 'Standard deviation of the final score after the choice'})
+        "description": 'Standard deviation of the final score after the move'})
     best_expected_final_score = fields.Float(required=True, metadata={
-        "description": 'Expected final score of the best choice'})
+        "description": 'Expected final score of the best move'})
     best_sd = fields.Float(required=True, metadata={
-        "description": 'Standard deviation of the final score after the best choice'})
+        "description": 'Standard deviation of the final score after the best move'})
     regret = fields.Float(required=True, metadata={
-        "description": "Best expected final score minus the choice's"})
+        "description": "Best expected final score minus the move's"})
     class_ = fields.String(required=True, attribute="class", data_key="class",
                            validate=validate.OneOf(("best", "tie", "inaccuracy", "mistake",
                                                     "blunder")),
-                           metadata={"description": "How costly the choice was (thresholds)"})
+                           metadata={"description": "How costly the move was (thresholds)"})
 
 
 class TurnAnalysisSchema(ma.Schema):

@@ -79,15 +79,15 @@ class MoveSuggestRequestSchema(PositionRequestFields):
 def _move_common() -> dict[str, fields.Field]:
     return {
         "expected_final_score": fields.Float(required=True, metadata={
-            "description": "Expected final total of the sheet after this action under optimal "
+            "description": "Expected final total of the sheet after this move under optimal "
                            "play (points already on the sheet included)"}),
         "regret": fields.Float(required=True, metadata={
-            "description": "Best expected final score minus this action's (0 for the best by "
+            "description": "Best expected final score minus this move's (0 for the best by "
                            "expected score, whatever the objective)"}),
         "rank": fields.Integer(required=True, metadata={
-            "description": "1 = best; actions tied in value share a rank"}),
+            "description": "1 = best; moves tied in value share a rank"}),
         "tie": fields.Boolean(required=True, metadata={
-            "description": "Another action has the same value (within 1e-4, the precision of "
+            "description": "Another move has the same value (within 1e-4, the precision of "
                            "the float32 tables; with objective win, the same win share "
                            "within 1e-9)"}),
         **_objective_fields("measure"),
@@ -121,7 +121,7 @@ ScoreMoveSchema = PlacementFields.from_dict({
 
 
 class MoveField(fields.Raw):
-    """A keep or a score action: a union discriminated by `action` in the spec."""
+    """A move, a keep or a placement: a union discriminated by `action` in the spec."""
 
     openapi_doc = {
         "oneOf": [{"$ref": "#/components/schemas/KeepMove"},
@@ -159,14 +159,14 @@ PositionAnswerFields = PositionAnswerFields.from_dict(_objective_fields("answer"
 
 
 class MoveSuggestionSchema(PositionAnswerFields):
-    """The best move for a position and every alternative, ranked."""
+    """The best move for a position and every move, ranked."""
 
     expected_final_score = fields.Float(required=True, metadata={
         "description": "Expected final total under optimal play from here (the best "
-                       "action's value)"})
-    best = MoveField(required=True, metadata={"description": "The best action"})
-    alternatives = fields.List(MoveField(), required=True, metadata={
-        "description": "Every action (the best first), ranked by expected final score (with "
+                       "move's value)"})
+    best = MoveField(required=True, metadata={"description": "The best move"})
+    moves = fields.List(MoveField(), required=True, metadata={
+        "description": "Every move (the best first), ranked by expected final score (with "
                        "objective win: by win share, target: by target probability; then by "
                        "expected final score)"})
 

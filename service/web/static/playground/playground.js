@@ -818,7 +818,7 @@ function renderAdvice() {
                 el("th", { scope: "col", class: "num" }, t("regret")));
     table.appendChild(el("thead")).append(head);
     const body = table.appendChild(el("tbody"));
-    advice.alternatives.slice(0, 12).forEach((a, i) => {
+    advice.moves.slice(0, 12).forEach((a, i) => {
       const tr = el("tr", { class: a.rank === 1 ? "best" : "" });
       const go = el("button", { class: "move", "data-testid": i === 0 ? "apply-best" : `apply-${i}`,
                                 "data-action": a.action }, moveText(a));
