@@ -9,7 +9,9 @@ list of every variable the service understands.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -230,56 +232,26 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> Settings:
-        """Settings from the environment (names in docs/deploy.md's table)."""
-        return cls(
-            max_body_bytes=_env_int("MAX_BODY_BYTES", cls.max_body_bytes),
-            max_batch_items=_env_int("MAX_BATCH_ITEMS", cls.max_batch_items),
-            max_batch_games=_env_int("MAX_BATCH_GAMES", cls.max_batch_games),
-            max_batch_rule_sets=_env_int("MAX_BATCH_RULE_SETS", cls.max_batch_rule_sets),
-            cors_origins=_env_list("CORS_ORIGINS", "*"),
-            cors_max_age=_env_int("CORS_MAX_AGE", cls.cors_max_age),
-            auth=_env_str("AUTH", cls.auth).strip().lower(),
-            api_keys_file=_env_str("API_KEYS_FILE", cls.api_keys_file),
-            api_keys=_env_str("API_KEYS", cls.api_keys),
-            rate_limit_storage=_env_str("RATE_LIMIT_STORAGE", cls.rate_limit_storage),
-            rate_limit_redis_timeout=_env_float("RATE_LIMIT_REDIS_TIMEOUT",
-                                                cls.rate_limit_redis_timeout),
-            rate_limit_redis_retry=_env_float("RATE_LIMIT_REDIS_RETRY",
-                                              cls.rate_limit_redis_retry),
-            quota_scoring=_env_str("QUOTA_SCORING", cls.quota_scoring),
-            quota_advice=_env_str("QUOTA_ADVICE", cls.quota_advice),
-            quota_analysis=_env_str("QUOTA_ANALYSIS", cls.quota_analysis),
-            quota_builds=_env_str("QUOTA_BUILDS", cls.quota_builds),
-            forwarded_allow_ips=_env_list("FORWARDED_ALLOW_IPS", "127.0.0.1,::1"),
-            tenant_in_flight=_env_int("TENANT_IN_FLIGHT", cls.tenant_in_flight),
-            tenant_in_flight_wait=_env_float("TENANT_IN_FLIGHT_WAIT", cls.tenant_in_flight_wait),
-            advisor_table_dir=_env_str("ADVISOR_TABLE_DIR", cls.advisor_table_dir),
-            advisor_cache_size=_env_int("ADVISOR_CACHE_SIZE", cls.advisor_cache_size),
-            advisor_cache_mib=_env_int("ADVISOR_CACHE_MIB", cls.advisor_cache_mib),
-            advisor_warm=_env_str("ADVISOR_WARM", cls.advisor_warm),
-            advisor_threads=_env_int("ADVISOR_THREADS", cls.advisor_threads),
-            advisor_builds=_env_str("ADVISOR_BUILDS", cls.advisor_builds).lower(),
-            advisor_build_dir=_env_str("ADVISOR_BUILD_DIR", cls.advisor_build_dir),
-            advisor_build_wait=_env_float("ADVISOR_BUILD_WAIT", cls.advisor_build_wait),
-            advisor_build_queue=_env_int("ADVISOR_BUILD_QUEUE", cls.advisor_build_queue),
-            advisor_build_queue_per_client=_env_int("ADVISOR_BUILD_QUEUE_PER_CLIENT",
-                                                    cls.advisor_build_queue_per_client),
-            advisor_build_nice=_env_int("ADVISOR_BUILD_NICE", cls.advisor_build_nice),
-            log_level=_env_str("LOG_LEVEL", cls.log_level).upper(),
-            log_format=_env_str("LOG_FORMAT", cls.log_format).lower(),
-            access_log=_env_bool("ACCESS_LOG", cls.access_log),
-            metrics_enabled=_env_bool("METRICS_ENABLED", cls.metrics_enabled),
-            prometheus_multiproc_dir=os.environ.get("PROMETHEUS_MULTIPROC_DIR", ""),
-            port=_env_int("PORT", cls.port),
-            web_concurrency=_env_int("WEB_CONCURRENCY", cls.web_concurrency),
-            gunicorn_worker_connections=_env_int("GUNICORN_WORKER_CONNECTIONS",
-                                                 cls.gunicorn_worker_connections),
-            gunicorn_timeout=_env_int("GUNICORN_TIMEOUT", cls.gunicorn_timeout),
-            gunicorn_graceful_timeout=_env_int(
-                "GUNICORN_GRACEFUL_TIMEOUT", cls.gunicorn_graceful_timeout
-            ),
-            gunicorn_keepalive=_env_int("GUNICORN_KEEPALIVE", cls.gunicorn_keepalive),
-            gunicorn_drain_seconds=_env_int("GUNICORN_DRAIN_SECONDS",
-                                            cls.gunicorn_drain_seconds),
-            gunicorn_max_requests=_env_int("GUNICORN_MAX_REQUESTS", cls.gunicorn_max_requests),
-        )
+        """Settings from the environment: each field from the variable of its name in capitals
+        (docs/deploy.md's table), read as the type of its default; unset or empty, the
+        default (a list set empty is empty). Some are put in one case (`_NORMALISE`)."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            name = f.name.upper()
+            default = f.default
+            if isinstance(default, tuple):  # a comma-separated list
+                value: Any = _env_list(name, ",".join(default))
+            else:
+                value = _READ[type(default)](name, default)
+            normalise = _NORMALISE.get(f.name)
+            values[f.name] = normalise(value) if normalise else value
+        return cls(**values)
+
+
+#: How a variable is read, by the type of its field's default.
+_READ: dict[type, Callable[[str, Any], Any]] = {
+    int: _env_int, float: _env_float, bool: _env_bool, str: _env_str}
+#: Values put in one case as they are read.
+_NORMALISE: dict[str, Callable[[str], str]] = {
+    "auth": lambda s: s.strip().lower(), "advisor_builds": str.lower,
+    "log_level": str.upper, "log_format": str.lower}

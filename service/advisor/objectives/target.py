@@ -96,7 +96,7 @@ class Target(Objective):
                    "(`target_method` says which)")
     measure = Field("target_probability", "number",
                     "With objective target: the probability that the final total reaches "
-                    "the target after this action, playing on to reach it")
+                    "the target after this move, playing on to reach it")
     answer = (Field("target", "integer", "With objective target: the target, as sent"),
               Field("target_exact", "boolean",
                     "With objective target: the target probabilities are exact"),

@@ -261,7 +261,7 @@ class Win(Objective):
                    "rule book decision 13): each move then has its `win_share`, exact late "
                    "in a game and approximated before (`win_method` says which)")
     measure = Field("win_share", "number",
-                    "With objective win: the expected share of the win after this action (a "
+                    "With objective win: the expected share of the win after this move (a "
                     "k-way tie counts 1/k), playing on to maximise it")
     answer = (Field("win_exact", "boolean", "With objective win: the win shares are exact"),
               Field("win_method", "string",
