@@ -150,7 +150,7 @@ def test_advisor_waits_then_answers_table_building(queue, settings):
     assert err.value.retry_after >= 1 and queue.pending(house(35))
     Builder(settings).build(queue.jobs()[0])
     result = advisor.suggest(house(35), [1, 2, 3, 4, 5], 1, client="a")
-    assert result.as_dict()["best"]
+    assert result.best
     st = advisor.strategy(house(35))
     assert isinstance(st.parts[0].solution.values, np.memmap)  # mapped from the file
 

@@ -43,7 +43,8 @@ TIE = 1e-4
 
 @dataclass
 class Move:
-    """One thing the player can do now, with its expected final score."""
+    """One thing the player can do now, with its expected final score (the API writes a keep
+    as a KeepMove, a placement as a ScoreMove: the fields of its kind)."""
 
     action: str  # "keep" | "score"
     expected_final_score: float
@@ -70,28 +71,14 @@ class Move:
     #: keep: the kept dice as the next throw reads them (by their bottom faces after "em
     #: baixo"), the keep the tables index; not part of the answer
     keep: tuple[int, ...] = ()
+    #: keep, with coaching asked for: what it adds ("turn": where the turn ends under the
+    #: advisor's play of the rest of it, `Analyst.coach`)
+    coach: dict[str, Any] = field(default_factory=dict)
 
     @property
     def win_share(self) -> float | None:
         """With objective "win": the expected share of the win after this move."""
         return self.measures.get("win_share")
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data for the API."""
-        d: dict[str, Any] = {"action": self.action,
-                             "expected_final_score": round(self.expected_final_score, 6),
-                             "regret": round(self.regret, 6), "rank": self.rank,
-                             "tie": self.tie}
-        d.update((k, round(v, 9)) for k, v in self.measures.items())
-        if self.action == "keep":
-            d["dice"] = self.dice
-            d["em_baixo"] = self.em_baixo
-        else:
-            d.update(box=self.box, column=self.column, score=self.score,
-                     five_of_a_kind_bonus=self.five_of_a_kind_bonus,
-                     upper_bonus=self.upper_bonus,
-                     joker=self.joker, wins_game=self.wins_game)
-        return d
 
 
 @dataclass
@@ -127,15 +114,6 @@ class Suggestion:
     def win_method(self) -> str | None:
         """Objective "win": how the win shares are computed."""
         return self.extra.get("win_method")
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data for the API."""
-        return {"objective": self.objective, **self.extra, "best": self.best.as_dict(),
-                "expected_final_score": round(self.expected_final_score, 6),
-                "exact": self.exact, "method": self.method,
-                "current_total": self.current_total, "throw": self.throw,
-                "throws_left": self.throws_left,
-                "moves": [a.as_dict() for a in self.moves]}
 
 
 # --------------------------------------------------------------------------- suggestions

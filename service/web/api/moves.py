@@ -91,18 +91,14 @@ def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     sheet = sheet_for(rs, item)
     throw = item["throw"]
     result = _ranked(rs, sheet, item)
-    body = result.as_dict()
     if item.get("coach"):
         analyst = analyst_of(current_app)
-        keeps = [(i, a) for i, a in enumerate(result.moves) if a.action == "keep"]
+        keeps = [a for a in result.moves if a.action == "keep"]
         outlooks = analyst.coach(analyst.strategy(rs), sheet, throw,
-                                 [(a.keep, False) for _, a in keeps])
-        for (i, _), outlook in zip(keeps, outlooks, strict=True):
-            body["moves"][i]["turn"] = outlook
-        if body["best"]["action"] == "keep":
-            body["best"] = body["moves"][0]
-    return {"variant": variant, "rules": rs.describe(), "dice": result.dice,
-            "scored_dice": result.scored_dice, **body}
+                                 [(a.keep, False) for a in keeps])
+        for move, outlook in zip(keeps, outlooks, strict=True):
+            move.coach["turn"] = outlook
+    return {"variant": variant, "rules": rs.describe(), **vars(result)}
 
 
 def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -113,13 +109,9 @@ def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     ranked = _ranked(rs, sheet, item)
     move = advisor_of(current_app).bot(rs, ranked, item["dice"], item["throw"], sheet,
                                        item.get("em_baixo", False), item["level"], seed)
-    return {"variant": variant, "rules": rs.describe(), "dice": ranked.dice,
-            "scored_dice": ranked.scored_dice, "throw": ranked.throw,
-            "throws_left": ranked.throws_left, "exact": ranked.exact,
-            "method": ranked.method, "current_total": ranked.current_total,
-            "objective": ranked.objective, **ranked.extra,
-            "level": item["level"], "seed": seed, "move": move.as_dict(),
-            "best_expected_final_score": round(ranked.expected_final_score, 6)}
+    return {"variant": variant, "rules": rs.describe(), **vars(ranked), "level": item["level"],
+            "seed": seed, "move": move,
+            "best_expected_final_score": ranked.expected_final_score}
 
 
 @blp.route("/<variant:variant>/moves/suggest")

@@ -145,6 +145,18 @@ class BoxValuesField(fields.Field):
         return dict(value)
 
 
+class Rounded(fields.Float):
+    """A number written rounded to `places` decimals (the advisor's values are float32 tables'
+    sums: digits beyond those are noise)."""
+
+    def __init__(self, places: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.places = places
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> float | None:
+        return None if value is None else round(float(value), self.places)
+
+
 def openapi_doc_attribute(self: object, field: fields.Field, **kwargs: object) -> dict:
     """apispec attribute function: hand-written fields carry their own OpenAPI schema."""
     return dict(getattr(field, "openapi_doc", {}))
@@ -506,6 +518,9 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
     rest: dict[str, list[str]] = {"dict": [], "object": []}  # after the first optional one
     for i, (name, field) in enumerate(schema.dump_fields.items()):
         attr = field.attribute or name
+        if "." in attr or isinstance(field, Rounded):
+            raise ValueError(f"compiled_dump: {type(schema).__name__}.{name} reads a path or "
+                             f"rounds, which only marshmallow's dump does")
         out = field.data_key if field.data_key is not None else name
         default = field.dump_default
         convert = _converter(field)

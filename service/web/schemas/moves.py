@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import marshmallow as ma
 from marshmallow import fields, validate
 
@@ -13,6 +15,7 @@ from .common import (
     MAX_WIN_PLAYERS,
     AnswerFields,
     PlacementFields,
+    Rounded,
     RulesRequestFields,
     ScorecardSchema,
     _bool,
@@ -26,9 +29,11 @@ from .common import (
 OBJECTIVES = objective_names()
 
 
-def _field(f: Field, **kw: object) -> fields.Field:
+def _field(f: Field, **kw: Any) -> fields.Field:
     """The marshmallow field of an objective's request or answer field (`Field.kind`)."""
     meta = {"metadata": {"description": f.description}, **kw}
+    if f.kind == "number" and "places" in meta:
+        return Rounded(**meta)
     if f.kind == "scorecards":
         return fields.List(fields.Nested(ScorecardSchema), validate=validate.Length(
             1, MAX_WIN_PLAYERS - 1), **meta)
@@ -41,11 +46,19 @@ def _field(f: Field, **kw: object) -> fields.Field:
 
 def _objective_fields(kind: str) -> dict[str, fields.Field]:
     """Every registered objective's fields of one kind: "request" (what it reads),
-    "answer" (what it adds to the answer), "measure" (what it gives each move)."""
+    "answer" (what it adds to the answer: a `Suggestion`'s `extra`), "measure" (what it
+    gives each move: a `Move`'s `measures`, to 9 decimals)."""
     out: dict[str, fields.Field] = {}
+    held_in = {"request": None, "answer": "extra", "measure": "measures"}[kind]
     for o in REGISTRY.values():
         found = {"request": (o.request,), "answer": o.answer, "measure": (o.measure,)}[kind]
-        out.update((f.name, _field(f)) for f in found if f is not None)
+        for f in found:
+            if f is None:
+                continue
+            kw: dict[str, Any] = {} if held_in is None else {"attribute": f"{held_in}.{f.name}"}
+            if kind == "measure":
+                kw["places"] = 9
+            out[f.name] = _field(f, **kw)
     return out
 
 
@@ -78,10 +91,10 @@ class MoveSuggestRequestSchema(PositionRequestFields):
 
 def _move_common() -> dict[str, fields.Field]:
     return {
-        "expected_final_score": fields.Float(required=True, metadata={
+        "expected_final_score": Rounded(6, required=True, metadata={
             "description": "Expected final total of the sheet after this move under optimal "
                            "play (points already on the sheet included)"}),
-        "regret": fields.Float(required=True, metadata={
+        "regret": Rounded(6, required=True, metadata={
             "description": "Best expected final score minus this move's (0 for the best by "
                            "expected score, whatever the objective)"}),
         "rank": fields.Integer(required=True, metadata={
@@ -108,7 +121,7 @@ KeepMoveSchema = ma.Schema.from_dict({
                        "by its bottom faces, kept dice included (send it as that throw's "
                        "`em_baixo`); false: the next throw is read by its top faces. Always "
                        "false elsewhere"}),
-    "turn": fields.Nested("TurnOutlookSchema", metadata={
+    "turn": fields.Nested("TurnOutlookSchema", attribute="coach.turn", metadata={
         "description": "With coach: true: where the turn ends under the advisor's play of "
                        "the rest of it"}),
 }, name="KeepMoveSchema")
@@ -120,8 +133,9 @@ ScoreMoveSchema = PlacementFields.from_dict({
 }, name="ScoreMoveSchema")
 
 
-class MoveField(fields.Raw):
-    """A move, a keep or a placement: a union discriminated by `action` in the spec."""
+class MoveField(fields.Field):
+    """A move (`Move`), a keep or a placement: a union discriminated by `action` in the spec,
+    written by the schema of its kind."""
 
     openapi_doc = {
         "oneOf": [{"$ref": "#/components/schemas/KeepMove"},
@@ -130,6 +144,16 @@ class MoveField(fields.Raw):
                           "mapping": {"keep": "#/components/schemas/KeepMove",
                                       "score": "#/components/schemas/ScoreMove"}},
     }
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        if value is None:
+            return None
+        action = value["action"] if isinstance(value, dict) else value.action
+        return _MOVE_SCHEMAS[action].dump(value)
+
+
+#: How each kind of move is written.
+_MOVE_SCHEMAS = {"keep": KeepMoveSchema(), "score": ScoreMoveSchema()}
 
 
 class PositionAnswerFields(AnswerFields):
@@ -161,7 +185,7 @@ PositionAnswerFields = PositionAnswerFields.from_dict(_objective_fields("answer"
 class MoveSuggestionSchema(PositionAnswerFields):
     """The best move for a position and every move, ranked."""
 
-    expected_final_score = fields.Float(required=True, metadata={
+    expected_final_score = Rounded(6, required=True, metadata={
         "description": "Expected final total under optimal play from here (the best "
                        "move's value)"})
     best = MoveField(required=True, metadata={"description": "The best move"})
@@ -200,6 +224,6 @@ class BotMoveSchema(PositionAnswerFields):
     move = MoveField(required=True, metadata={
         "description": "The move: a keep or a box, with its expected final score under "
                        "optimal play afterwards and its regret against the best move"})
-    best_expected_final_score = fields.Float(required=True, metadata={
+    best_expected_final_score = Rounded(6, required=True, metadata={
         "description": "The best move's expected final score (the move's regret is the "
                        "difference)"})
