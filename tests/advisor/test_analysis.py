@@ -376,30 +376,30 @@ def test_skill_and_luck_add_up_to_the_difference(vid):
 
     games = [finished_game(m) for m in (0.0, 0.3)]
     out = analyze(ANALYST, rs, {"players": games})
-    for game, p in zip(games, out["players"], strict=True):
-        assert p["finished"]
-        diff = p["final_total"] - p["start_expected_final_score"]
-        assert p["skill"] + p["luck"] == pytest.approx(diff, abs=1e-5)
-        assert p["difference"] == pytest.approx(diff, abs=1e-5)
-        assert p["decisions"] == sum(len(t["throws"]) for t in game["turns"])
-        assert sum(p["classes"].values()) == p["decisions"]
-        assert p["mean_regret"] == pytest.approx(p["total_regret"] / p["decisions"], abs=1e-6)
-    perfect = out["players"][0]
-    assert perfect["total_regret"] == pytest.approx(0.0, abs=1e-4)
-    assert perfect["classes"]["inaccuracy"] + perfect["classes"]["mistake"] + \
-        perfect["classes"]["blunder"] == 0
+    for game, p in zip(games, out.players, strict=True):
+        assert p.finished
+        diff = p.final_total - p.start_expected_final_score
+        assert p.skill + p.luck == pytest.approx(diff, abs=1e-5)
+        assert p.difference == pytest.approx(diff, abs=1e-5)
+        assert p.decision_count == sum(len(t["throws"]) for t in game["turns"])
+        assert sum(p.classes.values()) == p.decision_count
+        assert p.mean_regret == pytest.approx(p.total_regret / p.decision_count, abs=1e-6)
+    perfect = out.players[0]
+    assert perfect.total_regret == pytest.approx(0.0, abs=1e-4)
+    assert perfect.classes["inaccuracy"] + perfect.classes["mistake"] + \
+        perfect.classes["blunder"] == 0
 
 
 def test_a_bad_placement_is_a_blunder_and_keeps_without_kept_dice_are_not_judged():
     rs = effective_rules("generala")
     game = {"players": [{"turns": [{"throws": [[6, 6, 6, 6, 2], [6, 6, 6, 6, 3]],
                                     "box": "ones"}]}]}
-    out = analyze(ANALYST, rs, game)["players"][0]
-    assert out["decisions"] == 1  # the keep was not given: only the placement is judged
-    [dec] = out["turns"][0]["decisions"]
-    assert dec["move"]["box"] == "ones" and dec["class"] == "blunder"
-    assert dec["best"]["action"] in ("keep", "score") and dec["regret"] > 5
-    assert out["skill"] + out["luck"] == pytest.approx(out["difference"], abs=1e-6)
+    out = analyze(ANALYST, rs, game).players[0]
+    assert out.decision_count == 1  # the keep was not given: only the placement is judged
+    [dec] = out.turns[0].decisions
+    assert dec.move["box"] == "ones" and dec.class_ == "blunder"
+    assert dec.best["action"] in ("keep", "score") and dec.regret > 5
+    assert out.skill + out.luck == pytest.approx(out.difference, abs=1e-6)
 
 
 # --------------------------------------------------------------------------- win probability
@@ -754,8 +754,8 @@ def test_a_game_that_breaks_a_rule_is_refused_with_the_problems_validate_reports
     del game["players"][1]["turns"][1]
     game["players"][0]["turns"][0].update(kept=[[1, 2, 3, 4]], points=1)
     out = analyze(ANALYST, rs, game)
-    assert [p["decisions"] for p in out["players"]] == [2, 1]
-    assert not any(p["finished"] for p in out["players"])
+    assert [p.decision_count for p in out.players] == [2, 1]
+    assert not any(p.finished for p in out.players)
 
 
 def test_a_full_sheet_in_the_last_round_is_a_final_total():

@@ -117,19 +117,19 @@ def test_games_recorded_as_the_answers_give_them_replay_and_analyses_add_up(seed
         replay = replay_game(rs, {"players": [game]})
         assert replay.problems == [], replay.problems
         out = analyze(ANALYST, rs, {"players": [game]})
-        [p] = out["players"]
-        assert p["skill"] + p["luck"] == pytest.approx(p["difference"], abs=1e-5)
-        assert p["total_regret"] >= 0
-        if p["finished"]:
-            diff = p["final_total"] - p["start_expected_final_score"]
-            assert p["difference"] == pytest.approx(diff, abs=1e-5)
-        for turn in p["turns"]:
-            for dec in turn["decisions"]:
-                assert dec["regret"] == pytest.approx(
-                    dec["best_expected_final_score"] - dec["expected_final_score"], abs=3e-6)
-                for move in (dec["move"], dec["best"]):
+        [p] = out.players
+        assert p.skill + p.luck == pytest.approx(p.difference, abs=1e-5)
+        assert p.total_regret >= 0
+        if p.finished:
+            diff = p.final_total - p.start_expected_final_score
+            assert p.difference == pytest.approx(diff, abs=1e-5)
+        for turn in p.turns:
+            for dec in turn.decisions:
+                assert dec.regret == pytest.approx(
+                    dec.best_expected_final_score - dec.expected_final_score, abs=3e-6)
+                for move in (dec.move, dec.best):
                     if move["action"] == "keep":
-                        assert _within(dec["dice"], move["dice"])
+                        assert _within(dec.dice, move["dice"])
                         assert isinstance(move["em_baixo"], bool)
 
 
@@ -141,7 +141,6 @@ def test_em_baixo_is_used_and_followed_in_those_games():
     games = [_bozo_game(rs, rng, 0.0) for _ in range(4)]
     assert any(t.get("em_baixo") for g in games for t in g["turns"])
     for game in games:
-        [p] = analyze(ANALYST, rs, {"players": [game]})["players"]
-        assert p["total_regret"] == pytest.approx(0.0, abs=1e-4)
-        assert p["classes"]["inaccuracy"] + p["classes"]["mistake"] + p["classes"]["blunder"] \
-            == 0
+        [p] = analyze(ANALYST, rs, {"players": [game]}).players
+        assert p.total_regret == pytest.approx(0.0, abs=1e-4)
+        assert p.classes["inaccuracy"] + p.classes["mistake"] + p.classes["blunder"] == 0

@@ -68,7 +68,9 @@ def classify(regret: float, near_best: int) -> str:
 
 @dataclass
 class Decision:
-    """One judged decision."""
+    """One judged decision (the API's Decision): the position (the turn's number, 1 = first,
+    the throw, the dice as thrown and as read), the move played and the best move, the
+    expected final score and SD after each, the regret and the class."""
 
     turn: int
     throw: int
@@ -76,58 +78,85 @@ class Decision:
     scored_dice: list[int]
     move: dict[str, Any]
     best: dict[str, Any]
-    value: float  # expected final score after the move
+    expected_final_score: float  # after the move played
     sd: float
-    best_value: float
+    best_expected_final_score: float
     best_sd: float
     regret: float
-    cls: str
+    class_: str  # (the API's `class`: `CLASSES`)
 
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data for the API."""
-        return {"turn": self.turn, "throw": self.throw, "dice": self.dice,
-                "scored_dice": self.scored_dice, "move": self.move, "best": self.best,
-                "expected_final_score": round(self.value, 6), "sd": round(self.sd, 6),
-                "best_expected_final_score": round(self.best_value, 6),
-                "best_sd": round(self.best_sd, 6), "regret": round(self.regret, 6),
-                "class": self.cls}
+
+@dataclass
+class TurnAnalysis:
+    """One turn judged (the API's TurnAnalysis): its decisions, its luck, the points it
+    earned, the expected final score before and after it."""
+
+    turn: int
+    expected_final_score_at_start: float
+    decisions: list[Decision] = field(default_factory=list)
+    luck: float = 0.0
+    points: int = 0
+    expected_final_score_at_end: float = 0.0
 
 
 @dataclass
 class PlayerAnalysis:
-    """Every decision of one player and the summary."""
+    """Every decision of one player, by turn, and the summary (the API's PlayerAnalysis):
+    skill (minus the regrets) and luck add up to the difference between where the analysed
+    turns ended (`end_value`: the final total once finished) and the start's expectation."""
 
     name: str | None
-    start_expectation: float
+    start_expected_final_score: float
     final_total: int
     finished: bool
     decisions: list[Decision] = field(default_factory=list)
-    turns: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[TurnAnalysis] = field(default_factory=list)
     luck: float = 0.0
     end_value: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data for the API."""
-        regrets = [d.regret for d in self.decisions]
+    @property
+    def decision_count(self) -> int:
+        """How many decisions were judged."""
+        return len(self.decisions)
+
+    @property
+    def total_regret(self) -> float:
+        """The sum of every decision's regret."""
+        return float(sum(d.regret for d in self.decisions))
+
+    @property
+    def mean_regret(self) -> float:
+        """The mean regret per decision (0 without decisions)."""
+        return self.total_regret / len(self.decisions) if self.decisions else 0.0
+
+    @property
+    def skill(self) -> float:
+        """Minus the total regret."""
+        return -self.total_regret
+
+    @property
+    def difference(self) -> float:
+        """Where the analysed turns ended minus the start's expectation: skill + luck."""
+        return self.end_value - self.start_expected_final_score
+
+    @property
+    def classes(self) -> dict[str, int]:
+        """How many decisions fell in each class."""
         counts = dict.fromkeys(CLASSES, 0)
         for d in self.decisions:
-            counts[d.cls] += 1
-        total_regret = float(sum(regrets))
-        skill = -total_regret
-        return {
-            "name": self.name,
-            "final_total": self.final_total,
-            "finished": self.finished,
-            "start_expected_final_score": round(self.start_expectation, 6),
-            "decisions": len(self.decisions),
-            "total_regret": round(total_regret, 6),
-            "mean_regret": round(total_regret / len(regrets), 6) if regrets else 0.0,
-            "classes": counts,
-            "skill": round(skill, 6),
-            "luck": round(self.luck, 6),
-            "difference": round(self.end_value - self.start_expectation, 6),
-            "turns": self.turns,
-        }
+            counts[d.class_] += 1
+        return counts
+
+
+@dataclass
+class GameAnalysis:
+    """Every player's analysis (the API's GameAnalysis, less the variant and rules)."""
+
+    exact: bool
+    method: str
+    players: list[PlayerAnalysis]
+    thresholds: dict[str, float] = field(default_factory=lambda: {
+        "tie": TIE, "inaccuracy": INACCURACY, "mistake": MISTAKE})
 
 
 class GameAnalyzer:
@@ -186,8 +215,7 @@ class GameAnalyzer:
             view = TurnView(pos, self.tables)
             turn_start = value
             turn_luck = 0.0
-            entry: dict[str, Any] = {"turn": ti + 1, "expected_final_score_at_start":
-                                     round(turn_start, 6), "decisions": []}
+            entry = TurnAnalysis(ti + 1, turn_start)
             prev_value = value
             last = len(turn.throws)
             o = turn.outcome
@@ -209,7 +237,7 @@ class GameAnalyzer:
                     move = self._keep_dict(kept, reading[k + 1])
                     dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1,
                                          c2)
-                    entry["decisions"].append(dec.as_dict())
+                    entry.decisions.append(dec)
                     out.decisions.append(dec)
                     prev_value = pos.total + c1
                     continue
@@ -223,16 +251,16 @@ class GameAnalyzer:
                 move = self._box_dict(o)
                 dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1, c2,
                                      var=fut2)
-                entry["decisions"].append(dec.as_dict())
+                entry.decisions.append(dec)
                 out.decisions.append(dec)
                 value = pos.total + c1
                 if o.wins_game:
                     value = float(score_sheet(rs, o.sheet)["total"])
                     turn_luck += value - (pos.total + c1)
             sheet = o.sheet
-            entry["luck"] = round(turn_luck, 6)
-            entry["points"] = o.points  # box, five-of-a-kind bonus, upper bonus
-            entry["expected_final_score_at_end"] = round(value, 6)
+            entry.luck = turn_luck
+            entry.points = o.points  # box, five-of-a-kind bonus, upper bonus
+            entry.expected_final_score_at_end = value
             out.luck += turn_luck
             out.turns.append(entry)
         totals = score_sheet(rs, sheet)
@@ -336,7 +364,7 @@ class GameAnalyzer:
         return max(n, 1)
 
 
-def analyze(analyst: Any, rs: RuleSet, game: dict[str, Any]) -> dict[str, Any]:
+def analyze(analyst: Any, rs: RuleSet, game: dict[str, Any]) -> GameAnalysis:
     """Analyse every player's game, `game` as games/validate takes it. The game is replayed
     by the domain (`replay_game`) before a table is asked for: a game that breaks a rule is
     refused at once (InvalidInput with every problem games/validate reports, each with
@@ -346,9 +374,6 @@ def analyze(analyst: Any, rs: RuleSet, game: dict[str, Any]) -> dict[str, Any]:
     if replayed.problems:
         raise InvalidInput(replayed.problems)
     analyzer = GameAnalyzer(analyst, rs)
-    out = [analyzer.player(data.get("name"), turns, f"/players/{i}").as_dict()
-           for i, (data, turns) in enumerate(zip(game["players"], replayed.turns,
-                                                  strict=True))]
-    return {"exact": analyzer.st.exact, "method": analyzer.st.description,
-            "thresholds": {"tie": TIE, "inaccuracy": INACCURACY, "mistake": MISTAKE},
-            "players": out}
+    return GameAnalysis(analyzer.st.exact, analyzer.st.description, [
+        analyzer.player(data.get("name"), turns, f"/players/{i}")
+        for i, (data, turns) in enumerate(zip(game["players"], replayed.turns, strict=True))])

@@ -25,7 +25,7 @@ def _analyze_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     """The games/analyze answer to one loaded game."""
     rs = rules_for(variant, item)
     result = analyze(analyst_of(current_app), rs, item)
-    return {"variant": variant, "rules": rs.describe(), **result}
+    return {"variant": variant, "rules": rs.describe(), **vars(result)}
 
 
 def _win_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:

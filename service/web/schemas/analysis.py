@@ -19,6 +19,7 @@ from .common import (
     AnswerFields,
     BoxColumnFields,
     NamedPlayerFields,
+    Rounded,
     RulesRequestFields,
     ScorecardSchema,
     StrictSchema,
@@ -215,17 +216,17 @@ class DecisionSchema(ma.Schema):
         "description": "The move played"})
     best = fields.Nested(PlayedMoveSchema, required=True, metadata={
         "description": "The best move"})
-    expected_final_score = fields.Float(required=True, metadata={
+    expected_final_score = Rounded(6, required=True, metadata={
         "description": "Expected final total after the move, under optimal play after it"})
-    sd = fields.Float(required=True, metadata={
+    sd = Rounded(6, required=True, metadata={
         "description": 'Standard deviation of the final score after the move'})
-    best_expected_final_score = fields.Float(required=True, metadata={
+    best_expected_final_score = Rounded(6, required=True, metadata={
         "description": 'Expected final score of the best move'})
-    best_sd = fields.Float(required=True, metadata={
+    best_sd = Rounded(6, required=True, metadata={
         "description": 'Standard deviation of the final score after the best move'})
-    regret = fields.Float(required=True, metadata={
+    regret = Rounded(6, required=True, metadata={
         "description": "Best expected final score minus the move's"})
-    class_ = fields.String(required=True, attribute="class", data_key="class",
+    class_ = fields.String(required=True, data_key="class",
                            validate=validate.OneOf(("best", "tie", "inaccuracy", "mistake",
                                                     "blunder")),
                            metadata={"description": "How costly the move was (thresholds)"})
@@ -235,11 +236,11 @@ class TurnAnalysisSchema(ma.Schema):
     """One turn: its decisions and its luck."""
 
     turn = _turn_number()
-    expected_final_score_at_start = fields.Float(required=True, metadata={
+    expected_final_score_at_start = Rounded(6, required=True, metadata={
         "description": 'Expected final score before the turn'})
-    expected_final_score_at_end = fields.Float(required=True, metadata={
+    expected_final_score_at_end = Rounded(6, required=True, metadata={
         "description": 'Expected final score after the turn'})
-    luck = fields.Float(required=True, metadata={"description": "The turn's luck"})
+    luck = Rounded(6, required=True, metadata={"description": "The turn's luck"})
     points = fields.Integer(required=True, metadata={"description": 'Points the turn earned'})
     decisions = fields.List(fields.Nested(DecisionSchema), required=True, metadata={
         "description": "The turn's decisions judged"})
@@ -267,18 +268,19 @@ class PlayerAnalysisSchema(ma.Schema):
     final_total = fields.Integer(required=True, metadata={
         "description": "The player's total at the end of the analysed turns"})
     finished = fields.Boolean(required=True, metadata={"description": "The player's sheet is full"})
-    start_expected_final_score = fields.Float(required=True, metadata={
+    start_expected_final_score = Rounded(6, required=True, metadata={
         "description": 'Expected final score at the start'})
-    decisions = fields.Integer(required=True, metadata={"description": 'Decisions judged'})
-    total_regret = fields.Float(required=True, metadata={
+    decisions = fields.Integer(required=True, attribute="decision_count", metadata={
+        "description": 'Decisions judged'})
+    total_regret = Rounded(6, required=True, metadata={
         "description": 'Sum of the regrets of every decision'})
-    mean_regret = fields.Float(required=True, metadata={
+    mean_regret = Rounded(6, required=True, metadata={
         "description": "Mean regret per decision (Verhoeff's proficiency test: aim below 0.2)"})
     classes = fields.Nested(ClassCountsSchema, required=True)
-    skill = fields.Float(required=True, metadata={"description": "Minus the total regret"})
-    luck = fields.Float(required=True, metadata={
+    skill = Rounded(6, required=True, metadata={"description": "Minus the total regret"})
+    luck = Rounded(6, required=True, metadata={
         "description": 'Final total minus the starting expectation, less the skill (regrets)'})
-    difference = fields.Float(required=True, metadata={
+    difference = Rounded(6, required=True, metadata={
         "description": "Final total (or expectation where unfinished) minus the expectation "
                        "at the start: skill + luck"})
     turns = fields.List(fields.Nested(TurnAnalysisSchema), required=True, metadata={
