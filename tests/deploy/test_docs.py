@@ -4,16 +4,19 @@ shorter table agrees with it."""
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from pathlib import Path
+
+from service.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 _ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|", re.M)
 
 
 def settings_read() -> set[str]:
-    """The environment variables service/config.py reads."""
-    return set(re.findall(r'(?:_env_\w+|environ\.get)\(\s*"([A-Z][A-Z0-9_]+)"',
-                          (ROOT / "service/config.py").read_text()))
+    """The environment variables the service reads: one per field of `Settings`, named as
+    the field in capitals (`Settings.from_env`)."""
+    return {f.name.upper() for f in fields(Settings)}
 
 
 def table(document: str) -> dict[str, str]:
