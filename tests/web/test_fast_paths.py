@@ -14,8 +14,10 @@ import marshmallow as ma
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from service.advisor.advice.moves import Move
 from service.domain.variants import ALL_BOX_IDS, VARIANT_IDS, VARIANTS
 from service.web.fast import ScoringFastPath
+from service.web.schemas.common import Rounded
 from service.web.schemas.hands import HandScoreRequestSchema
 from service.web.schemas.scorecards import ScorecardScoreRequestSchema
 
@@ -233,6 +235,8 @@ class _Dumped(ma.Schema):
     options = ma.fields.Dict(required=True)
     level = ma.fields.Integer(dump_default=3)
     renamed = ma.fields.Integer(data_key="other", required=True)
+    rounded = Rounded(3, required=True)  # a field that writes its values itself
+    share = ma.fields.Float(attribute="extra.share")  # read by a path
 
 
 class _Obj:
@@ -249,7 +253,9 @@ _values = {"name": st.one_of(st.text(max_size=3), st.none()),
                                            "flag": st.one_of(st.booleans(), st.integers())},
                                           optional={"extra": st.integers()}),
            "options": st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
-           "level": st.integers(), "renamed": st.integers()}
+           "level": st.integers(), "renamed": st.integers(),
+           "rounded": st.floats(-1e6, 1e6), "extra": st.fixed_dictionaries(
+               {}, optional={"share": st.floats(0, 1), "other": st.integers()})}
 _values["inners"] = st.lists(_values["inner"], max_size=2)
 
 
@@ -267,3 +273,27 @@ def test_compiled_dump_dumps_as_marshmallow_does(data, as_object):
     got = compiled_dump(_Dumped)(obj)
     assert json.dumps(got) == json.dumps(expected)
     assert compiled_dump(_Dumped(many=True))([obj, obj]) == [got, got]
+
+
+_move = st.builds(
+    Move, action=st.sampled_from(["keep", "score"]),
+    expected_final_score=st.floats(0, 1000), dice=st.lists(st.integers(1, 6), max_size=4),
+    box=st.sampled_from(["ones", "chance", "five_of_a_kind"]),
+    column=st.one_of(st.none(), st.integers(1, 4)), score=st.integers(0, 50),
+    five_of_a_kind_bonus=st.sampled_from([0, 100]), upper_bonus=st.sampled_from([0, 35]),
+    joker=st.booleans(), wins_game=st.booleans(), em_baixo=st.booleans(),
+    regret=st.floats(0, 100), rank=st.integers(1, 40), tie=st.booleans(),
+    measures=st.fixed_dictionaries({}, optional={"win_share": st.floats(0, 1),
+                                                 "target_probability": st.floats(0, 1)}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_move)
+def test_a_move_is_written_as_its_schema_writes_it(move):
+    """moves/suggest writes its moves with their schemas' compiled dumps (a suggestion has
+    some 30): the same JSON as marshmallow's dump of the move's kind, the objectives'
+    figures (read from `measures`) and the rounding included."""
+    from service.web.schemas.moves import _MOVE_DUMPS, KeepMoveSchema, ScoreMoveSchema
+
+    schema = KeepMoveSchema() if move.action == "keep" else ScoreMoveSchema()
+    assert json.dumps(_MOVE_DUMPS[move.action](move)) == json.dumps(schema.dump(move))

@@ -11,10 +11,12 @@ answers 409 with a pointer when they do not fit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import marshmallow as ma
 from marshmallow import fields, validate
+from marshmallow.utils import get_value
 
 from ...domain.boxes import SCORINGS
 from ...domain.rules import BOX_OVERRIDE_FIELDS
@@ -486,7 +488,11 @@ _SAME_WHEN = {int: "int", float: "float"}
 
 
 def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
-    """How a field's value is written (None: as it is, as marshmallow writes a Boolean)."""
+    """How a field's value is written (None: as it is, as marshmallow writes a Boolean); a
+    field of the service's own that writes its values itself (`Rounded`, a move) by its own
+    `_serialize`, as marshmallow does."""
+    if type(field)._serialize.__module__ != fields.Field._serialize.__module__:
+        return partial(_own_serialize, field)
     if isinstance(field, fields.Nested):
         dump = compiled_dump(field.schema)
         return dump if not field.many else (lambda v: [dump(x) for x in v])
@@ -503,6 +509,10 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     return None
 
 
+def _own_serialize(field: fields.Field, value: Any) -> Any:
+    return field._serialize(value, None, None)
+
+
 def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
     """The dump of one object as Python source made for the schema, so that a field costs
     little more than its lookup (a loop over the fields, with a call per field, cost twice
@@ -511,20 +521,23 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
     None or already of the converter's type. A plain dict or an object (the common cases)
     is dumped with its required fields read in one dict display (as far as the first
     optional one: the order is the schema's), the rest one by one; one that lacks a
-    required field, and any other mapping, field by field."""
-    names: dict[str, Any] = {"_MISSING": _MISSING}
+    required field, and any other mapping, field by field. A field read by a path
+    (`attribute="measures.win_share"`) is read by marshmallow's own `get_value`, one by one."""
+    names: dict[str, Any] = {"_MISSING": _MISSING, "_get_value": get_value}
     by_field: dict[str, list[str]] = {"dict": [], "object": []}
     display: dict[str, list[str]] = {"dict": [], "object": []}  # the dict display's fields
     rest: dict[str, list[str]] = {"dict": [], "object": []}  # after the first optional one
     for i, (name, field) in enumerate(schema.dump_fields.items()):
         attr = field.attribute or name
-        if "." in attr or isinstance(field, Rounded):
-            raise ValueError(f"compiled_dump: {type(schema).__name__}.{name} reads a path or "
-                             f"rounds, which only marshmallow's dump does")
+        path = "." in attr
         out = field.data_key if field.data_key is not None else name
         default = field.dump_default
         convert = _converter(field)
-        value, test = "v", ""
+        value, test, inline = "v", "", ""
+        if isinstance(field, Rounded):  # written inline: a third of a move's dump
+            convert = None
+            inline = f"round(float(v), {field.places})"
+            value = f"v if v is None else {inline}"
         if convert is not None:
             names[f"_c{i}"] = convert
             same = _SAME_WHEN.get(convert)  # type: ignore[call-overload]
@@ -538,16 +551,26 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
                       f"ret[{out!r}] = {value}"]
         read = {"dict": f"obj[{attr!r}]",
                 "object": f"obj.{attr}" if attr.isidentifier() else f"getattr(obj, {attr!r})"}
-        for kind, get in (("dict", f"obj.get({attr!r}, _MISSING)"),
-                          ("object", f"getattr(obj, {attr!r}, _MISSING)")):
-            one_by_one = [f"v = {get}", "if v is _MISSING:", *("    " + a for a in absent),
-                          "else:", f"    ret[{out!r}] = {value}"]
+        first, *further = attr.split(".")
+        for kind, get in (("dict", f"obj.get({first!r}, _MISSING)"),
+                          ("object", f"getattr(obj, {first!r}, _MISSING)")):
+            # a path: each further step as marshmallow's get_value takes it, a dict's key
+            # read at once
+            steps = [f"if v is not _MISSING: v = v.get({key!r}, _MISSING) if type(v) is dict "
+                     f"else _get_value(v, {key!r}, _MISSING)" for key in further]
+            one_by_one = [f"v = {get}", *steps, "if v is _MISSING:",
+                          *("    " + a for a in absent), "else:", f"    ret[{out!r}] = {value}"]
             by_field[kind] += one_by_one
-            shown = read[kind] if convert is None else (
-                f"v if (v := {read[kind]}){test} else _c{i}(v)")
-            if field.required and not rest[kind]:  # in the display while none may lack
+            if inline:
+                shown = f"None if (v := {read[kind]}) is None else {inline}"
+            elif convert is not None:
+                shown = f"v if (v := {read[kind]}){test} else _c{i}(v)"
+            else:  # as it is
+                shown = read[kind]
+            # in the display while none may lack (a path may lack anywhere: one by one)
+            if field.required and not rest[kind] and not path:
                 display[kind].append(f"{out!r}: {shown}")
-            elif field.required:
+            elif field.required and not path:
                 rest[kind].append(f"ret[{out!r}] = {shown}")
             else:
                 rest[kind] += one_by_one
