@@ -791,14 +791,18 @@ def test_the_playground_plays_with_a_key_derived_for_the_page(keyed_page: Page, 
     sent = []
     page.on("request", lambda r: sent.append(r.headers.get("authorization")))
     page.goto(server + "/playground")
+    page.wait_for_function("() => document.getElementById('message').textContent.length > 0",
+                           timeout=30_000)  # it has asked without a key, and says so
     _settings(page)
     page.fill("[data-testid=api-key]", derived)
     page.dispatch_event("[data-testid=api-key]", "change")
     _wait_ready(page)
-    _type_dice(page, "6 6 6 6 6")
+    _type_dice(page, "6 6 6 6 6")  # the key field loses focus: its change fires again
     page.locator("[data-testid=place-five_of_a_kind]").wait_for(timeout=ADVICE_TIMEOUT)
     assert f"Bearer {derived}" in sent and f"Bearer {key}" not in sent
     assert statuses.get("variants/yahtzee/moves/suggest") == [200], statuses
+    # one start with the key, however often its field says it changed
+    assert statuses.get("variants") == [401, 200], statuses
 
     scoring_only = derive_key(key, soon, operations=["scoring"], user="p2")
     page.fill("[data-testid=api-key]", scoring_only)

@@ -42,7 +42,8 @@ const state = {
   bots: [], busy: false, moving: null, you: { last: null },
   hand: null, advice: null, value: null, chances: null,
   record: [], turnThrows: [], turnKept: [], typed: false,
-  game: 0, position: 0, pending: false, statusText: null,
+  game: 0, position: 0, pending: false, statusText: null, startedWith: null,
+  starts: 0,
 };
 
 function seeded(seed) {
@@ -1120,13 +1121,24 @@ function translate() {
 // ------------------------------------------------------------------------------ wiring
 
 async function start() {
-  await loadVariants();
+  // the page (re)starts with the key it has: the key it last started with is remembered, so
+  // the same key sent again (the field's change event fires again when it loses focus) does
+  // not start a second game under the first one
+  state.startedWith = apiKey();
+  const run = ++state.starts;
+  delete document.body.dataset.ready;
+  try {
+    await loadVariants();
+  } catch (err) {
+    state.startedWith = null;
+    throw err;
+  }
   renderVariantChoices();
   renderOptions();
   renderBotChoices();
   translate();
   await newGame();
-  document.body.dataset.ready = "true";
+  if (run === state.starts) document.body.dataset.ready = "true";  // the last start's game
 }
 
 function startingLanguage() {
@@ -1143,7 +1155,9 @@ async function main() {
   translate();
   $("api-key").value = apiKey();
   $("api-key").addEventListener("change", () => {
-    sessionStorage.setItem(KEY_STORE, $("api-key").value.trim());
+    const key = $("api-key").value.trim();
+    if (key === state.startedWith) return;
+    sessionStorage.setItem(KEY_STORE, key);
     start().catch((err) => message(err.message));
   });
   $("variant").addEventListener("change", () => {
