@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .steps import best_five, class_marks, classes, rethrow_mean
+from .steps import best_five, class_marks, classes, keep_step_pick, rethrow_mean
 from .values import NEG, five_arrays, five_placements, order_ok
 
 
@@ -208,45 +208,11 @@ def choices32(kd, first, sc, NX, GN, BX, SC):
 
 @nb.njit(cache=True, error_model="numpy")
 def keeps32(kd, cur, E, M, MA):
-    """Keep values E (after "em baixo") and the best keep among each keep's sub-multisets:
-    M its value, MA which keep (an effective keep id held as a float32, exact up to 2**24:
-    picked by an arithmetic blend, which vectorizes, where a conditional does not; an int32
-    picked by a bit mask took 40% longer). Rows are taken as views: the lane loops then
-    compile to SIMD without aliasing checks."""
+    """Keep values E (before "em baixo") and the best keep among each keep's sub-multisets:
+    M its value, MA which keep (an effective keep id held as a float32, `steps.keep_step_pick`)."""
     L = cur.shape[1]
     rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, L)
-    for k in range(kd.nk):
-        fk = np.float32(k)
-        ek = E[k]
-        mk = M[k]
-        ak = MA[k]
-        for lane in range(L):
-            mk[lane] = ek[lane]
-            ak[lane] = fk
-    if kd.em_baixo:
-        for k in range(kd.n_small):
-            mk = kd.mirror[k]
-            if mk > k:
-                for lane in range(L):
-                    if E[mk, lane] > E[k, lane]:
-                        M[k, lane] = E[mk, lane]
-                        MA[k, lane] = mk
-                    elif E[k, lane] > E[mk, lane]:
-                        M[mk, lane] = E[k, lane]
-                        MA[mk, lane] = k
-    one = np.float32(1.0)
-    pairs = kd.pairs
-    for p in range(pairs.shape[0]):
-        ms = M[pairs[p, 1]]
-        mk = M[pairs[p, 0]]
-        as_ = MA[pairs[p, 1]]
-        ak = MA[pairs[p, 0]]
-        for lane in range(L):
-            a = ms[lane]
-            c = mk[lane]
-            w = np.float32(a > c)  # 1 where the sub-keep is better
-            ak[lane] = w * as_[lane] + (one - w) * ak[lane]
-            mk[lane] = np.maximum(a, c)
+    keep_step_pick(kd.em_baixo, kd.mirror, kd.n_small, kd.pairs, E, M, MA, L)
 
 
 @nb.njit(cache=True, error_model="numpy")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .steps import rethrow_mass, rethrow_mean
+from .steps import keep_step_pick, rethrow_mass, rethrow_mean
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -35,10 +35,8 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
     # one state, its two moments side by side as two lanes ([item, 2] arrays)
     cur = np.empty((nh, 2))
     e = np.empty((nk, 2))
-    ea = np.empty(nk, np.int64)
-    m1 = np.empty(nk)
-    m2 = np.empty(nk)
-    ma = np.empty(nk, np.int64)
+    m = np.empty((nk, 1))
+    ma = np.empty((nk, 1))  # the keep chosen, as a float64 (`steps.keep_step_pick`)
     for t in range(last - 1, throw - 1, -1):
         for h in range(nh):
             cur[h, 0] = H1[t + 1, h]
@@ -47,30 +45,8 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
         for k in range(nk):
             E1[t, k] = e[k, 0]
             E2[t, k] = e[k, 1]
-            ea[k] = k
-        if kd.em_baixo:
-            for k in range(kd.n_small):
-                mk = kd.mirror[k]
-                if mk > k:
-                    if e[mk, 0] > e[k, 0]:
-                        e[k, 0] = e[mk, 0]
-                        e[k, 1] = e[mk, 1]
-                        ea[k] = mk
-                    elif e[k, 0] > e[mk, 0]:
-                        e[mk, 0] = e[k, 0]
-                        e[mk, 1] = e[k, 1]
-                        ea[mk] = k
-        for k in range(nk):
-            m1[k] = e[k, 0]
-            m2[k] = e[k, 1]
-            ma[k] = ea[k]
-        for p in range(kd.pairs.shape[0]):
-            k = kd.pairs[p, 0]
-            s = kd.pairs[p, 1]
-            if m1[s] > m1[k]:
-                m1[k] = m1[s]
-                m2[k] = m2[s]
-                ma[k] = ma[s]
+        # the choice by the first moment (lane 0); the second is E's at the keep chosen
+        keep_step_pick(kd.em_baixo, kd.mirror, kd.n_small, kd.pairs, e, m, ma, 1)
         c = tv * (last - t)
         for h in range(nh):
             s1 = t1f[h] if t == 1 else t1l[h]
@@ -78,14 +54,15 @@ def turn_tables2(kd, t1f, t2f, t1l, t2l, throw, last, tv):
             s2 = s2 + 2.0 * c * s1 + c * c
             s1 = s1 + c
             kk = kd.hand_keep[h]
-            if s1 >= m1[kk]:
+            if s1 >= m[kk, 0]:
                 H1[t, h] = s1
                 H2[t, h] = s2
                 DEC[t, h] = -1
             else:
-                H1[t, h] = m1[kk]
-                H2[t, h] = m2[kk]
-                DEC[t, h] = ma[kk]
+                a = int(ma[kk, 0])
+                H1[t, h] = m[kk, 0]
+                H2[t, h] = e[a, 1]
+                DEC[t, h] = a
     return H1, H2, E1, E2, DEC
 
 

@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 
 from .model import KIND_TRACKED, KIND_UPPER, Model
-from .steps import canon, next_marks, rethrow_mean
+from .steps import canon, keep_step, next_marks, rethrow_mean
 
 LANES = 32
 NEG = np.float32(-1e30)
@@ -42,7 +42,7 @@ KernelData = namedtuple("KernelData", [
     "nb", "nd", "throws", "nh", "nk", "n_small", "prob", "reward", "cls", "kind", "face",
     "trk_bit", "req_bit", "is_lower", "threshold", "amount", "maxrem", "order",
     "joker", "five_box", "five_hand", "up_box", "joker_value", "bonus_amount", "bonus_bit",
-    "bonus_matching", "first_differs", "add", "sub", "hand_keep", "em_baixo", "mirror", "pairs",
+    "bonus_matching", "first_differs", "add", "hand_keep", "em_baixo", "mirror", "pairs",
 ])
 
 
@@ -50,6 +50,8 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
     """Pack a Model for the kernels (plain ints, bools and contiguous arrays)."""
     k = m.keeps
     n_small = int(np.sum(k.size < m.nd))
+    # the sub-keep links as the kernels read them (`steps.keep_step`): (keep, keep with one
+    # die less) pairs, in keep order
     pairs = np.array([(i, k.sub[i, f]) for i in range(k.nk) for f in range(1, 7)
                       if k.sub[i, f] >= 0], np.int64).reshape(-1, 2)
     mirror = np.arange(k.nk, dtype=np.int64)
@@ -63,8 +65,8 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
         m.is_lower, int(m.threshold), int(m.amount), m.maxrem, int(m.order), int(m.joker),
         int(m.five_box), m.five_hand, m.up_box, np.ascontiguousarray(m.joker_value),
         int(m.bonus_amount), int(m.bonus_bit), bool(m.bonus_matching),
-        bool(m.first_differs), np.ascontiguousarray(k.add), np.ascontiguousarray(k.sub),
-        k.hand_keep, bool(em_baixo), mirror, pairs)
+        bool(m.first_differs), np.ascontiguousarray(k.add), k.hand_keep, bool(em_baixo),
+        mirror, pairs)
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
@@ -276,7 +278,8 @@ def score_pass(kd, V, bm, bu, bf, first, S):
 
 @nb.njit(cache=True, error_model="numpy")
 def keep_pass(kd, cur, E, M, store, t):
-    """From hand values `cur` at throw t+1: E[k] (keep k, rethrow) and M[k] (best sub-keep).
+    """From hand values `cur` at throw t+1: E[k] (keep k, rethrow) and M[k] (best sub-keep,
+    `steps.keep_step`).
 
     When `store` has rows, store[t] receives E before the "em baixo" mirroring. Blocks are
     always LANES wide here (a constant trip count the compiler unrolls into SIMD).
@@ -285,26 +288,7 @@ def keep_pass(kd, cur, E, M, store, t):
     rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, L)
     if store.shape[0] > 0:
         store[t, :, :] = E
-    if kd.em_baixo:
-        # "em baixo": announced before a throw, the kept dice count by their bottom faces,
-        # so keeping k (and rethrowing the rest) is worth as much as keeping 7 - k.
-        for k in range(kd.n_small):
-            mk = kd.mirror[k]
-            if mk > k:
-                for lane in range(L):
-                    v = np.maximum(E[mk, lane], E[k, lane])
-                    E[k, lane] = v
-                    E[mk, lane] = v
-    # best sub-keep: a running maximum over (keep, keep minus one die) pairs, in keep order
-    for k in range(kd.nk):
-        for lane in range(L):
-            M[k, lane] = E[k, lane]
-    for p in range(kd.pairs.shape[0]):
-        k = kd.pairs[p, 0]
-        s = kd.pairs[p, 1]
-        for lane in range(L):
-            # np.maximum on scalars compiles to a vector max; `a if a > b else b` does not
-            M[k, lane] = np.maximum(M[s, lane], M[k, lane])
+    keep_step(kd.em_baixo, kd.mirror, kd.n_small, kd.pairs, E, M, L)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -384,25 +368,14 @@ def turn_keeps(kd, term_first, term_later, throw, last, throw_value):
     for h in range(nh):
         v[h, 0] = term_later[h]
     e = np.zeros((nk, 1))
-    m = np.zeros(nk)
+    m = np.zeros((nk, 1))
     raw = np.zeros(nk)
     for t in range(last - 1, throw - 1, -1):
         rethrow_mean(kd.add, kd.hand_keep, kd.n_small, v, e, 1)
         for k in range(nk):
             raw[k] = e[k, 0]
-        if kd.em_baixo:
-            for k in range(kd.n_small):
-                mk = kd.mirror[k]
-                if raw[mk] > e[k, 0]:
-                    e[k, 0] = raw[mk]
-        for k in range(nk):
-            best = e[k, 0]
-            for f in range(1, 7):
-                s = kd.sub[k, f]
-                if s >= 0 and m[s] > best:
-                    best = m[s]
-            m[k] = best
+        keep_step(kd.em_baixo, kd.mirror, kd.n_small, kd.pairs, e, m, 1)
         for h in range(nh):
             now = (term_first[h] if t == 1 else term_later[h]) + throw_value * (last - t)
-            v[h, 0] = max(m[kd.hand_keep[h]], now)
+            v[h, 0] = max(m[kd.hand_keep[h], 0], now)
     return raw, v[:, 0].copy()

@@ -43,7 +43,7 @@ import numpy as np
 from .distribution import Distribution
 from .model import KIND_TRACKED, KIND_UPPER
 from .policy import first_scored
-from .steps import next_marks, rethrow_mean
+from .steps import keep_step, next_marks, rethrow_mean
 from .values import five_arrays, five_placements, order_ok
 
 ASSUMPTIONS = (
@@ -273,27 +273,11 @@ def _turn_win(kd, W, mask_at, slot_of, mask, u, fl, width, out_first, out_later)
 
 @nb.njit(cache=True, error_model="numpy")
 def _keeps_win(kd, cur, E, M):
-    """Keep values over the lanes (own totals): E[k] mean over one more die, M best sub-keep.
-    The kernel data's tables are read into locals once: each access to a field of it counts
-    a reference to that array."""
+    """Keep values over the lanes (own totals): E[k] mean over one more die, M best sub-keep
+    (`steps.keep_step`)."""
     width = cur.shape[1]
-    pairs = kd.pairs
     rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, width)
-    if kd.em_baixo:
-        mirror = kd.mirror
-        for k in range(kd.n_small):
-            mk = mirror[k]
-            if mk > k:
-                for a in range(width):
-                    v = max(E[k, a], E[mk, a])
-                    E[k, a] = v
-                    E[mk, a] = v
-    M[:, :] = E
-    for p in range(pairs.shape[0]):
-        mk = M[pairs[p, 0]]
-        ms = M[pairs[p, 1]]
-        for a in range(width):
-            mk[a] = np.maximum(mk[a], ms[a])
+    keep_step(kd.em_baixo, kd.mirror, kd.n_small, kd.pairs, E, M, width)
 
 
 @nb.njit(cache=True, error_model="numpy")
