@@ -31,7 +31,7 @@ import numba as nb
 import numpy as np
 
 from .policy import box_targets, decisions_block, first_scored, scored_arrays
-from .steps import rethrow_mass
+from .steps import load_block, rethrow_mass
 from .threads import cpu_workers, kernel_pool
 from .values import LANES, five_arrays, five_placements
 
@@ -379,11 +379,7 @@ def level_records(kd, V, states, gbits, mass0):
     kmass = np.empty((kd.nk, L))
     used = 0
     for bi in range((n + L - 1) // L):
-        for lane in range(L):
-            i = min(bi * L + lane, n - 1)
-            bm[lane] = states[i, 0]
-            bu[lane] = states[i, 1]
-            bf[lane] = states[i, 2]
+        load_block(states, bi, bm, bu, bf)
         decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
         push_block(kd, DEC, mass0, SFb, SLb, pmass, kmass)
         lanes = min(L, n - bi * L)

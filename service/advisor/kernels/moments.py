@@ -32,7 +32,7 @@ from .policy import (
     next_values,
     scored_arrays,
 )
-from .steps import rethrow_mean, unflat
+from .steps import load_block, rethrow_mean, unflat
 from .values import LANES, five_arrays, five_placements, read_only
 
 NEG = -1e30
@@ -226,11 +226,7 @@ def moments_level(kd, V, T1, T2, states):
     bu = np.empty(L, np.int64)
     bf = np.empty(L, np.int64)
     for bi in range((n + L - 1) // L):
-        for lane in range(L):
-            i = min(bi * L + lane, n - 1)
-            bm[lane] = states[i, 0]
-            bu[lane] = states[i, 1]
-            bf[lane] = states[i, 2]
+        load_block(states, bi, bm, bu, bf)
         decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
         later = bm[0] < 0  # False, typed as a plain bool
         policy_terminals(kd, T1, T2, later, scl, t1l, t2l)

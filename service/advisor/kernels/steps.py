@@ -294,3 +294,17 @@ def keep_step_pick(em_baixo: bool, mirror: np.ndarray, n_small: int, pairs: np.n
             w = M.dtype.type(a > c)  # 1 where the sub-keep is better
             ak[lane] = w * as_[lane] + (one - w) * ak[lane]
             mk[lane] = np.maximum(a, c)
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def load_block(states: np.ndarray, bi: int, bm: np.ndarray, bu: np.ndarray,
+               bf: np.ndarray) -> None:
+    """Lane block `bi` of a level's `states` (rows mask, ucode, flags) into the lanes bm, bu,
+    bf; a last block that is not full repeats the level's last state in its spare lanes."""
+    n = states.shape[0]
+    L = bm.shape[0]
+    for lane in range(L):
+        i = min(bi * L + lane, n - 1)
+        bm[lane] = states[i, 0]
+        bu[lane] = states[i, 1]
+        bf[lane] = states[i, 2]

@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 
 from .model import KIND_TRACKED, KIND_UPPER, Model
-from .steps import canon, keep_step, next_marks, rethrow_mean
+from .steps import canon, keep_step, load_block, next_marks, rethrow_mean
 
 LANES = 32
 NEG = np.float32(-1e30)
@@ -325,11 +325,7 @@ def solve_level(kd, V, states):
         bm = np.empty(L, np.int64)
         bu = np.empty(L, np.int64)
         bf = np.empty(L, np.int64)
-        for lane in range(L):
-            i = min(bi * L + lane, n - 1)
-            bm[lane] = states[i, 0]
-            bu[lane] = states[i, 1]
-            bf[lane] = states[i, 2]
+        load_block(states, bi, bm, bu, bf)
         later = bm[0] < 0  # False, typed as a plain bool (no literal specialisation)
         Sl = np.empty((kd.nh, L), np.float32)
         score_pass(kd, V, bm, bu, bf, later, Sl)
