@@ -27,7 +27,7 @@ from ...domain.scoring import (
     score_sheet,
     throw_problems,
 )
-from ..kernels.model import KIND_UPPER, canon
+from ..kernels.steps import next_marks
 from ..solving.positions import part_state, part_value, terminals64, turn_tables
 from ..solving.strategy import Strategy
 
@@ -188,13 +188,11 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
         pi, bi = st.box_part[(col, p.box)]
         part = st.parts[pi]
         m = part.solution.model
-        mask, _, flags, upper = states[pi]
+        mask, code, flags, _ = states[pi]
         nmask = mask | 1 << bi
-        ncode = (canon(m.threshold, m.maxrem, upper + p.score, nmask)
-                 if m.kind[bi] == KIND_UPPER else states[pi][1])
-        if m.trk_bit[bi] >= 0:
-            bit = 1 << int(m.trk_bit[bi])
-            flags = flags | bit if p.score != 0 else flags & ~bit
+        # the next state as the kernels step to it
+        _, ncode, flags = next_marks(m.threshold, m.maxrem, m.amount, int(m.kind[bi]),
+                                     int(m.trk_bit[bi]), code, flags, float(p.score), nmask)
         gain = p.score + p.five_of_a_kind_bonus + p.upper_bonus
         value = now + gain + float(part.solution.values[nmask, ncode, flags]) - base[pi]
         moves.append(Move("score", value + saved_bonus, box=p.box, column=p.column,
