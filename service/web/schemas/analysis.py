@@ -49,9 +49,9 @@ def _current_total() -> fields.Integer:
     return fields.Integer(required=True, metadata={"description": 'Points on the sheet now'})
 
 
-def _final_sd() -> fields.Float:
-    """The standard deviation of a final score."""
-    return fields.Float(required=True, metadata={
+def _final_sd() -> Rounded:
+    """The standard deviation of a final score (to 6 decimals)."""
+    return Rounded(6, required=True, metadata={
         "description": 'Standard deviation of the final score'})
 
 
@@ -111,7 +111,7 @@ class PositionValueRequestSchema(RulesRequestFields):
 
 
 class ScoreChanceSchema(ma.Schema):
-    """A total and a probability."""
+    """A total and a probability (`analyst.ScoreChance`)."""
 
     score = fields.Integer(required=True, metadata={"description": 'The threshold asked for'})
     probability = fields.Float(required=True, metadata={"description": 'P(final score >= score)'})
@@ -133,7 +133,8 @@ class PercentilesSchema(ma.Schema):
 
 
 class DistributionSchema(ma.Schema):
-    """The distribution of the final total, and how it was obtained."""
+    """The distribution of the final total, and how it was obtained
+    (`analyst.DistributionReport`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "Computed exactly (every exact variant, from any position); false: "
@@ -143,13 +144,13 @@ class DistributionSchema(ma.Schema):
         "description": 'How the distribution was computed'})
     samples = fields.Integer(allow_none=True, required=True, metadata={
         "description": 'Games simulated (null when exact)'})
-    standard_error = fields.Float(allow_none=True, required=True, metadata={
+    standard_error = Rounded(6, allow_none=True, required=True, metadata={
         "description": "Standard error of the sampled mean (null when exact)"})
-    mean = fields.Float(required=True, metadata={"description": 'Expected final score'})
+    mean = Rounded(6, required=True, metadata={"description": 'Expected final score'})
     sd = _final_sd()
-    min = fields.Integer(required=True, metadata={
+    min = fields.Integer(required=True, attribute="lo", metadata={
         "description": 'Lowest final score with positive probability'})
-    max = fields.Integer(required=True, metadata={
+    max = fields.Integer(required=True, attribute="hi", metadata={
         "description": 'Highest final score with positive probability'})
     percentiles = fields.Nested(PercentilesSchema, required=True)
     at_least = fields.List(fields.Nested(ScoreChanceSchema), required=True, metadata={
@@ -159,7 +160,8 @@ class DistributionSchema(ma.Schema):
 
 
 class PositionValueSchema(AnswerFields):
-    """What a position is worth under the advisor's play."""
+    """What a position is worth under the advisor's play (`analyst.PositionValue`, its
+    distribution a `DistributionReport`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "Mean and sd are exact (exact method); false for the approximate "
@@ -170,9 +172,9 @@ class PositionValueSchema(AnswerFields):
     dice = fields.List(fields.Integer(), allow_none=True, required=True, metadata={
         "description": 'The dice of the position (mid-turn), sorted'})
     current_total = _current_total()
-    expected_final_score = fields.Float(required=True, metadata={
+    expected_final_score = Rounded(6, required=True, attribute="mean", metadata={
         "description": 'Expected final score under optimal play'})
-    sd = fields.Float(required=True, metadata={
+    sd = Rounded(6, required=True, metadata={
         "description": "Standard deviation of the final total (exact second moment)"})
     distribution = fields.Nested(DistributionSchema, required=True)
 
