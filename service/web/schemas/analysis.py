@@ -44,14 +44,15 @@ def _player_name() -> fields.String:
         "description": "The player's name"})
 
 
-def _current_total() -> fields.Integer:
-    """The points a sheet holds now."""
-    return fields.Integer(required=True, metadata={"description": 'Points on the sheet now'})
+def _current_total(attribute: str | None = None) -> fields.Integer:
+    """The points a sheet holds now, read from `attribute`."""
+    return fields.Integer(required=True, attribute=attribute, metadata={
+        "description": 'Points on the sheet now'})
 
 
-def _final_sd() -> Rounded:
-    """The standard deviation of a final score (to 6 decimals)."""
-    return Rounded(6, required=True, metadata={
+def _final_sd(attribute: str | None = None) -> Rounded:
+    """The standard deviation of a final score (to 6 decimals), read from `attribute`."""
+    return Rounded(6, required=True, attribute=attribute, metadata={
         "description": 'Standard deviation of the final score'})
 
 
@@ -334,33 +335,37 @@ class WinProbabilityRequestSchema(RulesRequestFields):
 
 
 class PlayerChancesSchema(ma.Schema):
-    """One player's chances."""
+    """One player's chances (`win.PlayerChances`: their position's value and chances)."""
 
     name = _player_name()
-    current_total = _current_total()
-    expected_final_score = fields.Float(required=True, metadata={
+    current_total = _current_total("value.current_total")
+    expected_final_score = Rounded(6, required=True, attribute="value.mean", metadata={
         "description": 'Expected final score'})
-    sd = _final_sd()
-    distribution_exact = fields.Boolean(required=True, metadata={
-        "description": 'The final-score distribution is exact'})
-    distribution_method = fields.String(required=True, metadata={
-        "description": 'How the distribution was computed'})
-    win = fields.Float(required=True, metadata={
+    sd = _final_sd("value.sd")
+    distribution_exact = fields.Boolean(
+        required=True, attribute="value.distribution.exact",
+        metadata={"description": 'The final-score distribution is exact'})
+    distribution_method = fields.String(
+        required=True, attribute="value.distribution.method",
+        metadata={"description": 'How the distribution was computed'})
+    win = Rounded(9, required=True, attribute="chances.win", metadata={
         "description": "P(the only player with the top total)"})
-    tie = fields.Float(required=True, metadata={"description": "P(sharing the top total)"})
-    first = fields.Float(required=True, metadata={
+    tie = Rounded(9, required=True, attribute="chances.tie", metadata={
+        "description": "P(sharing the top total)"})
+    first = Rounded(9, required=True, attribute="chances.first", metadata={
         "description": "P(finishing first, ties counted) = win + tie"})
-    share = fields.Float(required=True, metadata={
+    share = Rounded(9, required=True, attribute="chances.share", metadata={
         "description": "Expected share of the win (a k-way tie counts 1/k); sums to 1"})
 
 
 class MoveChanceSchema(ma.Schema):
-    """A move with its expected final score and its expected share of the win."""
+    """A move with its expected final score and its expected share of the win
+    (`win.MoveChance`: a keep or a placement, with the fields of its kind)."""
 
     action = _action()
-    expected_final_score = fields.Float(required=True, metadata={
+    expected_final_score = Rounded(6, required=True, metadata={
         "description": 'Expected final score of the move'})
-    win_share = fields.Float(required=True, metadata={
+    win_share = Rounded(9, required=True, metadata={
         "description": "Expected share of the win after this move, playing on to maximise "
                        "it (ties shared)"})
     dice = fields.List(fields.Integer(), metadata={
@@ -373,7 +378,8 @@ class MoveChanceSchema(ma.Schema):
 
 
 class WinMoveSchema(ma.Schema):
-    """The move that maximises the chance of winning, beside the expected-score move."""
+    """The move that maximises the chance of winning, beside the expected-score move
+    (`win.WinMove`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "The win shares are exact (late in a game: see method)"})
@@ -386,7 +392,7 @@ class WinMoveSchema(ma.Schema):
 
 
 class WinProbabilitySchema(AnswerFields):
-    """Every player's chance of finishing first."""
+    """Every player's chance of finishing first (`win.WinProbability`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "Every player's distribution is exact (else some are sampled)"})
