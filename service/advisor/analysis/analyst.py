@@ -155,9 +155,10 @@ class DistributionReport(Distribution):
 
     @property
     def at_least(self) -> list[ScoreChance]:
-        """P(final >= t) for each total asked, to 12 decimals (each is a sum of the
-        distribution's probabilities: the digits beyond are noise; the histogram's entries,
-        which the answer writes with the same object, are not rounded)."""
+        """P(final >= t) for each total asked, to 12 decimals: each is a sum of the
+        distribution's probabilities, whose digits beyond are noise. (Rounded here, not by
+        the answer's schema: the spec has one object, ScoreChance, for these and for the
+        histogram's entries, which are written unrounded.)"""
         return [ScoreChance(t, round(self.p_at_least(t), 12)) for t in self.thresholds]
 
     @property
@@ -173,7 +174,7 @@ class DistributionReport(Distribution):
 @dataclass
 class PositionValue:
     """What a position is worth under the advisor's play (the API's PositionValue, less
-    what the request names: the variant, rules, dice and throw)."""
+    what the request names, the variant, rules, dice and throw, and the advisor's method)."""
 
     current_total: int
     mean: float
