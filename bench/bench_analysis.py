@@ -265,7 +265,7 @@ def main() -> int:
                 out = win_probability(analyst, rs, sheets)
                 times.append(time.perf_counter() - began)
             print(f"win probability, {players} players, {open_boxes} open boxes: "
-                  f"{statistics.median(times) * 1e3:.0f} ms median (exact: {out['exact']})")
+                  f"{statistics.median(times) * 1e3:.0f} ms median (exact: {out.exact})")
     for open_boxes in (2, MAX_WIN_OPEN, 6, 9, 12):
         sheets = [g[13 - open_boxes] for g in games[:2]]
         times = []
@@ -278,7 +278,7 @@ def main() -> int:
             times.append(time.perf_counter() - began)
         print(f"win probability with the winning move, 2 players, {open_boxes} open boxes: "
               f"{statistics.median(times) * 1e3:.0f} ms median (exact: "
-              f"{out['move']['exact']})")
+              f"{out.move.exact})")
 
     # 5. playing to win, briefly
     if args.pairs:

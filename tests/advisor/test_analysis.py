@@ -412,15 +412,15 @@ def test_symmetric_positions_have_equal_chances_that_sum_to_one():
     plain = effective_rules("generala", overrides={"boxes": {
         "five_of_a_kind": {"wins_on_first_throw": False}}})
     out = win_probability(ANALYST, plain, [parse_scorecard(plain, {"boxes": boxes})] * 3)
-    shares = [p["share"] for p in out["players"]]
+    shares = [p.chances.share for p in out.players]
     assert shares == pytest.approx([1 / 3] * 3, abs=1e-9)
-    firsts = [p["first"] for p in out["players"]]
+    firsts = [p.chances.first for p in out.players]
     assert firsts[0] == pytest.approx(firsts[1], abs=1e-12) == pytest.approx(firsts[2])
-    assert out["exact"]
+    assert out.exact
     # where a servida wins at once, the order of play tells: the first to throw may make
     # one before the others do
     out = win_probability(ANALYST, rs, sheets)
-    shares = [p["share"] for p in out["players"]]
+    shares = [p.chances.share for p in out.players]
     assert sum(shares) == pytest.approx(1.0, abs=3e-9)  # each rounded to 1e-9
     assert shares[0] > shares[1] > shares[2] and shares[0] - shares[2] < 1e-4
 
@@ -449,11 +449,11 @@ def test_players_on_one_position_share_its_value_and_sampling_shares_one_budget(
     out = win_probability(analyst, rs, sheets)
     assert len(asked) == 3  # three distinct positions among five players
     assert sum(asked) <= 0.3 + 1e-9
-    players = out["players"]
-    assert players[0] == players[2] == players[4]
-    assert players[0]["share"] == pytest.approx(players[2]["share"])
+    players = out.players
+    assert players[0].value is players[2].value is players[4].value
+    assert players[0].chances.share == pytest.approx(players[2].chances.share)
     # each sampled with its share of the budget: far fewer games than asked for
-    assert all(int(p["distribution_method"].split()[0]) < 6400 for p in players)
+    assert all(int(p.value.distribution.method.split()[0]) < 6400 for p in players)
 
 
 def test_every_player_of_an_exact_variant_is_exact_at_every_turn():
@@ -464,8 +464,8 @@ def test_every_player_of_an_exact_variant_is_exact_at_every_turn():
     sheets = [parse_scorecard(rs, {"boxes": dict.fromkeys(ids[k:k + 4 + k % 2], 0)})
               for k in range(4)]
     out = win_probability(ANALYST, rs, sheets)
-    assert out["exact"] and all(p["distribution_exact"] for p in out["players"])
-    assert sum(p["share"] for p in out["players"]) == pytest.approx(1, abs=4e-9)
+    assert out.exact and all(p.value.distribution.exact for p in out.players)
+    assert sum(p.chances.share for p in out.players) == pytest.approx(1, abs=4e-9)
 
 
 def test_chances_against_enumeration():
@@ -488,8 +488,8 @@ def test_winning_move_on_the_last_box_is_the_exact_chance():
     me = parse_scorecard(rs, {"boxes": dict(boxes, ones=5)})
     them = parse_scorecard(rs, {"boxes": dict(boxes, ones=3)})
     out = win_probability(ANALYST, rs, [me, them], 0, [6, 6, 6, 2, 1], 3)
-    move = out["move"]
-    assert move["exact"] and not move["differs"]
+    move = out.move
+    assert move.exact and not move.differs
     # the opponent's last turn: a Generala servida wins it at once (q = 6 / 6^5), else the
     # totals decide (their games without one: P(total and no servida), summing to 1 - q)
     opp = ANALYST.position_value(rs, them, None, None, instant=True).distribution
@@ -497,7 +497,7 @@ def test_winning_move_on_the_last_box_is_the_exact_chance():
     mine = 5 + 18
     expected = sum(p * (1.0 if t < mine else 0.5 if t == mine else 0.0)
                    for t, p in zip(opp.totals, opp.probs, strict=True))
-    assert move["max_win"]["win_share"] == pytest.approx(expected, abs=1e-9)
+    assert move.max_win.win_share == pytest.approx(expected, abs=1e-9)
 
 
 # the two players of a Generala: only their number boxes left, the second 105 points ahead
@@ -524,11 +524,11 @@ def test_a_servida_wins_the_game_in_the_win_probabilities(to_move):
     q = 6 / 7776
     before = 0 if to_move == 0 else 1
     expected = sum(q * (1 - q) ** k * (1 - q) ** (k + before) for k in range(5))
-    behind, ahead = out["players"]
-    assert out["exact"]
-    assert behind["win"] == pytest.approx(expected, abs=1e-9)
-    assert behind["share"] == pytest.approx(expected, abs=1e-9) and behind["tie"] == 0
-    assert ahead["share"] == pytest.approx(1 - expected, abs=1e-9)
+    behind, ahead = out.players
+    assert out.exact
+    assert behind.chances.win == pytest.approx(expected, abs=1e-9)
+    assert behind.chances.share == pytest.approx(expected, abs=1e-9) and behind.chances.tie == 0
+    assert ahead.chances.share == pytest.approx(1 - expected, abs=1e-9)
 
 
 @pytest.mark.parametrize("to_move", [0, 1])
@@ -546,13 +546,13 @@ def test_when_every_first_throw_wins_at_once_the_first_turn_to_come_wins(to_move
     if to_move == 1:
         sheets.reverse()
     out = win_probability(ANALYST, rs, sheets, to_move, [1, 1, 2, 3, 4], 2)
-    shares = [p["share"] for p in out["players"]]
+    shares = [p.chances.share for p in out.players]
     assert shares[1 - to_move] == pytest.approx(1.0, abs=1e-12)
     assert shares[to_move] == pytest.approx(0.0, abs=1e-12)
-    assert out["exact"]
+    assert out.exact
     # on the first throw the dice win at once for the player to move
     first = win_probability(ANALYST, rs, sheets, to_move, [1, 1, 2, 3, 4], 1)
-    assert first["players"][to_move]["share"] == 1.0
+    assert first.players[to_move].chances.share == 1.0
 
 
 def test_a_servida_on_the_first_throw_wins_and_is_the_winning_move():
@@ -561,12 +561,12 @@ def test_a_servida_on_the_first_throw_wins_and_is_the_winning_move():
     rs = effective_rules("generala")
     sheets = _far_apart(rs)
     out = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 1)
-    assert [p["share"] for p in out["players"]] == [1.0, 0.0]
-    move = out["move"]
-    assert move["max_win"]["action"] == "score"
-    assert move["max_win"]["win_share"] == 1.0
+    assert [p.chances.share for p in out.players] == [1.0, 0.0]
+    move = out.move
+    assert move.max_win.action == "score"
+    assert move.max_win.win_share == 1.0
     later = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 2)
-    assert later["players"][0]["share"] < 0.01
+    assert later.players[0].chances.share < 0.01
 
 
 def test_the_winning_move_counts_later_servidas_as_wins():
@@ -578,13 +578,13 @@ def test_the_winning_move_counts_later_servidas_as_wins():
     behind = parse_scorecard(rs, {"boxes": {b: 0 for b in ids if b not in ("ones", "twos")}})
     ahead = parse_scorecard(rs, {"boxes": {**{b: 0 for b in ids if b not in ("ones", "twos")},
                                            "straight": 25}})
-    move = win_probability(ANALYST, rs, [behind, ahead], 0, [1, 2, 3, 5, 6], 1)["move"]
+    move = win_probability(ANALYST, rs, [behind, ahead], 0, [1, 2, 3, 5, 6], 1).move
     q = 6 / 7776
-    assert move["exact"]
+    assert move.exact
     # this turn cannot catch up (at most 5 + 10 points); the next turn's servida can win,
     # if the opponent made none in their turn between: q (1 - q), never more than that
     # plus the opponent's own failure to score (they need no more than their 25)
-    assert move["max_win"]["win_share"] == pytest.approx(q * (1 - q), abs=1e-9)
+    assert move.max_win.win_share == pytest.approx(q * (1 - q), abs=1e-9)
 
 
 @pytest.mark.parametrize("mine", [
@@ -613,15 +613,15 @@ def test_winning_move_computed_over_reachable_totals_only_is_unchanged(monkeypat
                                           "small_straight": 30, "large_straight": 40}})
     dice, throw = [2, 3, 3, 5, 5], 2
     ANALYST.dists.clear()
-    fast = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
+    fast = win_probability(ANALYST, rs, [me, them], 0, dice, throw).move
     monkeypatch.setattr(winprob, "gain_bounds",
                         lambda kd, mask0, u0=None: lambda mask, u=None, fl=None: 10**6)
     monkeypatch.setattr(winprob, "reachable_from", lambda levels, state: [
         lv[((lv[:, 0] & state[0]) == state[0]) & (lv[:, 0] != state[0])] for lv in levels])
     ANALYST.dists.clear()
     ANALYST.win_cache.clear()
-    full = win_probability(ANALYST, rs, [me, them], 0, dice, throw)["move"]
-    assert fast["exact"] and fast == full
+    full = win_probability(ANALYST, rs, [me, them], 0, dice, throw).move
+    assert fast.exact and fast == full
 
 
 def test_winning_move_can_differ_from_the_expected_score_move():
@@ -634,11 +634,11 @@ def test_winning_move_can_differ_from_the_expected_score_move():
                 five_of_a_kind=50)
     them.pop("chance")
     sheets = [parse_scorecard(rs, {"boxes": me}), parse_scorecard(rs, {"boxes": them})]
-    move = win_probability(ANALYST, rs, sheets, 0, [2, 3, 4, 5, 5], 1)["move"]
-    assert move["exact"] and move["differs"]
-    a, b = move["max_expected_score"], move["max_win"]
-    assert b["win_share"] > a["win_share"]
-    assert b["expected_final_score"] < a["expected_final_score"]
+    move = win_probability(ANALYST, rs, sheets, 0, [2, 3, 4, 5, 5], 1).move
+    assert move.exact and move.differs
+    a, b = move.max_expected_score, move.max_win
+    assert b.win_share > a.win_share
+    assert b.expected_final_score < a.expected_final_score
 
 
 def test_warm_keeps_moments_and_start_distributions_beside_the_tables(tmp_path):
@@ -766,12 +766,12 @@ def test_a_full_sheet_in_the_last_round_is_a_final_total():
     done = parse_scorecard(rs, {"boxes": dict.fromkeys(ids, 0) | {"chance": 20}})
     last = parse_scorecard(rs, {"boxes": {b: 0 for b in ids if b != "chance"}})
     out = win_probability(ANALYST, rs, [done, last], 1, [6, 6, 5, 4, 1], 3)
-    first, second = out["players"]
-    assert first["current_total"] == 20 and first["sd"] == 0.0
-    assert first["distribution_exact"] and out["exact"]
+    first, second = out.players
+    assert first.value.current_total == 20 and first.value.sd == 0.0
+    assert first.value.distribution.exact and out.exact
     # 6-6-5-4-1 in chance: 22 > 20, the last player wins
-    assert second["share"] == pytest.approx(1.0) and first["share"] == pytest.approx(0.0)
-    assert out["move"]["max_win"]["box"] == "chance"
+    assert second.chances.share == pytest.approx(1.0) and first.chances.share == pytest.approx(0.0)
+    assert out.move.max_win.box == "chance"
 
 
 def test_playing_to_win_takes_a_servida_and_ranks_every_move():

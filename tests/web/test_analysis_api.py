@@ -53,6 +53,8 @@ def test_position_value_mid_turn(client):
     assert r.status_code == 200, r.get_data(as_text=True)
     out = r.get_json()
     assert out["throw"] == 2 and out["dice"] == [2, 5, 5, 5, 5]
+    assert out["distribution"]["at_least"] == []
+    assert "histogram" not in out["distribution"]  # not asked for: left out, not null
     sug = post(client, "generala/moves/suggest", body).get_json()
     assert out["expected_final_score"] == pytest.approx(sug["expected_final_score"], abs=1e-3)
 

@@ -29,10 +29,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -117,9 +117,64 @@ EARLY_REACH = 30_000
 EARLY_BYTES = 96 << 20
 
 
+class ScoreChance(NamedTuple):
+    """A final total and a probability: P(final >= score) (a threshold asked for), or
+    P(final = score) (a histogram's entry)."""
+
+    score: int
+    probability: float
+
+
+@dataclass
+class DistributionReport(Distribution):
+    """The distribution of a position's final total as positions/value reports it (the
+    API's Distribution): the distribution, P(final >= t) for each total t asked
+    (`thresholds`, sorted, each once) and, when asked for (`with_histogram`), every total's
+    probability."""
+
+    thresholds: list[int] = field(default_factory=list)
+    with_histogram: bool = False
+
+    @classmethod
+    def of(cls, d: Distribution, at_least: Iterable[int], histogram: bool
+           ) -> DistributionReport:
+        """`d` with the figures a request asks for: P(final >= t) for each t of `at_least`,
+        and the histogram if `histogram`."""
+        return cls(**{f.name: getattr(d, f.name) for f in fields(Distribution) if f.init},
+                   thresholds=sorted(set(at_least)), with_histogram=histogram)
+
+    @property
+    def hi(self) -> int:
+        """The highest final total the distribution holds."""
+        return self.lo + len(self.probs) - 1
+
+    @property
+    def percentiles(self) -> dict[str, int]:
+        """Each of `PERCENTILES` (its number as a string) and its total."""
+        return {str(q): self.percentile(q) for q in PERCENTILES}
+
+    @property
+    def at_least(self) -> list[ScoreChance]:
+        """P(final >= t) for each total asked, to 12 decimals: each is a sum of the
+        distribution's probabilities, whose digits beyond are noise. (Rounded here, not by
+        the answer's schema: the spec has one object, ScoreChance, for these and for the
+        histogram's entries, which are written unrounded.)"""
+        return [ScoreChance(t, round(self.p_at_least(t), 12)) for t in self.thresholds]
+
+    @property
+    def histogram(self) -> list[ScoreChance]:
+        """Every total with a non-zero probability, asked for only: an AttributeError else,
+        so that the answer leaves the field out."""
+        if not self.with_histogram:
+            raise AttributeError("the histogram was not asked for")
+        return [ScoreChance(int(s), float(p))
+                for s, p in zip(self.totals, self.probs, strict=True) if p > 0]
+
+
 @dataclass
 class PositionValue:
-    """What a position is worth under the advisor's play."""
+    """What a position is worth under the advisor's play (the API's PositionValue, less
+    what the request names, the variant, rules, dice and throw, and the advisor's method)."""
 
     current_total: int
     mean: float
@@ -127,30 +182,12 @@ class PositionValue:
     exact: bool  # mean and sd exact (exact method)
     distribution: Distribution
 
-    def as_dict(self, at_least: list[int], histogram: bool) -> dict[str, Any]:
-        """Plain data for the API."""
-        d = self.distribution
-        out: dict[str, Any] = {
-            "current_total": self.current_total,
-            "expected_final_score": round(self.mean, 6),
-            "sd": round(self.sd, 6),
-            "exact": self.exact,
-            "distribution": {
-                "exact": d.exact, "method": d.method, "samples": d.samples,
-                "standard_error": None if d.standard_error is None
-                else round(d.standard_error, 6),
-                "mean": round(d.mean, 6), "sd": round(d.sd, 6),
-                "min": d.lo, "max": d.lo + len(d.probs) - 1,
-                "percentiles": {str(q): d.percentile(q) for q in PERCENTILES},
-                "at_least": [{"score": t, "probability": round(d.p_at_least(t), 12)}
-                             for t in at_least],
-            },
-        }
-        if histogram:
-            out["distribution"]["histogram"] = [
-                {"score": int(s), "probability": float(p)}
-                for s, p in zip(d.totals, d.probs, strict=True) if p > 0]
-        return out
+    def reported(self, at_least: Iterable[int], histogram: bool) -> PositionValue:
+        """The value with its distribution as positions/value reports it
+        (`DistributionReport`: P(final >= t) for each t of `at_least`, the histogram if
+        `histogram`)."""
+        return replace(self, distribution=DistributionReport.of(self.distribution, at_least,
+                                                                histogram))
 
 
 class Analyst:

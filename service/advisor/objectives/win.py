@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from ...domain.consistency import check_sheet
 from ...domain.errors import InvalidInput
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, score_hand, score_sheet
-from ..advice.moves import Suggestion, suggest
+from ..advice.moves import Move, Suggestion, suggest
 from ..advice.objective import Field, Objective, register
 from ..analysis.analyst import Analyst, PositionValue, hand_index_checked
 from ..kernels.distribution import Distribution
@@ -40,6 +40,80 @@ from .utility import DISTRIBUTIONS, EXACT, move_utilities, ranked_by
 #: Time budget of all the sampled distributions of one win-probability request together
 #: (approximate methods: 8 players must not take 8 budgets).
 WIN_SAMPLE_SECONDS = 0.12
+
+
+@dataclass(frozen=True)
+class MoveChance:
+    """A move with its expected final score and its expected share of the win (the API's
+    MoveChance): a keep (`KeepChance`) or a placement (`PlacementChance`), each with the
+    fields of its kind only."""
+
+    action: str  # "keep" | "score"
+    expected_final_score: float
+    win_share: float
+
+    @staticmethod
+    def of(move: Move, win_share: float) -> MoveChance:
+        """A suggestion's move with its share of the win."""
+        if move.action == "score":
+            return PlacementChance(move.action, move.expected_final_score, win_share,
+                                   move.box, move.score)
+        return KeepChance(move.action, move.expected_final_score, win_share, move.dice,
+                          move.em_baixo)
+
+
+@dataclass(frozen=True)
+class KeepChance(MoveChance):
+    """A keep with its chances: the dice to keep as thrown (top faces), and whether to
+    announce 'em baixo' before the next throw (Bozó)."""
+
+    dice: list[int]
+    em_baixo: bool
+
+
+@dataclass(frozen=True)
+class PlacementChance(MoveChance):
+    """A placement with its chances: the box to fill and the points it receives."""
+
+    box: str
+    score: int
+
+
+@dataclass(frozen=True)
+class WinMove:
+    """The move that maximises the player's expected share of the win (`max_win`) beside
+    the move that maximises the expected score (`max_expected_score`; the same move unless
+    `differs`), and whether and how exactly the shares were computed (the API's WinMove)."""
+
+    exact: bool
+    method: str
+    max_expected_score: MoveChance
+    max_win: MoveChance
+    differs: bool
+
+
+@dataclass
+class PlayerChances:
+    """One player's chances (the API's PlayerChances): the value of their position (mean,
+    SD, distribution of the final total) and their chances of finishing first; `name` the
+    request's, which the web layer sets."""
+
+    value: PositionValue
+    chances: Chances
+    name: str | None = None
+
+
+@dataclass
+class WinProbability:
+    """Each player's chance of finishing first, in turn order, what that assumes, and with
+    the dice of the player to move their winning move (the API's WinProbability, less the
+    variant and rules)."""
+
+    exact: bool  # every player's distribution is exact
+    assumptions: str
+    to_move: int
+    players: list[PlayerChances]
+    move: WinMove | None
 
 
 def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int,
@@ -120,7 +194,7 @@ def _instant_times(rs: RuleSet, sheets: list[Sheet], to_move: int, mid_turn: boo
 
 def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int = 0,
                     dice: list[int] | None = None, throw: int | None = None,
-                    em_baixo: bool = False) -> dict[str, Any]:
+                    em_baixo: bool = False) -> WinProbability:
     """Each player's chance of finishing first (see `winprob` for what is assumed), and
     with `dice` the winning move of the player to move (`win_move`)."""
     values = player_values(analyst, rs, sheets, to_move, dice, throw, em_baixo,
@@ -138,14 +212,8 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
         others = [v.distribution for i, v in enumerate(values) if i != to_move]
         rest = None if times is None else [t for i, t in enumerate(times) if i != to_move]
         move = win_move(analyst, rs, sheets[to_move], dice, throw, em_baixo, others, rest)
-    return {"exact": exact, "assumptions": ASSUMPTIONS, "move": move,
-            "players": [{"expected_final_score": round(v.mean, 6), "sd": round(v.sd, 6),
-                         "current_total": v.current_total,
-                         "distribution_exact": v.distribution.exact,
-                         "distribution_method": v.distribution.method,
-                         "win": round(c.win, 9), "tie": round(c.tie, 9),
-                         "first": round(c.first, 9), "share": round(c.share, 9)}
-                        for v, c in zip(values, ch, strict=True)]}
+    return WinProbability(exact, ASSUMPTIONS, to_move,
+                          [PlayerChances(v, c) for v, c in zip(values, ch, strict=True)], move)
 
 
 def _turns_left(sheet: Sheet) -> int:
@@ -227,7 +295,7 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
 
 def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,
              em_baixo: bool, others: list[Distribution],
-             instant: list[np.ndarray] | None = None) -> dict[str, Any]:
+             instant: list[np.ndarray] | None = None) -> WinMove:
     """The move that maximises the player's expected share of the win against the others'
     final distributions (`win_shares`), beside the move that maximises the expected score,
     each with both figures."""
@@ -236,20 +304,14 @@ def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw
     shares, exact, method = win_shares(analyst, rs, sheet, dice, throw, em_baixo, sug,
                                        others, instant)
 
-    def describe(i: int) -> dict[str, Any]:
-        a = sug.moves[i]
-        out = {"action": a.action, "expected_final_score": round(a.expected_final_score, 6),
-               "win_share": round(shares[i], 9)}
-        out.update({"box": a.box, "score": a.score} if a.action == "score"
-                   else {"dice": a.dice, "em_baixo": a.em_baixo})
-        return out
-
     by_share = max(range(len(shares)), key=lambda i: (round(shares[i], 12),
                                                       sug.moves[i].expected_final_score))
-    mine, theirs = describe(0), describe(by_share)
-    differs = theirs["win_share"] > mine["win_share"] + 1e-9
-    return {"exact": exact, "method": method, "max_expected_score": mine,
-            "max_win": theirs if differs else mine, "differs": differs}
+    # another move wins more only when its share, as the answer writes it (9 decimals), is
+    # above the expected-score move's
+    differs = round(shares[by_share], 9) > round(shares[0], 9) + 1e-9
+    mine = MoveChance.of(sug.moves[0], shares[0])
+    best = MoveChance.of(sug.moves[by_share], shares[by_share]) if differs else mine
+    return WinMove(exact, method, mine, best, differs)
 
 
 

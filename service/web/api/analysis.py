@@ -39,9 +39,9 @@ def _win_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     result = win_probability(analyst_of(current_app), rs, sheets, to_move,
                              item.get("dice"), item.get("throw"),
                              item.get("em_baixo", False))
-    for p, out in zip(players, result["players"], strict=True):
-        out["name"] = p.get("name")
-    return {"variant": variant, "rules": rs.describe(), "to_move": to_move, **result}
+    for p, chances in zip(players, result.players, strict=True):
+        chances.name = p.get("name")
+    return {"variant": variant, "rules": rs.describe(), **vars(result)}
 
 
 @blp.route("/<variant:variant>/games/analyze")

@@ -19,6 +19,8 @@ blp = new_blueprint("positions", "What a position is worth: mean, standard devia
 
 
 def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The positions/value answer to one loaded request: the position's value (`PositionValue`)
+    with the distribution's figures the request asks for."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     analyst = analyst_of(current_app)
@@ -26,11 +28,10 @@ def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     pv = analyst.position_value(rs, sheet, dice, item.get("throw"),
                                 item.get("em_baixo", False))
     st = analyst.strategy(rs)
-    return {"variant": variant, "rules": rs.describe(), "exact": pv.exact,
-            "method": st.description, "throw": item.get("throw") if dice else None,
+    return {"variant": variant, "rules": rs.describe(), "method": st.description,
+            "throw": item.get("throw") if dice else None,
             "dice": sorted(dice) if dice else None,
-            **pv.as_dict(sorted(set(item.get("at_least", []))),
-                         item.get("histogram", False))}
+            **vars(pv.reported(item.get("at_least", []), item.get("histogram", False)))}
 
 
 @blp.route("/<variant:variant>/positions/value")

@@ -44,14 +44,15 @@ def _player_name() -> fields.String:
         "description": "The player's name"})
 
 
-def _current_total() -> fields.Integer:
-    """The points a sheet holds now."""
-    return fields.Integer(required=True, metadata={"description": 'Points on the sheet now'})
+def _current_total(attribute: str | None = None) -> fields.Integer:
+    """The points a sheet holds now, read from `attribute`."""
+    return fields.Integer(required=True, attribute=attribute, metadata={
+        "description": 'Points on the sheet now'})
 
 
-def _final_sd() -> fields.Float:
-    """The standard deviation of a final score."""
-    return fields.Float(required=True, metadata={
+def _final_sd(attribute: str | None = None) -> Rounded:
+    """The standard deviation of a final score (to 6 decimals), read from `attribute`."""
+    return Rounded(6, required=True, attribute=attribute, metadata={
         "description": 'Standard deviation of the final score'})
 
 
@@ -111,7 +112,7 @@ class PositionValueRequestSchema(RulesRequestFields):
 
 
 class ScoreChanceSchema(ma.Schema):
-    """A total and a probability."""
+    """A total and a probability (`analyst.ScoreChance`)."""
 
     score = fields.Integer(required=True, metadata={"description": 'The threshold asked for'})
     probability = fields.Float(required=True, metadata={"description": 'P(final score >= score)'})
@@ -133,7 +134,8 @@ class PercentilesSchema(ma.Schema):
 
 
 class DistributionSchema(ma.Schema):
-    """The distribution of the final total, and how it was obtained."""
+    """The distribution of the final total, and how it was obtained
+    (`analyst.DistributionReport`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "Computed exactly (every exact variant, from any position); false: "
@@ -143,13 +145,13 @@ class DistributionSchema(ma.Schema):
         "description": 'How the distribution was computed'})
     samples = fields.Integer(allow_none=True, required=True, metadata={
         "description": 'Games simulated (null when exact)'})
-    standard_error = fields.Float(allow_none=True, required=True, metadata={
+    standard_error = Rounded(6, allow_none=True, required=True, metadata={
         "description": "Standard error of the sampled mean (null when exact)"})
-    mean = fields.Float(required=True, metadata={"description": 'Expected final score'})
+    mean = Rounded(6, required=True, metadata={"description": 'Expected final score'})
     sd = _final_sd()
-    min = fields.Integer(required=True, metadata={
+    min = fields.Integer(required=True, attribute="lo", metadata={
         "description": 'Lowest final score with positive probability'})
-    max = fields.Integer(required=True, metadata={
+    max = fields.Integer(required=True, attribute="hi", metadata={
         "description": 'Highest final score with positive probability'})
     percentiles = fields.Nested(PercentilesSchema, required=True)
     at_least = fields.List(fields.Nested(ScoreChanceSchema), required=True, metadata={
@@ -159,7 +161,8 @@ class DistributionSchema(ma.Schema):
 
 
 class PositionValueSchema(AnswerFields):
-    """What a position is worth under the advisor's play."""
+    """What a position is worth under the advisor's play (`analyst.PositionValue`, its
+    distribution a `DistributionReport`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "Mean and sd are exact (exact method); false for the approximate "
@@ -170,9 +173,9 @@ class PositionValueSchema(AnswerFields):
     dice = fields.List(fields.Integer(), allow_none=True, required=True, metadata={
         "description": 'The dice of the position (mid-turn), sorted'})
     current_total = _current_total()
-    expected_final_score = fields.Float(required=True, metadata={
+    expected_final_score = Rounded(6, required=True, attribute="mean", metadata={
         "description": 'Expected final score under optimal play'})
-    sd = fields.Float(required=True, metadata={
+    sd = Rounded(6, required=True, metadata={
         "description": "Standard deviation of the final total (exact second moment)"})
     distribution = fields.Nested(DistributionSchema, required=True)
 
@@ -332,33 +335,37 @@ class WinProbabilityRequestSchema(RulesRequestFields):
 
 
 class PlayerChancesSchema(ma.Schema):
-    """One player's chances."""
+    """One player's chances (`win.PlayerChances`: their position's value and chances)."""
 
     name = _player_name()
-    current_total = _current_total()
-    expected_final_score = fields.Float(required=True, metadata={
+    current_total = _current_total("value.current_total")
+    expected_final_score = Rounded(6, required=True, attribute="value.mean", metadata={
         "description": 'Expected final score'})
-    sd = _final_sd()
-    distribution_exact = fields.Boolean(required=True, metadata={
-        "description": 'The final-score distribution is exact'})
-    distribution_method = fields.String(required=True, metadata={
-        "description": 'How the distribution was computed'})
-    win = fields.Float(required=True, metadata={
+    sd = _final_sd("value.sd")
+    distribution_exact = fields.Boolean(
+        required=True, attribute="value.distribution.exact",
+        metadata={"description": 'The final-score distribution is exact'})
+    distribution_method = fields.String(
+        required=True, attribute="value.distribution.method",
+        metadata={"description": 'How the distribution was computed'})
+    win = Rounded(9, required=True, attribute="chances.win", metadata={
         "description": "P(the only player with the top total)"})
-    tie = fields.Float(required=True, metadata={"description": "P(sharing the top total)"})
-    first = fields.Float(required=True, metadata={
+    tie = Rounded(9, required=True, attribute="chances.tie", metadata={
+        "description": "P(sharing the top total)"})
+    first = Rounded(9, required=True, attribute="chances.first", metadata={
         "description": "P(finishing first, ties counted) = win + tie"})
-    share = fields.Float(required=True, metadata={
+    share = Rounded(9, required=True, attribute="chances.share", metadata={
         "description": "Expected share of the win (a k-way tie counts 1/k); sums to 1"})
 
 
 class MoveChanceSchema(ma.Schema):
-    """A move with its expected final score and its expected share of the win."""
+    """A move with its expected final score and its expected share of the win
+    (`win.MoveChance`: a keep or a placement, with the fields of its kind)."""
 
     action = _action()
-    expected_final_score = fields.Float(required=True, metadata={
+    expected_final_score = Rounded(6, required=True, metadata={
         "description": 'Expected final score of the move'})
-    win_share = fields.Float(required=True, metadata={
+    win_share = Rounded(9, required=True, metadata={
         "description": "Expected share of the win after this move, playing on to maximise "
                        "it (ties shared)"})
     dice = fields.List(fields.Integer(), metadata={
@@ -371,7 +378,8 @@ class MoveChanceSchema(ma.Schema):
 
 
 class WinMoveSchema(ma.Schema):
-    """The move that maximises the chance of winning, beside the expected-score move."""
+    """The move that maximises the chance of winning, beside the expected-score move
+    (`win.WinMove`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "The win shares are exact (late in a game: see method)"})
@@ -384,7 +392,7 @@ class WinMoveSchema(ma.Schema):
 
 
 class WinProbabilitySchema(AnswerFields):
-    """Every player's chance of finishing first."""
+    """Every player's chance of finishing first (`win.WinProbability`)."""
 
     exact = fields.Boolean(required=True, metadata={
         "description": "Every player's distribution is exact (else some are sampled)"})
