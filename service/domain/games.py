@@ -65,19 +65,20 @@ class ReplayedTurn:
     em_baixo: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
-class TurnRecord(Earned):  # made once a turn: not frozen, as Earned (see turn.py)
-    """A recorded turn replayed, as games/validate tells it (`TurnRecordSchema`): what it
-    wrote and earned (the recorded box and column, and nothing earned, when it wrote
-    nothing), its number on the player's sheet (1 = first), its status (ok, illegal,
-    not_scored, after_end), how many throws it made, the last throw sorted (None when the
-    dice are not a hand) and the player's total after it."""
+@dataclass(slots=True)
+class TurnRecord:  # made once a turn: not frozen, as Earned (see turn.py)
+    """A recorded turn replayed, as games/validate tells it (`TurnRecordSchema`): its number
+    on the player's sheet (1 = first), its status (ok, illegal, not_scored, after_end), how
+    many throws it made, the last throw sorted (None when the dice are not a hand), the
+    player's total after it, and what it `earned`, as games/turn tells it (None: the turn
+    was not applied)."""
 
     turn: int
     status: str
     throws: int
     dice: list[int] | None
     running_total: int
+    earned: Earned | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,13 +362,8 @@ def _record(r: int, turn: dict[str, Any], outcome: TurnOutcome | None, running: 
             status: str) -> TurnRecord:
     throws = len(turn.get("throws") or [])
     if outcome is None:
-        return TurnRecord(turn.get("box"), turn.get("column"), turn=r + 1, status=status,
-                          throws=throws, dice=None, running_total=running)
-    return TurnRecord(outcome.box, outcome.column, outcome.score, outcome.joker,
-                      outcome.five_of_a_kind_bonus, outcome.upper_bonus,
-                      outcome.first_throw_bonus, outcome.wins_game, outcome.points,
-                      turn=r + 1, status=status, throws=throws, dice=outcome.dice or None,
-                      running_total=running)
+        return TurnRecord(r + 1, status, throws, None, running, None)
+    return TurnRecord(r + 1, status, throws, outcome.dice or None, running, outcome.earned())
 
 
 def _answer(rs: RuleSet, game: dict[str, Any], base: str, players: list[_Player],

@@ -54,8 +54,8 @@ class Pointers:
 class Earned:
     """What a turn added to the sheet: the box written (None: an instant win that wrote
     none) and its column, the box's score, the bonuses, whether it won the game at once, and
-    `points`, all it added to the total: box, five-of-a-kind bonus, upper bonus (games/turn's
-    `earned`, `EarnedSchema`)."""
+    `points`, all it added to the total: box, five-of-a-kind bonus, upper bonus (the
+    `earned` of games/turn's answer and of games/validate's turn records, `EarnedSchema`)."""
 
     box: str | None
     column: int | None

@@ -113,8 +113,9 @@ def test_the_games_scratch_five_of_a_kinds_that_earn_a_bonus():
         assert result["valid"], result["problems"]
         for player, data in zip(result["players"], gen.body["players"], strict=True):
             for record, turn in zip(player["turns"], data["turns"], strict=True):
-                if turn.get("scratch") and record["five_of_a_kind_bonus"]:
-                    assert record["score"] == 0 and record["points"] == 100
+                earned = record["earned"]
+                if turn.get("scratch") and earned["five_of_a_kind_bonus"]:
+                    assert earned["score"] == 0 and earned["points"] == 100
                     kept += 1
                     lower += turn["box"] not in ("ones", "twos", "threes", "fours", "fives",
                                                  "sixes")

@@ -171,8 +171,8 @@ def test_a_recorded_game_with_a_chosen_zero_validates(client):
     result = client.post(validate_url("yahtzee"),
                          json={"players": [{"turns": turns, "total": 150}]}).get_json()
     assert result["valid"], result["problems"]
-    record = result["players"][0]["turns"][1]
-    assert (record["score"], record["five_of_a_kind_bonus"], record["points"]) == (0, 100, 100)
+    earned = result["players"][0]["turns"][1]["earned"]
+    assert (earned["score"], earned["five_of_a_kind_bonus"], earned["points"]) == (0, 100, 100)
     assert result["players"][0]["scorecard"]["boxes"]["sixes"] == 0
     turns[1]["points"] = 30  # what the dice score there, not what the turn wrote
     wrong = client.post(validate_url("yahtzee"),

@@ -247,11 +247,10 @@ class GameProblemSchema(ma.Schema):
     detail = problem_detail()
 
 
-class TurnRecordSchema(EarnedSchema):
-    """A turn replayed: what it wrote and earned, as games/turn tells it."""
+class TurnRecordSchema(ma.Schema):
+    """A turn replayed: its number, status and throws, and what it earned, as games/turn
+    tells it."""
 
-    box = fields.String(allow_none=True, required=True, metadata={
-        "description": "The box the turn wrote, as recorded (null: none, an instant win)"})
     turn = fields.Integer(required=True, metadata={
         "description": "The turn's number on the player's sheet (1 = first)"})
     status = fields.String(required=True, validate=validate.OneOf(
@@ -265,6 +264,9 @@ class TurnRecordSchema(EarnedSchema):
         "description": "The last throw, sorted"})
     running_total = fields.Integer(required=True, metadata={
         "description": "The player's total after this turn"})
+    earned = fields.Nested(EarnedSchema, allow_none=True, required=True, metadata={
+        "description": "What the turn added to the sheet, as games/turn's `earned` (null: "
+                       "the turn was not applied)"})
 
 
 def _player_index() -> fields.Integer:
