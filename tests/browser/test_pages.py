@@ -807,7 +807,11 @@ def test_the_playground_plays_with_a_key_derived_for_the_page(keyed_page: Page, 
     scoring_only = derive_key(key, soon, operations=["scoring"], user="p2")
     page.fill("[data-testid=api-key]", scoring_only)
     page.dispatch_event("[data-testid=api-key]", "change")
-    _type_dice(page, "1 2 3 4 5")
+    _wait_ready(page)  # the page starts again with this key (its charts' advice refused)
+    with page.expect_response(lambda r: r.url.endswith("/moves/suggest"),
+                              timeout=ADVICE_TIMEOUT) as suggested:
+        _type_dice(page, "1 2 3 4 5")
+    assert suggested.value.status == 403
     page.wait_for_function(
         "() => /operation|allowed|403/i.test(document.getElementById('message').textContent)",
         timeout=ADVICE_TIMEOUT)
