@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .policy import box_targets, decisions_block, first_scored, scored_arrays
+from .policy import box_targets, decisions_block, first_scored, level_arrays, score_passes
 from .steps import load_block, rethrow_mass
 from .threads import cpu_workers, kernel_pool
 from .values import LANES, five_arrays, five_placements
@@ -321,8 +321,7 @@ def first_turn_records(kd: object, values: np.ndarray, state: tuple[int, int, in
     rethrowing all but that keep after `throw`. What `forward` takes for a position in the
     middle of a turn, and a keep's outcomes for its distribution (`Futures.combine`)."""
     nh = kd.nh
-    scl = scored_arrays(kd, 1)
-    scf = scored_arrays(kd, 1) if first_scored(kd) else scl
+    scf, scl = score_passes(kd, 1)
     dec = np.zeros((kd.throws + 1, nh, 1), np.int16)
     one = np.ones(1, np.int64)
     decisions_block(kd, values, one * state[0], one * state[1], one * state[2], scf, scl, dec)
@@ -358,12 +357,7 @@ def level_records(kd, V, states, gbits, mass0):
     n = states.shape[0]
     L = LANES
     nh = kd.nh
-    scl = scored_arrays(kd, L)
-    scf = scored_arrays(kd, L) if first_scored(kd) else scl
-    DEC = np.zeros((kd.throws + 1, nh, L), np.int16)
-    bm = np.empty(L, np.int64)
-    bu = np.empty(L, np.int64)
-    bf = np.empty(L, np.int64)
+    scf, scl, DEC, bm, bu, bf = level_arrays(kd, L)
     off = np.zeros(n + 1, np.int64)
     cap = n * 40 + 2 * L * nh  # some 30-40 outcomes a state; grown when more
     rk = np.empty(cap, np.int64)

@@ -29,8 +29,8 @@ from .policy import (
     decisions_block,
     first_scored,
     five_choices,
+    level_arrays,
     next_values,
-    scored_arrays,
 )
 from .steps import load_block, rethrow_mean, unflat
 from .values import LANES, five_arrays, five_placements, read_only
@@ -213,18 +213,13 @@ def moments_level(kd, V, T1, T2, states):
     n = states.shape[0]
     L = LANES
     nh = kd.nh
-    scl = scored_arrays(kd, L)
-    scf = scored_arrays(kd, L) if first_scored(kd) else scl
-    DEC = np.zeros((kd.throws + 1, nh, L), np.int16)
+    scf, scl, DEC, bm, bu, bf = level_arrays(kd, L)
     t1l = np.empty((nh, L))
     t2l = np.empty((nh, L))
     t1f = np.empty((nh, L))
     t2f = np.empty((nh, L))
     cur = np.empty((nh, 2 * L))  # the two moments side by side: one rethrow for both
     E = np.empty((kd.nk, 2 * L))
-    bm = np.empty(L, np.int64)
-    bu = np.empty(L, np.int64)
-    bf = np.empty(L, np.int64)
     for bi in range((n + L - 1) // L):
         load_block(states, bi, bm, bu, bf)
         decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)

@@ -250,6 +250,27 @@ def first_scored(kd):
 
 
 @nb.njit(cache=True, error_model="numpy")
+def score_passes(kd, L):
+    """The score passes (`scored_arrays`) of the policy for a block of L lanes: the first
+    throw's and the later throws' (one and the same where the first throw scores as the
+    others, `first_scored`)."""
+    scl = scored_arrays(kd, L)
+    scf = scored_arrays(kd, L) if first_scored(kd) else scl
+    return scf, scl
+
+
+@nb.njit(cache=True, error_model="numpy")
+def level_arrays(kd, L):
+    """Work arrays of a level walked in blocks of L lanes under the policy: the score passes
+    (`score_passes`), the decisions DEC[throw, hand, lane] (`decisions_block`) and the
+    block's states, mask, ucode and flags per lane (`steps.load_block`)."""
+    scf, scl = score_passes(kd, L)
+    DEC = np.zeros((kd.throws + 1, kd.nh, L), np.int16)
+    return (scf, scl, DEC, np.empty(L, np.int64), np.empty(L, np.int64),
+            np.empty(L, np.int64))
+
+
+@nb.njit(cache=True, error_model="numpy")
 def decisions_block(kd, V, bm, bu, bf, scf, scl, DEC):
     """The turn's policy for the block's states, as score passes (`scl` for later throws;
     `scf` for the first, filled only when `first_scored`) and keeps (`decide32`'s DEC)."""
@@ -266,9 +287,7 @@ def decisions_block(kd, V, bm, bu, bf, scf, scl, DEC):
 def policy_block(kd, V, bm, bu, bf, NXf, GNf, BXf, SCf, NXl, GNl, BXl, SCl, DEC):
     """The turn's policy for the block's states: scoring choices for first and later throws,
     and DEC[t, h, lane] for t = 1 .. throws-1 (-1: score now; else the keep rethrown from)."""
-    L = bm.shape[0]
-    scl = scored_arrays(kd, L)
-    scf = scored_arrays(kd, L) if first_scored(kd) else scl
+    scf, scl = score_passes(kd, bm.shape[0])
     decisions_block(kd, V, bm, bu, bf, scf, scl, DEC)
     later = bm[0] < 0
     choices32(kd, later, scl, NXl, GNl, BXl, SCl)
