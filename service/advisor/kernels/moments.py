@@ -60,6 +60,25 @@ class Moments:
 # --------------------------------------------------------------------------- block kernels
 
 
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def second_moment(g, m1, m2):
+    """E[(g + X)^2] of points g gained now and a future X of mean m1 and second moment m2."""
+    return g * g + 2.0 * g * m1 + m2
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def scored_moments(reward, cls, fi, BB, X, rm, W1, W2, h, lane):
+    """Scoring hand h in lane `lane` in its chosen box BB[h, lane]: (box, outcome class,
+    points gained g with its bonuses, g + E[X'], E[(g + X')^2]), X' the next state's future
+    (W1 / W2 by box and class). `reward` and `cls` are the kernel data's: passed as arrays,
+    as a function that takes the kernel data counts a reference to each of its arrays."""
+    b = int(BB[h, lane])
+    c = cls[fi, b, h]
+    g = np.float64(reward[fi, b, h]) * rm[b, lane] + X[b, c, lane]
+    w1 = W1[b, c, lane]
+    return b, c, g, g + w1, second_moment(g, w1, W2[b, c, lane])
+
+
 @nb.njit(cache=True, error_model="numpy")
 def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
     """For the states of the block's lanes: scoring hand h now.
@@ -108,14 +127,12 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
                 better = np.float64(v > s[lane])
                 bb[lane] = better * b + (1.0 - better) * bb[lane]
                 s[lane] = np.maximum(v, s[lane])
+    reward = kd.reward
+    cls = kd.cls
     for h in range(kd.nh):
         for lane in range(L):
-            b = int(BB[h, lane])
-            c = kd.cls[fi, b, h]
-            g = np.float64(kd.reward[fi, b, h]) * rm[b, lane] + X[b, c, lane]
-            w1 = W1[b, c, lane]
-            S1[h, lane] = g + w1
-            S2[h, lane] = g * g + 2.0 * g * w1 + W2[b, c, lane]
+            b, c, g, S1[h, lane], S2[h, lane] = scored_moments(reward, cls, fi, BB, X, rm,
+                                                               W1, W2, h, lane)
             NX[h, lane] = NI[b, c, lane]
             GN[h, lane] = g
             BX[h, lane] = b if NI[b, c, lane] >= 0 else -1
@@ -143,7 +160,7 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
                 nmask = bm[lane] | (1 << bb)
                 nu = five[0][f, bb, lane]
                 nfl = five[1][f, bb, lane]
-                b2 = g * g + 2.0 * g * T1[nmask, nu, nfl] + T2[nmask, nu, nfl]
+                b2 = second_moment(g, T1[nmask, nu, nfl], T2[nmask, nu, nfl])
             S2[h, lane] = b2
             NX[h, lane] = i
             GN[h, lane] = OG[f, lane]
@@ -174,14 +191,12 @@ def policy_terminals(kd, T1, T2, first, sc, t1, t2):
                     m, u, f = unflat(i, nu, nf)
                     W1[b, k, lane] = T1[m, u, f]
                     W2[b, k, lane] = T2[m, u, f]
+    reward = kd.reward
+    cls = kd.cls
     for h in range(kd.nh):
         for lane in range(L):
-            b = int(BB[h, lane])
-            k = kd.cls[fi, b, h]
-            g = np.float64(kd.reward[fi, b, h]) * rm[b, lane] + X[b, k, lane]
-            w1 = W1[b, k, lane]
-            t1[h, lane] = g + w1
-            t2[h, lane] = g * g + 2.0 * g * w1 + W2[b, k, lane]
+            _, _, _, t1[h, lane], t2[h, lane] = scored_moments(reward, cls, fi, BB, X, rm,
+                                                               W1, W2, h, lane)
     if kd.five_box < 0:
         return
     for f in range(1, 7):
@@ -198,7 +213,7 @@ def policy_terminals(kd, T1, T2, first, sc, t1, t2):
                 w2 = T2[m, u, fl]
             g = OG[f, lane]
             t1[h, lane] = g + w1
-            t2[h, lane] = g * g + 2.0 * g * w1 + w2
+            t2[h, lane] = second_moment(g, w1, w2)
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
