@@ -79,6 +79,20 @@ def scored_moments(reward, cls, fi, BB, X, rm, W1, W2, h, lane):
     return b, c, g, g + w1, second_moment(g, w1, W2[b, c, lane])
 
 
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def placed_moments(T1, T2, i, g):
+    """(g + E[X'], E[(g + X')^2]) of a hand written for g points into the next state of flat
+    index i (-1: no box may take it, g is 0 then), X' that state's future in T1 / T2: the
+    five-of-a-kind hands that the Joker and bonus rules score apart (`policy.five_choices`)."""
+    w1 = 0.0
+    w2 = 0.0
+    if i >= 0:
+        m, u, f = unflat(i, T1.shape[1], T1.shape[2])
+        w1 = T1[m, u, f]
+        w2 = T2[m, u, f]
+    return g + w1, second_moment(g, w1, w2)
+
+
 @nb.njit(cache=True, error_model="numpy")
 def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
     """For the states of the block's lanes: scoring hand h now.
@@ -127,12 +141,10 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
                 better = np.float64(v > s[lane])
                 bb[lane] = better * b + (1.0 - better) * bb[lane]
                 s[lane] = np.maximum(v, s[lane])
-    reward = kd.reward
-    cls = kd.cls
     for h in range(kd.nh):
         for lane in range(L):
-            b, c, g, S1[h, lane], S2[h, lane] = scored_moments(reward, cls, fi, BB, X, rm,
-                                                               W1, W2, h, lane)
+            b, c, g, S1[h, lane], S2[h, lane] = scored_moments(kd.reward, kd.cls, fi, BB, X,
+                                                               rm, W1, W2, h, lane)
             NX[h, lane] = NI[b, c, lane]
             GN[h, lane] = g
             BX[h, lane] = b if NI[b, c, lane] >= 0 else -1
@@ -153,15 +165,7 @@ def score2(kd, T1, T2, bm, bu, bf, first, S1, S2, NX, GN, BX, SC):
             i = ON[f, lane]
             if i == -2:
                 continue
-            b2 = 0.0
-            if i >= 0:
-                g = OG[f, lane]
-                bb = OB[f, lane]
-                nmask = bm[lane] | (1 << bb)
-                nu = five[0][f, bb, lane]
-                nfl = five[1][f, bb, lane]
-                b2 = second_moment(g, T1[nmask, nu, nfl], T2[nmask, nu, nfl])
-            S2[h, lane] = b2
+            _, S2[h, lane] = placed_moments(T1, T2, i, OG[f, lane])
             NX[h, lane] = i
             GN[h, lane] = OG[f, lane]
             BX[h, lane] = OB[f, lane]
@@ -191,29 +195,18 @@ def policy_terminals(kd, T1, T2, first, sc, t1, t2):
                     m, u, f = unflat(i, nu, nf)
                     W1[b, k, lane] = T1[m, u, f]
                     W2[b, k, lane] = T2[m, u, f]
-    reward = kd.reward
-    cls = kd.cls
     for h in range(kd.nh):
         for lane in range(L):
-            _, _, _, t1[h, lane], t2[h, lane] = scored_moments(reward, cls, fi, BB, X, rm,
-                                                               W1, W2, h, lane)
+            _, _, _, t1[h, lane], t2[h, lane] = scored_moments(kd.reward, kd.cls, fi, BB, X,
+                                                               rm, W1, W2, h, lane)
     if kd.five_box < 0:
         return
     for f in range(1, 7):
         h = kd.five_hand[f]
         for lane in range(L):
             i = ON[f, lane]
-            if i == -2:
-                continue
-            w1 = 0.0
-            w2 = 0.0
-            if i >= 0:
-                m, u, fl = unflat(i, nu, nf)
-                w1 = T1[m, u, fl]
-                w2 = T2[m, u, fl]
-            g = OG[f, lane]
-            t1[h, lane] = g + w1
-            t2[h, lane] = second_moment(g, w1, w2)
+            if i != -2:
+                t1[h, lane], t2[h, lane] = placed_moments(T1, T2, i, OG[f, lane])
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
