@@ -22,6 +22,14 @@ to the raw app (target >= 0.8, with keys off and on) and to the bare Flask app; 
 form's items per second, moves/suggest per second (target >= 1,000/s), and the memory of the
 whole service (master, workers and the table build process, all built-in advisor tables
 loaded).
+
+    python bench/bench_http.py --layers [--seconds 5] [--rounds 5]
+
+instead takes the service apart (`layered_app`), `hands/score` only, with API keys off: the
+raw app, the service, the scoring fast path alone, the front door over it, and the whole
+stack with free scoring (each answer's bytes remembered), with metrics on and off. Prints
+each setup's server CPU time a request and throughput against the raw app: how far each
+layer keeps the service from the raw app.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -218,6 +227,57 @@ def tenants_file() -> tuple[str, str]:
     return key, json.dumps(tenants)
 
 
+def rotated(servers: dict[str, tuple[subprocess.Popen, int]], load: Any, url: str,
+            body: dict | list, args: argparse.Namespace,
+            headers: dict[str, dict[str, str]] | None = None) -> dict[str, list[float]]:
+    """Each setup's median (requests/s, p99 ms, server CPU us a request) over args.rounds
+    rounds, the setups taken in turn, each round starting with the next one; a warm-up run
+    first, which also checks that every answer is 2xx."""
+    names = list(servers)
+    headers = headers or {}
+    for setup, (_, port) in servers.items():
+        load(f"http://127.0.0.1:{port}{url}", body, 1, args.connections, headers.get(setup),
+             strict=True)
+    runs: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
+    for r in range(args.rounds):
+        for setup in names[r % len(names):] + names[:r % len(names)]:
+            proc, port = servers[setup]
+            cpu0 = cpu_seconds(proc)
+            rps, p99 = load(f"http://127.0.0.1:{port}{url}", body, args.seconds,
+                            args.connections, headers.get(setup), strict=True)
+            cpu_us = (cpu_seconds(proc) - cpu0) / max(rps * args.seconds, 1) * 1e6
+            runs[setup].append((rps, p99, cpu_us))
+    return {n: [statistics.median(r[i] for r in runs[n]) for i in range(3)] for n in names}
+
+
+def layers(load: Any, args: argparse.Namespace) -> None:
+    """`--layers`: the service taken apart (`layered_app`), hands/score, keys off."""
+    answers = service_answers()
+    servers: dict[str, tuple[subprocess.Popen, int]] = {}
+    setups = {
+        "raw": ("bare_app:create_raw_app()", {"BARE_BODIES": answers}),
+        "service": ("service.web.app:create_app()", {}),
+        "fast path only": ("layered_app:scoring_only()", {}),
+        "+ front door": ("layered_app:no_ops()", {}),
+        "free scoring": ("layered_app:constant_scoring()", {}),
+        "free, no metrics": ("layered_app:constant_scoring()", {"METRICS_ENABLED": "false"}),
+    }
+    try:
+        for name, (app, env) in setups.items():
+            servers[name] = start(app, "none", env)
+        med = rotated(servers, load, "/v1/variants/yahtzee/hands/score", HAND, args)
+        raw = med["raw"]
+        print("hands/score, AUTH=off:")
+        for name, (rps, p99, cpu) in med.items():
+            print(f"  {name:17s} {rps:7.0f} req/s p99 {p99:6.2f} ms {cpu:5.0f} us CPU/req "
+                  f"(+{cpu - raw[2]:4.0f}): throughput {rps / raw[0]:.2f} of raw, CPU ratio "
+                  f"{raw[2] / cpu:.2f}")
+    finally:
+        for proc, _ in servers.values():
+            stop(proc)
+        os.unlink(answers)
+
+
 SUGGEST = {"dice": [2, 3, 3, 5, 6], "throw": 1,
            "scorecard": {"boxes": {"ones": 3, "full_house": 25, "chance": 21}}}
 
@@ -227,10 +287,15 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--connections", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--layers", action="store_true",
+                    help="what each layer of the service costs (hands/score)")
     args = ap.parse_args()
     load = wrk if shutil.which("wrk") else pyload
     print(f"load generator: {'wrk' if load is wrk else 'python'}; gunicorn.conf.py defaults; "
           f"{args.connections} connections, {args.seconds}s per run, median of {args.rounds}")
+    if args.layers:
+        layers(load, args)
+        return
 
     answers = service_answers()
     key, tenants = tenants_file()
@@ -246,21 +311,7 @@ def main() -> None:
             ready_path="/readyz")
         names = list(servers)
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
-            url = f"/v1/variants/yahtzee/{name}"
-            for setup, (_, port) in servers.items():  # warm up, and check each answers
-                load(f"http://127.0.0.1:{port}{url}", body, 1, args.connections,
-                     headers.get(setup), strict=True)
-            runs: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
-            for r in range(args.rounds):
-                for setup in names[r % len(names):] + names[:r % len(names)]:
-                    proc, port = servers[setup]
-                    cpu0 = cpu_seconds(proc)
-                    rps, p99 = load(f"http://127.0.0.1:{port}{url}", body, args.seconds,
-                                    args.connections, headers.get(setup), strict=True)
-                    cpu_us = (cpu_seconds(proc) - cpu0) / max(rps * args.seconds, 1) * 1e6
-                    runs[setup].append((rps, p99, cpu_us))
-            med = {n: [statistics.median(r[i] for r in runs[n]) for i in range(3)]
-                   for n in names}
+            med = rotated(servers, load, f"/v1/variants/yahtzee/{name}", body, args, headers)
             print(f"{name}:")
             for setup in names:
                 rps, p99, cpu = med[setup]
