@@ -81,6 +81,9 @@ control_socket_disable = True
 # --- Logging: one JSON object per line on stdout --------------------------------------------
 accesslog = "-" if _settings.access_log else None
 errorlog = "-"
+# gunicorn's logger, making only the atoms of an access record that the formatters below
+# read (service/logs.py says why)
+logger_class = "service.logs.AccessAtomsLogger"
 loglevel = _settings.log_level.lower()
 _formatter = "json" if _settings.log_format == "json" else "text"
 logconfig_dict = {

@@ -177,8 +177,9 @@ IDENTITY_READERS = {
     "service.web.auth": {"REMOTE_ADDR", "HTTP_X_FORWARDED_FOR", "HTTP_AUTHORIZATION",
                          "HTTP_X_API_KEY"},
     "service.web.frontdoor": {"PATH_INFO"},
-    # the access line's field: gunicorn's peer address, logged, not an identity
-    "service.logs": {"remote_addr"},
+    # the access line's fields (gunicorn's peer address, the path as it came), logged, not
+    # an identity: `AccessAtomsLogger` makes gunicorn's atoms of them
+    "service.logs": {"remote_addr", "REMOTE_ADDR", "PATH_INFO"},
     # Flask's request context takes the front door's route (app.RoutedRequestContext)
     "service.web.app": {"url_rule"},
 }

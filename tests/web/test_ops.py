@@ -165,6 +165,50 @@ def test_gunicorn_access_record_becomes_one_json_line():
     assert doc["message"] == "POST /v1/hands/score 201"
 
 
+@pytest.mark.parametrize("request_id", [None, "req-1"])
+@pytest.mark.parametrize("tenant", [None, "acme"])
+@pytest.mark.parametrize("query", ["", "a=1&b=%22x%22"])
+@pytest.mark.parametrize("agent", [None, 'curl/8 "quoted"'])
+@pytest.mark.parametrize("status", ["200 OK", "429 Too Many Requests"])
+def test_access_lines_made_of_the_logger_s_atoms_are_gunicorn_s(request_id, tenant, query,
+                                                                 agent, status):
+    """`AccessAtomsLogger` (gunicorn.conf.py's logger class) makes only the atoms the
+    formatters read: the JSON and text lines are those gunicorn's own atoms give, field for
+    field, header and environ entries included (the last X-Request-ID, as gunicorn keeps)."""
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from gunicorn import glogging
+    from gunicorn.config import Config
+
+    from service.logs import AccessAtomsLogger, TextFormatter
+
+    environ = {"REQUEST_METHOD": "POST", "RAW_URI": "/v1/x?" + query, "PATH_INFO": "/v1/x",
+               "QUERY_STRING": query, "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "10.0.0.9",
+               "HTTP_X_REQUEST_ID": "asked", "wsgi.input": object()}
+    if agent is not None:
+        environ["HTTP_USER_AGENT"] = agent
+    if tenant is not None:
+        environ["service.tenant"] = tenant
+    headers = [("Content-Type", "application/json"), ("Vary", "Origin")]
+    if request_id is not None:
+        headers += [("X-Request-ID", "first"), ("x-request-id", request_id)]
+    resp = SimpleNamespace(status=status, headers=headers, sent=345)
+    req = SimpleNamespace(headers=[("HOST", "x"), ("X-REQUEST-ID", "asked")])
+    took = timedelta(seconds=1, microseconds=12_345)
+    lines = []
+    for logger in (glogging.Logger(Config()), AccessAtomsLogger(Config())):
+        atoms = logger.atoms_wrapper_class(logger.atoms(resp, req, environ, took))
+        record = logging.LogRecord("gunicorn.access", logging.INFO, "", 0, "%(h)s", (atoms,),
+                                   None)
+        record.created = record.msecs = 0.0
+        lines.append((JsonFormatter().format(record), TextFormatter().format(record)))
+    assert lines[0] == lines[1]
+    doc = json.loads(lines[1][0])
+    assert (doc["status"], doc["duration_ms"], doc["bytes"]) == (int(status[:3]), 1012, 345)
+    assert doc.get("request_id") == request_id and doc.get("tenant") == tenant
+
+
 def test_exception_is_logged_in_the_json_line():
     try:
         raise ValueError("boom")
