@@ -5,7 +5,7 @@ Used by the app (`service.web.ops.init_ops` calls `configure_logging`), by gunic
 (`gunicorn.conf.py` routes `gunicorn.error` and `gunicorn.access` through these formatters)
 and by the advisor's build process, so every line on stdout has the same shape:
 
-    {"time": "...", "level": "INFO", "logger": "...", "message": "...", "request_id": "..."}
+    {"time":"...","level":"INFO","logger":"...","message":"...","request_id":"..."}
 
 `request_id` is there only on lines written while handling a request. gunicorn's access
 lines add method, path, status, duration_ms and remote_addr; their request id is the
@@ -24,6 +24,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from gunicorn import glogging
 
 from .caller import current_caller
@@ -85,6 +86,16 @@ def _access_fields(atoms: Mapping[str, Any]) -> dict[str, Any]:
         "request_id": atom("{x-request-id}o"),
         "tenant": atom("{service.tenant}e"),
     }
+
+
+def _json_line(doc: dict[str, Any]) -> str:
+    """One JSON object on one line: orjson (a tenth of the standard library's time, and
+    every access line pays it), values it cannot write as their `str`; the standard
+    library's encoder for what orjson refuses (an integer beyond 64 bits)."""
+    try:
+        return orjson.dumps(doc, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(doc, default=str, ensure_ascii=False)
 
 
 class AccessAtomsLogger(glogging.Logger):
@@ -152,7 +163,7 @@ class JsonFormatter(logging.Formatter):
             doc["exc_info"] = self.formatException(record.exc_info)
         if record.stack_info:
             doc["stack_info"] = self.formatStack(record.stack_info)
-        return json.dumps(doc, default=str, ensure_ascii=False)
+        return _json_line(doc)
 
 
 class TextFormatter(logging.Formatter):
