@@ -8,8 +8,9 @@ and by the advisor's build process, so every line on stdout has the same shape:
     {"time":"...","level":"INFO","logger":"...","message":"...","request_id":"..."}
 
 `request_id` is there only on lines written while handling a request. gunicorn's access
-lines add method, path, status, duration_ms and remote_addr; their request id is the
-X-Request-ID response header that `service.web.ops` sets on every response.
+lines add method, path, query, status, duration_ms, bytes, remote_addr, user_agent and the
+caller's tenant; their request id is the X-Request-ID response header that
+`service.web.ops` sets on every response.
 This module imports no web framework at import time, so gunicorn's config can load it early;
 `AccessAtomsLogger` is gunicorn's logger class.
 """
@@ -103,7 +104,7 @@ class AccessAtomsLogger(glogging.Logger):
     only the atoms the formatters here read (`_access_fields`). gunicorn's own `atoms` makes
     one for every request header, every response header and every WSGI environ entry (some
     sixty a request, each one's key formatted and lowered) and the time in Apache's format,
-    which a JSON line never shows: about a third of the access line's cost. The values are
+    which a JSON line never shows: some two-fifths of the access line's cost. The values are
     gunicorn's, one for one (the X-Request-ID response header, the caller's tenant in the
     environ); a formatter that asks for an atom not made here gets "-", as from gunicorn."""
 
