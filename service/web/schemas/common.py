@@ -395,6 +395,17 @@ class AnswerFields(VariantFields):
         "description": "The effective rules the answer was computed with"})
 
 
+class HandAnswerFields(AnswerFields):
+    """What an answer about a hand says first, after the rules: the dice and the faces they
+    score (hands/score, games/turn, moves/suggest, moves/bot, positions with dice)."""
+
+    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
+        "description": "The dice as sent, sorted"})
+    scored_dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
+                              metadata={"description": "The faces scored, sorted (the bottom "
+                                                       "faces with em_baixo)"})
+
+
 def problem_code(codes: Iterable[str]) -> fields.String:
     """The `code` field of a problem an answer reports: one of `codes` (docs/problems.md)."""
     return fields.String(required=True, validate=validate.OneOf(codes), metadata={

@@ -19,6 +19,7 @@ from .common import (
     MAX_THROW,
     MAX_VALUE,
     AnswerFields,
+    HandAnswerFields,
     NamedPlayerFields,
     PlacementFields,
     RulesRequestFields,
@@ -88,13 +89,9 @@ class GameTotalsSchema(TotalsFields):
     """A sheet's totals."""
 
 
-class TurnResultSchema(AnswerFields):
+class TurnResultSchema(HandAnswerFields):
     """A turn played: the new sheet and what the turn earned."""
 
-    dice = fields.List(fields.Integer(), required=True, metadata={
-        "description": 'The dice, sorted'})
-    scored_dice = fields.List(fields.Integer(), required=True, metadata={
-        "description": "The faces scored (the bottom faces with em_baixo)"})
     throw = throw_stood_on()
     scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The sheet after the turn, to send as the next turn's scorecard"})

@@ -8,7 +8,7 @@ from marshmallow import fields, validate
 from ...domain.dice import HAND_PATTERNS
 from .common import (
     MAX_THROW,
-    AnswerFields,
+    HandAnswerFields,
     PlacementFields,
     RulesRequestFields,
     ScorecardSchema,
@@ -71,14 +71,9 @@ class PlacementSchema(PlacementFields):
         "description": "May be filled now (Joker, order and first-throw rules applied)"})
 
 
-class HandScoreSchema(AnswerFields):
+class HandScoreSchema(HandAnswerFields):
     """The boxes a hand can fill, with their scores."""
 
-    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
-        "description": "The hand, sorted"})
-    scored_dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
-                              metadata={"description": "The faces scored, sorted (the bottom "
-                                                       "faces with em_baixo)"})
     throw = fields.Integer(allow_none=True, required=True, metadata={
         "description": "The throw the dice stand on, as sent (null: not given, so not a "
                        "first throw)"})

@@ -13,7 +13,7 @@ from ...advisor.objectives import REGISTRY, objective_names
 from .common import (
     MAX_THROW,
     MAX_WIN_PLAYERS,
-    AnswerFields,
+    HandAnswerFields,
     PlacementFields,
     Rounded,
     RulesRequestFields,
@@ -158,14 +158,9 @@ class MoveField(fields.Field):
 _MOVE_DUMPS = {"keep": compiled_dump(KeepMoveSchema), "score": compiled_dump(ScoreMoveSchema)}
 
 
-class PositionAnswerFields(AnswerFields):
+class PositionAnswerFields(HandAnswerFields):
     """What an answer about a position to move in says first."""
 
-    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
-        "description": "The dice as sent (as thrown), sorted"})
-    scored_dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
-                              metadata={"description": "The faces scored, sorted (the bottom "
-                                                       "faces with em_baixo)"})
     throw = fields.Integer(required=True, metadata={
         "description": "The throw the dice stand on, as sent"})
     throws_left = fields.Integer(required=True, metadata={
