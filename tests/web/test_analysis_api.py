@@ -231,6 +231,33 @@ def test_win_probability_with_the_dice_of_the_player_to_move(client):
     assert plain.get_json()["move"] is None
 
 
+#: House rules under which a Generala box never holds a made score (every score of it 0, a
+#: servida still winning): its flag, which the Doble Generala box reads, is never set.
+ZERO_GENERALA = {
+    "options": {"escalera_wraps": False},
+    "rules": {"boxes": {"five_of_a_kind": {"scoring": "fixed", "value": 0, "first_throw_value": 0,
+                                           "first_throw_bonus": 0, "wins_on_first_throw": True}},
+              "upper_bonus": {"threshold": 1, "amount": 1}},
+}
+
+
+def test_win_probability_where_a_box_never_sets_its_flag(client, advisor):
+    """Found by fuzzing: the states a turn leads to listed the Generala box's "made score"
+    flag set although no hand sets it under these rules. That state is in no table, and the
+    forward pass from it never reached a full sheet: the request held its worker until the
+    worker was killed. Now the move is valued and the answer comes."""
+    advisor.strategy(effective_rules("generala", ZERO_GENERALA["options"],
+                                     ZERO_GENERALA["rules"]))
+    body = {**ZERO_GENERALA, "dice": [2, 3, 4, 5, 5], "throw": 1, "to_move": 0, "players": [
+        {"scorecard": {"boxes": {"sixes": 12, "threes": 9}}},
+        {"scorecard": {"boxes": {"four_of_a_kind": 45, "sixes": 6}}}]}
+    r = post(client, "generala/games/win-probability", body)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    out = r.get_json()
+    assert out["move"] is not None
+    assert sum(p["share"] for p in out["players"]) == pytest.approx(1.0, abs=1e-6)
+
+
 @pytest.mark.parametrize(("body", "pointer"), [
     ({"players": [{}], "to_move": 1}, "/to_move"),
     ({"players": []}, "/players"),

@@ -746,9 +746,10 @@ def future_add(off, slots, gains, rp, nlo, noff, ndata, lo, doff, data):
 def turn_successors(kd, nu, nf, mask, u, fl):
     """Flat indices (in a table of nu ucodes and nf flag sets) of every state one turn from
     the state (mask, u, fl) can lead to, whatever is thrown and chosen: each box the order
-    rule lets the first throw or a later one fill, with each outcome class, and each box a
-    five of a kind scored apart (Joker, bonus) may take. The sources of
-    `successor_futures` for a position's moves."""
+    rule lets the first throw or a later one fill, with each outcome class some hand of that
+    throw gives (a tracked box whose every score is 0 never sets its flag: that state is
+    not in the tables), and each box a five of a kind scored apart (Joker, bonus) may take.
+    The sources of `successor_futures` for a position's moves."""
     c = kd.nd + 2
     one_m = np.full(1, mask, np.int64)
     one_u = np.full(1, u, np.int64)
@@ -759,14 +760,19 @@ def turn_successors(kd, nu, nf, mask, u, fl):
     out = np.empty(2 * kd.nb * (c + 7), np.int64)
     n = 0
     five = five_arrays(kd, 1)
+    given = np.zeros((kd.nb, c), np.bool_)  # the outcome classes some hand gives
     for fi in range(2):
         first = fi == 1
         box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
                     kd.maxrem, kd.amount, kd.nd, one_m, one_u, one_f, first, nu, nf, NI, X,
                     rm)
+        given[:, :] = False
+        for b in range(kd.nb):
+            for h in range(kd.nh):
+                given[b, kd.cls[fi, b, h]] = True
         for b in range(kd.nb):
             for k in range(c):
-                if NI[b, k, 0] >= 0:
+                if NI[b, k, 0] >= 0 and given[b, k]:
                     out[n] = NI[b, k, 0]
                     n += 1
         if kd.five_box >= 0 and mask >> kd.five_box & 1:
@@ -927,6 +933,9 @@ def successor_futures(kd: object, values: np.ndarray, sources: np.ndarray, threa
     flats = [np.unique(np.asarray(sources, np.int64))]
     runs_of = []
     while len(flats[-1]) and flats[-1][0] // (nu * nf) != full:
+        if flats[-1][0] < 0 or len(flats) > kd.nb:
+            # a turn fills a box: a level with no state, or past the last box, is a defect
+            raise RuntimeError("successor_futures: a turn led to no state of the table")
         runs = _level_runs(kd, values, _rows(flats[-1], nu, nf), None, None, gbits, pool,
                            workers, None, mass0)
         runs_of.append(runs)
