@@ -943,3 +943,36 @@ def test_a_mid_turn_distribution_agrees_with_the_moments_and_simulated_games():
     eps = np.sqrt(np.log(2 / 1e-4) / (2 * n))
     emp = np.searchsorted(np.sort(finals), d.totals, side="right") / n
     assert np.max(np.abs(emp - np.cumsum(d.probs))) < eps
+
+
+def test_a_turn_leads_only_to_states_the_tables_hold_and_a_pass_never_loops():
+    """House rules under which the Generala box never holds a made score (every score of it
+    0, a servida still winning): its flag, which the Doble Generala box reads, is never set,
+    and no table state has it. A turn's successors (the sources of every move's
+    distribution) leave it out; a forward pass or successor pass from such a state, which
+    reads no legal box there, stops with an error at once instead of looping (a request once
+    held its worker until the worker was killed)."""
+    from service.advisor.kernels.distribution import forward, successor_futures, turn_successors
+
+    rs = effective_rules("generala", {"escalera_wraps": False}, {
+        "boxes": {"five_of_a_kind": {"scoring": "fixed", "value": 0, "first_throw_value": 0,
+                                     "first_throw_bonus": 0, "wins_on_first_throw": True}},
+        "upper_bonus": {"threshold": 1, "amount": 1}})
+    st = ANALYST.strategy(rs)
+    sol = st.parts[0].solution
+    kd, values = sol.kd, sol.values
+    nu, nf = values.shape[1], values.shape[2]
+    assert nf == 2  # one tracked box: the Generala box, whose flag no hand sets
+    held = {_flat(sol, tuple(int(x) for x in row))
+            for level in ANALYST.reachable_levels(st) for row in level}
+    five = rs.variant.box_ids.index("five_of_a_kind")
+    mask = sum(1 << rs.variant.box_ids.index(b) for b in ("ones", "threes", "sixes"))
+    sources = turn_successors(kd, nu, nf, mask, 1, 0)
+    assert len(sources) and all(int(f) % nf == 0 for f in sources)
+    assert set(int(f) for f in sources) <= held
+    unheld = (mask | 1 << five, 1, 1)
+    assert _flat(sol, unheld) not in held
+    with pytest.raises(RuntimeError, match="no state of the table"):
+        forward(kd, values, unheld, 0, None, 1)
+    with pytest.raises(RuntimeError, match="no state of the table"):
+        successor_futures(kd, values, np.array([_flat(sol, unheld)]), 1)

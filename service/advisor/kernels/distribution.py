@@ -558,7 +558,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     hoff = np.array([0, 1], np.int64)
     hist = np.array([1.0])
     states = np.array([start], np.int64)
-    visited = 0
+    visited = levels = 0
     if states[0, 0] == full:
         return Distribution(lo=total, probs=hist)
     index = _Index(int(np.prod(shape)))
@@ -573,6 +573,10 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         flat, tlo, thoff = index.close()
         states = np.stack([flat // (nu * nf), (flat // nf) % nu, flat % nf], axis=1)
         last = not len(states) or states[0, 0] == full
+        levels += 1
+        if len(states) and (states[:, 0].min() < 0 or levels > kd.nb):
+            # a turn fills a box: a level naming no state, or past the last box, is a defect
+            raise RuntimeError("forward: a turn led to no state of the table")
         th = np.zeros(int(thoff[-1]))
         args = (lo, hoff, hist, runs, gbits, index.slot_of, tlo, thoff, th)
         if pool is not None and not last and len(states) >= PARALLEL_STATES:
