@@ -764,19 +764,14 @@ def turn_successors(kd, nu, nf, mask, u, fl):
     out = np.empty(2 * kd.nb * (c + 7), np.int64)
     n = 0
     five = five_arrays(kd, 1)
-    given = np.zeros((kd.nb, c), np.bool_)  # the outcome classes some hand gives
     for fi in range(2):
         first = fi == 1
         box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
                     kd.maxrem, kd.amount, kd.nd, one_m, one_u, one_f, first, nu, nf, NI, X,
                     rm)
-        given[:, :] = False
-        for b in range(kd.nb):
-            for h in range(kd.nh):
-                given[b, kd.cls[fi, b, h]] = True
         for b in range(kd.nb):
             for k in range(c):
-                if NI[b, k, 0] >= 0 and given[b, k]:
+                if NI[b, k, 0] >= 0 and kd.gives[fi, b, k]:
                     out[n] = NI[b, k, 0]
                     n += 1
         if kd.five_box >= 0 and mask >> kd.five_box & 1:

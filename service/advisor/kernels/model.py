@@ -123,6 +123,8 @@ class Model:
     reward: np.ndarray  # [2, nb, nh] float32: plain score later (0) / first throw (1)
     cls: np.ndarray  # [2, nb, nh] int64: outcome class (upper: count of the face; tracked:
     # score != 0)
+    gives: np.ndarray  # [2, nb, nd + 2] bool: the outcome classes some hand of the throw gives
+    # (a tracked box whose every score is 0 never gives 1: no state has its flag set)
     kind: np.ndarray  # [nb]: plain / upper / tracked
     face: np.ndarray  # [nb]: face of an upper box, else 0
     trk_bit: np.ndarray  # [nb]: flag bit a tracked box sets (when it holds a non-zero score)
@@ -197,6 +199,10 @@ def build_model(rs: RuleSet, order: str | None = None) -> Model:
             cls[0, i] = cls[1, i] = cnt
         elif kind[i] == KIND_TRACKED:
             cls[:, i] = reward[:, i] != 0
+    gives = np.zeros((2, nb, nd + 2), np.bool_)
+    for t in range(2):
+        for i in range(nb):
+            gives[t, i, np.unique(cls[t, i])] = True
     ub = v.upper_bonus
     threshold, amount = (ub.threshold, ub.amount) if ub else (0, 0)
     masks = np.arange(1 << nb)
@@ -221,7 +227,7 @@ def build_model(rs: RuleSet, order: str | None = None) -> Model:
         bonus_bit = tracked.index(five_box)
     return Model(
         nb=nb, nd=nd, throws=v.throws, box_ids=v.box_ids, keeps=keeps,
-        prob=hand_probabilities(nd), reward=reward, cls=cls, kind=kind, face=face,
+        prob=hand_probabilities(nd), reward=reward, cls=cls, gives=gives, kind=kind, face=face,
         trk_bit=trk_bit, req_bit=req_bit,
         is_lower=np.array([b.section == "lower" for b in boxes]),
         threshold=threshold, amount=amount, nu=threshold + 1 if threshold else 1,
@@ -246,7 +252,7 @@ def reachable_states(m: Model) -> list[np.ndarray]:
     can_set = np.zeros(max(1, m.nflags.bit_length()), bool)
     for i in range(nb):
         if m.trk_bit[i] >= 0:
-            can_set[m.trk_bit[i]] = bool(np.any(m.cls[:, i] == 1))
+            can_set[m.trk_bit[i]] = bool(m.gives[:, i, 1].any())
     nbits = m.nflags.bit_length() - 1
     # upper totals reachable from each subset of number boxes (capped at the threshold)
     cap = m.threshold

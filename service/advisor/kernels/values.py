@@ -39,7 +39,7 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 KernelData = namedtuple("KernelData", [
-    "nb", "nd", "throws", "nh", "nk", "n_small", "prob", "reward", "cls", "kind", "face",
+    "nb", "nd", "throws", "nh", "nk", "n_small", "prob", "reward", "cls", "gives", "kind", "face",
     "trk_bit", "req_bit", "is_lower", "threshold", "amount", "maxrem", "order",
     "joker", "five_box", "five_hand", "up_box", "joker_value", "bonus_amount", "bonus_bit",
     "bonus_matching", "first_differs", "add", "hand_keep", "em_baixo", "mirror", "pairs",
@@ -61,8 +61,9 @@ def kernel_data(m: Model, em_baixo: bool = False) -> KernelData:
     return KernelData(
         int(m.nb), int(m.nd), int(m.throws), len(m.prob), int(k.nk), n_small,
         np.ascontiguousarray(m.prob), np.ascontiguousarray(m.reward),
-        np.ascontiguousarray(m.cls), m.kind, m.face, m.trk_bit, m.req_bit,
-        m.is_lower, int(m.threshold), int(m.amount), m.maxrem, int(m.order), int(m.joker),
+        np.ascontiguousarray(m.cls), np.ascontiguousarray(m.gives), m.kind, m.face,
+        m.trk_bit, m.req_bit, m.is_lower, int(m.threshold), int(m.amount), m.maxrem,
+        int(m.order), int(m.joker),
         int(m.five_box), m.five_hand, m.up_box, np.ascontiguousarray(m.joker_value),
         int(m.bonus_amount), int(m.bonus_bit), bool(m.bonus_matching),
         bool(m.first_differs), np.ascontiguousarray(k.add), k.hand_keep, bool(em_baixo),
