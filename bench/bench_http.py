@@ -19,7 +19,8 @@ median. Prints requests/s, p99 latency and the server CPU time a request cost (a
 gunicorn's processes, from /proc: unlike requests/s it does not move with the rest of the
 machine's load) of `hands/score` and `scorecards/score`, and the service's throughput ratios
 to the raw app (target >= 0.8, with keys off and on) and to the bare Flask app, and the bare
-Flask app's own ratio to the raw app (what Flask's request handling alone leaves); then the batch
+Flask app's own ratio to the raw app (Flask's dispatch alone, which the scoring fast path
+skips: `service/web/fast.py`); then the batch
 form's items per second, moves/suggest per second (target >= 1,000/s), and the memory of the
 whole service (master, workers and the table build process, all built-in advisor tables
 loaded).
@@ -318,9 +319,9 @@ def main() -> None:
                 rps, p99, cpu = med[setup]
                 print(f"  {setup:14s} {rps:7.0f} req/s p99 {p99:6.2f} ms {cpu:5.0f} us CPU/req")
             raw, flask = med["raw"], med["flask"]
-            print(f"  bare Flask (parses no body, answers constant bytes): throughput "
-                  f"{flask[0] / raw[0]:.2f} of raw WSGI, CPU ratio {raw[2] / flask[2]:.2f}: "
-                  f"the ceiling of any Flask app on this path")
+            print(f"  bare Flask (its dispatch, no body parsed): throughput "
+                  f"{flask[0] / raw[0]:.2f} of raw WSGI (CPU ratio {raw[2] / flask[2]:.2f}), "
+                  f"what the scoring fast path saves by answering before Flask")
             for setup in ("service, off", "service, keys"):
                 rps, _, cpu = med[setup]
                 print(f"  {setup}: throughput {rps / raw[0]:.2f} of raw WSGI (target >= 0.8; "
