@@ -547,6 +547,14 @@ def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: 
     return _forward(kd, values, start, total, first_turn, kernel_pool(), workers, mass0)
 
 
+def _check_level(lowest: int, levels: int, nb: int, where: str) -> None:
+    """Refuse a pass's next level that is a defect: each turn fills a box, so a level whose
+    lowest state (or flat index) is negative names no state of the table, and a level past
+    the `nb`-th is past the last box. Raises RuntimeError (a 500, not a loop)."""
+    if lowest < 0 or levels > nb:
+        raise RuntimeError(f"{where}: a turn led to no state of the table")
+
+
 def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
              first_turn: tuple[np.ndarray, np.ndarray] | None,
              pool: Executor | None, workers: int, mass0: np.ndarray) -> Distribution:
@@ -574,9 +582,8 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         states = np.stack([flat // (nu * nf), (flat // nf) % nu, flat % nf], axis=1)
         last = not len(states) or states[0, 0] == full
         levels += 1
-        if len(states) and (states[:, 0].min() < 0 or levels > kd.nb):
-            # a turn fills a box: a level naming no state, or past the last box, is a defect
-            raise RuntimeError("forward: a turn led to no state of the table")
+        if len(states):
+            _check_level(int(states[:, 0].min()), levels, kd.nb, "forward")
         th = np.zeros(int(thoff[-1]))
         args = (lo, hoff, hist, runs, gbits, index.slot_of, tlo, thoff, th)
         if pool is not None and not last and len(states) >= PARALLEL_STATES:
@@ -932,9 +939,7 @@ def successor_futures(kd: object, values: np.ndarray, sources: np.ndarray, threa
     flats = [np.unique(np.asarray(sources, np.int64))]
     runs_of = []
     while len(flats[-1]) and flats[-1][0] // (nu * nf) != full:
-        if flats[-1][0] < 0 or len(flats) > kd.nb:
-            # a turn fills a box: a level with no state, or past the last box, is a defect
-            raise RuntimeError("successor_futures: a turn led to no state of the table")
+        _check_level(int(flats[-1][0]), len(flats), kd.nb, "successor_futures")
         runs = _level_runs(kd, values, _rows(flats[-1], nu, nf), None, None, gbits, pool,
                            workers, None, mass0)
         runs_of.append(runs)
