@@ -18,14 +18,16 @@ For each request to an operation, `FrontDoor`:
   per-client limit and turns, log lines and problem documents read it from there;
   `environ["service.tenant"]` for gunicorn's access line), or answers 401/403
   (`auth.Refused`) as problem+json;
-- charges the operation class's quota (`quotas.Quotas.charge`), or answers 429
-  (`quotas.QuotaExceeded`);
+- charges the operation class's quotas one unit (`quotas.Quotas.charge`), or answers 429
+  (`quotas.QuotaExceeded`); the request's bill (`quotas.BILL`) takes a batch's other items
+  when its body is read (`quotas.charge_batch`);
 - admits it within the caller's in-flight cap in this worker (`fairshare.FairShare`), or
   answers 429 after a short wait (`fairshare.TooManyInFlight`); a wait for a table being
   built gives the place up meanwhile (`service.caller.waiting`). Admitted, it takes its
   turn among the worker's connections (`fairshare.yield_to_io`), as every other request
   does before it runs;
-- adds `RateLimit-Policy` to the answer and counts it in `tenant_requests_total`.
+- adds `RateLimit-Policy` and `RateLimit` (what is left) to the answer, and counts it in
+  `tenant_requests_total` (what it was charged in the end: `tenant_charged_units_total`).
 
 It is WSGI middleware inside the ops layer (request ids, CORS, metrics: its answers carry
 those too; CORS preflights are answered there, without credentials, as browsers send them)
@@ -54,7 +56,7 @@ from .problems import (
     problem_document,
     problem_response,
 )
-from .quotas import QuotaExceeded, Quotas
+from .quotas import BILL, QuotaExceeded, Quotas
 
 REQUESTS = Counter(
     "tenant_requests_total",
@@ -161,7 +163,7 @@ class FrontDoor:
         environ["service.tenant"] = caller.tenant
         named = caller.tenant if caller.keyed else None
         try:
-            policy = self.quotas.charge(caller, operation)
+            bill = self.quotas.charge(caller, operation)
         except QuotaExceeded as exc:
             self._count(caller.tenant, operation, 429)
             return self._problem(start_response, environ, 429, "Quota exceeded", exc.detail,
@@ -174,7 +176,8 @@ class FrontDoor:
             self._count(caller.tenant, operation, 429)
             return self._problem(start_response, environ, 429, "Too many requests in flight",
                                  exc.detail, TYPE_TOO_MANY_IN_FLIGHT,
-                                 [("Retry-After", str(exc.retry_after))], named)
+                                 [("Retry-After", str(exc.retry_after)), *bill.headers()],
+                                 named)
         client = caller.client
         pause = self._pauses.get(client)
         if pause is None:
@@ -183,21 +186,26 @@ class FrontDoor:
             pause = self._pauses[client] = (partial(self.fair.release, client),
                                             partial(self.fair.resume, client))
         paused = PAUSE.set(pause)
+        billed = BILL.set(bill)
         status = [0]
 
         def tenant_start_response(status_line: str, headers: list[tuple[str, str]],
                                   exc_info: Any = None) -> Any:
             status[0] = int(status_line[:3])
-            if policy:
-                headers.append(("RateLimit-Policy", policy))
+            # what is left, on every answer; a 429 of a quota met inside (a batch's items,
+            # a build) carries the refusing quota's own
+            if not any(name == "RateLimit" for name, _ in headers):
+                headers.extend(bill.headers())
             return start_response(status_line, headers, exc_info)
 
         try:
             return self.wsgi_app(environ, tenant_start_response)
         finally:
             self.fair.release(client)
+            BILL.reset(billed)
             PAUSE.reset(paused)
             CALLER.reset(token)
+            self.quotas.settle(bill)
             self._count(caller.tenant, operation, status[0])
 
     @staticmethod
@@ -221,5 +229,6 @@ def register_quota_handlers(app: Flask) -> None:
 
     @app.errorhandler(QuotaExceeded)
     def _exceeded(err: QuotaExceeded) -> Response:
+        # (a batch over its items' quota too: `quotas.charge_batch`)
         return problem_response(429, "Quota exceeded", err.detail, TYPE_QUOTA_EXCEEDED,
                                 headers=dict(err.headers))

@@ -138,6 +138,9 @@ def metrics() -> Response:
     """Prometheus exposition; in multiprocess mode, the sum over every worker's files."""
     if not current_app.extensions["ops"]["settings"].metrics_enabled:
         abort(404)
+    quotas = current_app.extensions.get("quotas")
+    if quotas is not None:  # `rate_limit_storage_up` says what Redis does now, traffic or not
+        quotas.status()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 

@@ -7,7 +7,8 @@ webargs' public hooks:
   is not JSON; integral numbers written as floats made integers);
 - `pre_load`: one object, or for a batch schema (`many=True`) a list of 1 to the schema's
   `BATCH_LIMIT` setting of them (`MAX_BATCH_ITEMS` unless it names another), else a 422
-  saying which form to use;
+  saying which form to use; a batch's items are charged to its caller's quotas there, one
+  unit each (`quotas.charge_batch`), before any is read;
 - `parse`: the variant in the path is checked first (404, with the variant it likely means),
   and a schema's `fast_load` (the common scoring request, checked without marshmallow and
   held equal to it by tests/web/test_fast_paths.py) answers before marshmallow does;
@@ -30,6 +31,7 @@ from ..domain.errors import Problem
 from ..domain.rules import get_variant
 from .body import read_json
 from .problems import RequestProblem, flatten_messages
+from .quotas import charge_batch
 
 #: The environ key of a request's parsed body (read once, whichever hook asks first).
 _BODY = "service.json"
@@ -105,6 +107,7 @@ def check_form(data: Any, schema: ma.Schema) -> None:
             raise RequestProblem(422, "Invalid request",
                                  f"A batch holds at most {limit} items; got {len(data)}",
                                  [Problem("", f"more than {limit} items")])
+        charge_batch(len(data))  # one unit an item, before any is read (quotas.py)
     elif not isinstance(data, dict):
         more = " (send a list to the operation's /batch form)" if is_list else ""
         raise RequestProblem(422, "Invalid request",

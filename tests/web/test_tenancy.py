@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 import pytest
@@ -538,22 +539,87 @@ def test_a_request_waiting_for_a_build_gives_its_place_up():
         pass
 
 
-def test_a_large_quota_is_charged_in_leases_and_never_exceeded(tmp_path):
-    """A quota of thousands a window is taken a few requests at a time (quotas.lease_size):
-    the worker asks its storage once per lease, and still answers exactly the quota."""
-    from service.web.quotas import lease_size, parse_quota
+def metered_app(tmp_path, tenants, **overrides):
+    settings = Settings(advisor_table_dir=str(tmp_path / "tables"), advisor_builds="inline",
+                        auth="keys", api_keys=json.dumps(tenants), **overrides)
+    return create_app(settings)
 
-    quota = 2400
-    assert lease_size(parse_quota(f"{quota}/minute")[0]) == 2
-    assert lease_size(parse_quota("1999/minute")[0]) == 1  # smaller: one request at a time
-    assert lease_size(parse_quota("600000/minute")[0]) == 64
-    if time.time() % 60 > 50:  # clear of a minute's boundary (the sliding window)
-        time.sleep(61 - time.time() % 60)
-    app = create_app(Settings(advisor_table_dir=str(tmp_path), advisor_builds="inline",
-                              quota_scoring=f"{quota}/minute"))
-    c = app.test_client()
-    answered = 0
-    for _ in range(quota + 3):
-        r = c.get("/v1/variants/yacht")
-        answered += r.status_code == 200
-    assert answered == quota
+
+# ----------------------------------------------------------------- metering (issue: billing)
+PAY_ID, PAY_KEY = new_key()
+PAY_ROOT_ID, PAY_ROOT_KEY = new_key()
+PAYING = {"tenants": [{"name": "pay", "quotas": {"scoring": "3/hour", "advice": "3/hour"},
+                       "keys": [{"id": PAY_ID, "hash": hash_key(PAY_KEY)},
+                                {"id": PAY_ROOT_ID, "hash": hash_key(PAY_ROOT_KEY),
+                                 "derive": derive_secret(PAY_ROOT_KEY)}]}]}
+BATCH = "/v1/variants/yahtzee/hands/score/batch"
+
+
+def test_classes_whose_quotas_read_the_same_count_apart(tmp_path):
+    """scoring and advice both 3/hour: three of each, not three in all."""
+    c = metered_app(tmp_path, PAYING).test_client()
+    body = {"dice": [1, 1, 1, 1, 1], "throw": 3}
+    assert [c.post(SCORE, json=HAND, headers=bearer(PAY_KEY)).status_code
+            for _ in range(4)] == [200, 200, 200, 429]
+    assert [c.post(SUGGEST, json=body, headers=bearer(PAY_KEY)).status_code
+            for _ in range(4)] == [200, 200, 200, 429]
+
+
+def test_a_user_refused_by_its_own_quota_uses_none_of_its_tenant_s(tmp_path):
+    c = metered_app(tmp_path, {"tenants": [dict(PAYING["tenants"][0],
+                                                quotas={"scoring": "5/hour"})]}).test_client()
+    user = derive_key(PAY_ROOT_KEY, later(), user="u1", quotas={"scoring": "2/hour"})
+    assert [c.post(SCORE, json=HAND, headers=bearer(user)).status_code
+            for _ in range(5)] == [200, 200, 429, 429, 429]
+    # the tenant used 2 of its 5: 3 more for its own key
+    assert [c.post(SCORE, json=HAND, headers=bearer(PAY_KEY)).status_code
+            for _ in range(4)] == [200, 200, 200, 429]
+
+
+def test_a_batch_is_charged_one_unit_an_item(tmp_path):
+    c = metered_app(tmp_path, {"tenants": [dict(PAYING["tenants"][0],
+                                                quotas={"scoring": "50/hour"})]}).test_client()
+    r = c.post(BATCH, json=[HAND] * 40, headers=bearer(PAY_KEY))
+    assert r.status_code == 200
+    assert r.headers["RateLimit"].startswith('"scoring-3600s";r=10;')
+    # 11 more do not fit: refused whole, charged nothing (10 still left)
+    r = c.post(BATCH, json=[HAND] * 11, headers=bearer(PAY_KEY))
+    assert r.status_code == 429 and r.json["type"] == "/problems/quota-exceeded"
+    assert "batch of 11 items" in r.json["detail"] and "10 left" in r.json["detail"]
+    assert r.headers["RateLimit"].startswith('"scoring-3600s";r=0;')
+    assert r.headers.get_all("RateLimit-Policy") == ['"scoring-3600s";q=50;w=3600']
+    statuses = [c.post(SCORE, json=HAND, headers=bearer(PAY_KEY)).status_code
+                for _ in range(11)]
+    assert statuses == [200] * 10 + [429]
+
+
+def test_every_answer_says_what_is_left(tmp_path):
+    c = metered_app(tmp_path, PAYING).test_client()
+    for left in (2, 1, 0):
+        r = c.post(SCORE, json=HAND, headers={**bearer(PAY_KEY)})
+        assert r.status_code == 200
+        assert r.headers["RateLimit-Policy"] == '"scoring-3600s";q=3;w=3600'
+        remaining, reset = re.fullmatch(r'"scoring-3600s";r=(\d+);t=(\d+)',
+                                        r.headers["RateLimit"]).groups()
+        assert int(remaining) == left and 1 <= int(reset) <= 3600
+    # errors of the request too (a 422 is an answered request)
+    r = c.post(SUGGEST, json={"dice": [9]}, headers=bearer(PAY_KEY))
+    assert r.status_code == 422 and r.headers["RateLimit"].startswith('"advice-3600s";r=2;')
+
+
+def test_charged_units_are_counted_by_tenant_and_class(tmp_path):
+    c = metered_app(tmp_path, {"tenants": [dict(PAYING["tenants"][0],
+                                                quotas={"scoring": "50/hour"})]}).test_client()
+
+    def charged() -> float:
+        return REGISTRY.get_sample_value("tenant_charged_units_total",
+                                         {"tenant": "pay", "operation": "scoring"}) or 0.0
+
+    before = charged()
+    assert c.post(BATCH, json=[HAND] * 7, headers=bearer(PAY_KEY)).status_code == 200
+    assert c.post(BATCH, json=[], headers=bearer(PAY_KEY)).status_code == 422
+    assert c.post(BATCH, json=[HAND] * 60, headers=bearer(PAY_KEY)).status_code == 429
+    assert c.post(SCORE, json=HAND, headers=bearer(PAY_KEY)).status_code == 200
+    # the 422 (no item): its request's unit; the 429: nothing
+    assert charged() - before == 7 + 1 + 1
+
