@@ -6,6 +6,13 @@ answers the list of results in the same order. Both read the body with the same 
 (`@blp.arguments`, the batch with `many=True`) and answer each item with the same function,
 so an item means the same in either. A domain error in a batch names its item: its pointers
 are prefixed with the item's index (`/3/dice/0`).
+
+A batch is charged one unit of its caller's quota an item (`quotas.charge_batch`, when its
+body is read), and takes the worker in slices as that many single requests would: between
+two items, answering and dumping them, it takes a turn among the worker's connections
+(`fairshare.Turns`). Its answer is the list of the items' answers, each dumped by the
+answer schema (`@blp.response` documents it; the view writes the list itself, item by item,
+so that the dump too takes turns).
 """
 
 from __future__ import annotations
@@ -14,12 +21,14 @@ from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
+from flask import Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import canonical
+from .body import json_response
+from .fairshare import Turns
 from .openapi import batch_body_doc
 from .problems import TYPE_INCONSISTENT, RequestProblem, status_of
 
@@ -45,8 +54,23 @@ def answer_items(variant: str, items: list[dict[str, Any]], answer: Answer,
     def one(item: dict[str, Any], base: str) -> Any:
         return answer(variant, item, base) if with_base else answer(variant, item)
 
-    return [prefixed(f"/{i}", lambda it=it, i=i: one(it, f"/{i}"))
-            for i, it in enumerate(items)]
+    turn = Turns()
+    out = []
+    for i, it in enumerate(items):
+        out.append(prefixed(f"/{i}", lambda it=it, i=i: one(it, f"/{i}")))
+        turn()
+    return out
+
+
+def dumped(results: list[Any], schema: ma.Schema) -> Response:
+    """A batch's answer: each result dumped by `schema` (one item's), in turns, as one JSON
+    list (the bytes `@blp.response` with the schema `many=True` writes)."""
+    turn = Turns()
+    out = []
+    for result in results:
+        out.append(schema.dump(result))
+        turn()
+    return json_response(out)
 
 
 def prefixed(prefix: str, fn: Callable[[], Any]) -> Any:
@@ -73,9 +97,11 @@ def add_batch_operation(blp: Blueprint, rule: str, operation_id: str,
     schema.BATCH_LIMIT = limit_key  # type: ignore[attr-defined]  # parser.check_form
     name = request.__name__.removesuffix("Schema")
 
+    item_schema = response()
+
     class BatchOperation(MethodView):
-        def post(self, items: list[dict[str, Any]], variant: str) -> list[Any]:
-            return answer_items(variant, items, answer, with_base)
+        def post(self, items: list[dict[str, Any]], variant: str) -> Response:
+            return dumped(answer_items(variant, items, answer, with_base), item_schema)
 
     BatchOperation.post.__doc__ = docs[0]
     BatchOperation.__name__ = BatchOperation.__qualname__ = f"{operation_id[0].upper()}" \
