@@ -10,13 +10,12 @@ workers, their number from the CPU count, JSON access log), once per setup:
   tenant and charges nothing (what the quota itself costs is the difference to `off`);
 - `off`: AUTH=off, quotas in memory (the default), per client address;
 - `keys, memory`: AUTH=keys, every request with `Authorization: Bearer <key>`, quotas in
-  each worker's memory;
+  the pod's memory (one table its workers share: `service.web.meter.MemoryMeter`);
 - `keys, redis`: the same, quotas counted in the Redis (RATE_LIMIT_STORAGE=redis://),
-  one round trip a request.
+  one script a request (the charges of requests that arrive together in one pipeline).
 
 Every setup's scoring quota is high enough never to refuse (`strict`: a 401 or 429 stops the
-run, it would count as throughput); being large, it is charged in leases of 64 requests a
-worker (`service.web.quotas.lease_size`: one Redis round trip per lease). wrk (a Python load
+run, it would count as throughput); every request is charged, exactly. wrk (a Python load
 generator when wrk is missing) drives `hands/score` and `scorecards/score` on each setup in
 turn, for --rounds rounds (each round starting with the next setup), keeping the median.
 Prints requests/s, p99 latency, the server CPU time a request cost (all of gunicorn's

@@ -77,9 +77,10 @@ API_CONFIG = {
             "tenant's key: `Authorization: Bearer yz_<id>_<secret>` (or `X-API-Key: ...`); "
             "on this page, *Authorize* sets it for every call. Without one: 401; from a "
             "browser origin the tenant does not allow: 403. **Quotas.** Each tenant has a "
-            "quota per operation class (scoring, advice, analysis, table builds); "
-            "`RateLimit-Policy` states it, and over it the answer is 429 with `Retry-After` "
-            "and `RateLimit`.")},
+            "quota per operation class (scoring, advice, analysis, table builds): a request "
+            "is charged one unit, a batch one unit per item (refused whole when they do not "
+            "all fit). Every answer states the quota in `RateLimit-Policy` and what is left "
+            "in `RateLimit`; over it the answer is 429 with `Retry-After`.")},
     },
 }
 
