@@ -11,6 +11,9 @@ and by the advisor's build process, so every line on stdout has the same shape:
 lines add method, path, query, status, duration_ms, bytes, remote_addr, user_agent and the
 caller's tenant; their request id is the X-Request-ID response header that
 `service.web.ops` sets on every response.
+No line carries an API key: the access line's path, query and user agent, and any other
+line's message, extra fields and traceback (gunicorn's own quote the request line) go
+through `service.secrets.redact`.
 This module imports no web framework at import time, so gunicorn's config can load it early;
 `AccessAtomsLogger` is gunicorn's logger class.
 """
@@ -29,6 +32,7 @@ import orjson
 from gunicorn import glogging
 
 from .caller import current_caller
+from .secrets import redact
 
 #: Marks the handler `configure_logging` installs, so calling it again replaces, not adds.
 _HANDLER_NAME = "service-json-stdout"
@@ -65,9 +69,15 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+def _redacted(value: Any) -> Any:
+    """A logged value with anything that looks like an API key taken out (strings only)."""
+    return redact(value) if isinstance(value, str) else value
+
+
 def _access_fields(atoms: Mapping[str, Any]) -> dict[str, Any]:
     """Fields of a gunicorn access record, from gunicorn's atoms (see its glogging.atoms;
-    `AccessAtomsLogger` makes just these)."""
+    `AccessAtomsLogger` makes just these); what the client sent that may hold an API key
+    (path, query, user agent) redacted."""
 
     def atom(key: str) -> Any:
         value = atoms.get(key)
@@ -77,13 +87,13 @@ def _access_fields(atoms: Mapping[str, Any]) -> dict[str, Any]:
     duration = atom("M")
     return {
         "method": atom("m"),
-        "path": atom("U"),
-        "query": atom("q") or None,
+        "path": _redacted(atom("U")),
+        "query": _redacted(atom("q")) or None,
         "status": int(status) if status is not None else None,
         "duration_ms": int(duration) if duration is not None else None,
         "bytes": atom("B"),
         "remote_addr": atom("h"),
-        "user_agent": atom("a"),
+        "user_agent": _redacted(atom("a")),
         "request_id": atom("{x-request-id}o"),
         "tenant": atom("{service.tenant}e"),
     }
@@ -133,7 +143,19 @@ class AccessAtomsLogger(glogging.Logger):
         return atoms
 
 
-class JsonFormatter(logging.Formatter):
+class _RedactingFormatter(logging.Formatter):
+    """A formatter whose tracebacks and stacks have no API key in them (`redact`)."""
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
+        """The traceback, redacted."""
+        return redact(super().formatException(ei))
+
+    def formatStack(self, stack_info: str) -> str:  # noqa: N802 - logging's name
+        """The stack, redacted."""
+        return redact(super().formatStack(stack_info))
+
+
+class JsonFormatter(_RedactingFormatter):
     """Formats a record as one line of JSON: time, level, logger, message, request_id, extras."""
 
     def format(self, record: logging.LogRecord) -> str:
@@ -142,7 +164,7 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "message": "request" if access else record.getMessage(),
+            "message": "request" if access else redact(record.getMessage()),
         }
         request_id = getattr(record, "request_id", None)
         if request_id is not None:
@@ -159,7 +181,7 @@ class JsonFormatter(logging.Formatter):
             doc.update(fields)
         for key, value in vars(record).items():
             if key not in _RESERVED and not key.startswith("_"):
-                doc[key] = value
+                doc[key] = _redacted(value)
         if record.exc_info:
             doc["exc_info"] = self.formatException(record.exc_info)
         if record.stack_info:
@@ -167,7 +189,7 @@ class JsonFormatter(logging.Formatter):
         return _json_line(doc)
 
 
-class TextFormatter(logging.Formatter):
+class TextFormatter(_RedactingFormatter):
     """Lines for people (LOG_FORMAT=text, `make run`): time, level, logger, the request id in
     brackets inside a request, the message, then any extra fields as key=value."""
 
@@ -197,8 +219,12 @@ class TextFormatter(logging.Formatter):
             head, _, tail = text.partition(f" {record.name} ")
             text = f"{head} {record.name} [{request_id}] {tail}"
         if extras:
-            text += " " + " ".join(f"{k}={v}" for k, v in extras.items())
+            text += " " + redact(" ".join(f"{k}={v}" for k, v in extras.items()))
         return text
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        """The line's head and message, redacted (an access line's fields already are)."""
+        return redact(super().formatMessage(record))
 
 
 def make_handler(log_format: str = "json") -> logging.Handler:

@@ -24,7 +24,9 @@ key is stored, compared in constant time; 256 random bits need no slow hash to r
 
 `origins`: absent or empty, the key is for servers only (a request with an `Origin` header,
 i.e. from a browser page, is refused with 403); `["*"]`, any origin. The service's own pages
-(same origin: the `Origin`'s host is the request's `Host`) are always allowed.
+are always allowed: same origin, the `Origin` is exactly ``<wsgi.url_scheme>://<Host>`` of
+the request (gunicorn's scheme is https behind a trusted proxy that says so), so the scheme
+counts as the host does (`gopher://<host>` is not the service's page).
 
 **Derived keys** (as Algolia's secured API keys): a page or a mobile app cannot hold a secret
 key, so the tenant's own server derives short-lived, restricted keys from one of its keys and
@@ -34,7 +36,7 @@ the parent key's derivation secret (HMAC-SHA256 of the text `DERIVE_LABEL` under
 key). The restrictions:
 
 - `exp` (required): when it stops working, in Unix seconds, at most `DERIVED_MAX_SECONDS`
-  ahead;
+  ahead (no allowance beyond it);
 - `ops`: the operation classes it may call (`scoring`, `advice`, `analysis`; default all);
 - `user`: an end user's id; with `quotas` (per operation class, the `limits` notation) that
   user's own quotas, charged beside the tenant's;
@@ -43,11 +45,17 @@ key). The restrictions:
 The service verifies a derived key with no state and no call out: the parent's entry in the
 tenants file holds the derivation secret (`"derive"`, only for keys made with `new-key
 --derivable`: such a tenants file is then as secret as the keys). A derived key cannot be
-widened (any change breaks the mac; origins outside the tenant's are refused), and it stops
-working when it expires or when its parent key is revoked. `python -m service.web.auth
-derive` makes one; `derive_key` is the same in Python.
+widened (any change breaks the mac, which has one spelling; origins outside the tenant's
+are refused), and it stops working when it expires or when its parent key is revoked.
+`python -m service.web.auth derive` makes one; `derive_key` is the same in Python. A key is
+read within bounds before it is decoded (ASCII, at most `DERIVED_MAX_LENGTH` characters, a
+payload nested at most `PAYLOAD_MAX_DEPTH` deep): whatever a header holds, the answer is a
+401 or 403, never a 5xx.
 
 Keys are never logged: the tenant's name is what logs, metrics and problem documents carry.
+A key in the URL is refused (401, saying where keys go and that the key is now leaked), and
+logs and problem documents take out anything that looks like a key, wherever in the request
+it came (`service.secrets.redact`).
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import re
 import sys
@@ -68,9 +77,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 from ..caller import ANONYMOUS, Caller
 from ..config import Settings
+from ..secrets import holds_key, redact
 from .problems import TYPE_OPERATION_NOT_ALLOWED, TYPE_ORIGIN_NOT_ALLOWED, TYPE_UNAUTHORIZED
 from .quotas import OPERATION_CLASSES, REQUEST_CLASSES, parse_quota
 
@@ -78,22 +89,37 @@ KEY_PREFIX = "yz_"
 DERIVED_PREFIX = "yzd_"
 #: What a key's derivation secret is the HMAC of, under the key.
 DERIVE_LABEL = b"yahtzee-scoring derived keys v1"
-#: The longest a derived key may live: its `exp` at most this many seconds ahead.
+#: The longest a derived key may live: its `exp` at most this many seconds ahead (no more:
+#: a server deriving keys sets `exp` by its own clock within that, not at its edge).
 DERIVED_MAX_SECONDS = 7 * 24 * 3600
-#: Seconds a derived key's `exp` may lie beyond that bound (clocks of two servers differ).
-CLOCK_SKEW = 300
-#: The longest derived key taken (a longer one is refused before it is decoded).
+#: The longest key taken, derived or not (a longer one is refused before it is read).
 DERIVED_MAX_LENGTH = 4096
+#: The deepest nesting of arrays and objects in a derived key's payload (a valid one is an
+#: object of strings, ints, lists of strings and one object of strings: 2); a deeper one is
+#: refused before it is parsed.
+PAYLOAD_MAX_DEPTH = 3
+#: Query parameters taken for a key sent in the URL (with AUTH=keys), by name: lowered,
+#: without "_", "-" and "." (`api_key`, `apikey`, `api-key`, `X-API-Key`, `access_token`).
+QUERY_KEY_NAMES = frozenset({"apikey", "xapikey", "key", "accesstoken", "token"})
+#: The longest start of a query string whose parameters are read for keys (all of it is
+#: searched for anything that looks like a key).
+QUERY_SCAN = 8192
 #: The realm named in WWW-Authenticate.
 REALM = "yahtzee-scoring"
 _KEY = re.compile(r"yz_([a-z0-9]{4,32})_([A-Za-z0-9_-]{16,128})")
-_DERIVED = re.compile(r"yzd_([A-Za-z0-9_-]{8,4000})\.([A-Za-z0-9_-]{43})")
+# The mac: 32 bytes are 43 base64url characters, the last holding 4 bits and 2 unused ones,
+# which must be 0 (as `_b64` writes them): one spelling per key, not four.
+_DERIVED = re.compile(r"yzd_([A-Za-z0-9_-]{8,4000})\.([A-Za-z0-9_-]{42}[AEIMQUYcgkosw048])")
+_QUERY_NAME_NOISE = re.compile(r"[_.\-]")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _USER = re.compile(r"[A-Za-z0-9._@:-]{1,128}")
 _HASH = re.compile(r"sha256:([0-9a-f]{16,128}):([0-9a-f]{64})")
 _DERIVE = re.compile(r"[0-9a-f]{64}")
 #: Compared against when a key's id is unknown, so an unknown key costs what a known one does.
 _DUMMY = (bytes(16), hashlib.sha256(b"").digest())
+
+
+log = logging.getLogger(__name__)
 
 
 class KeyFileError(ValueError):
@@ -121,6 +147,15 @@ def _invalid(detail: str, title: str = "Invalid API key") -> Refused:
     return Refused(401, title, detail, TYPE_UNAUTHORIZED, error="invalid_token")
 
 
+def _key_in_url() -> Refused:
+    return Refused(401, "API key in the URL",
+                   "API keys go in the 'Authorization: Bearer <key>' or 'X-API-Key: <key>' "
+                   "header, never in the URL: proxies, servers and browsers write URLs down. "
+                   "Treat this key as leaked and rotate it (a derived key: derive another; "
+                   "revoke its parent key if it must stop working before it expires)",
+                   TYPE_UNAUTHORIZED, error="invalid_request")
+
+
 @dataclass(frozen=True)
 class Tenant:
     """An app using the service: its name, its quota per operation class (the `limits`
@@ -131,14 +166,16 @@ class Tenant:
     origins: frozenset[str] = field(default_factory=frozenset)
     anonymous: bool = False
 
-    def allows_origin(self, origin: str, host: str | None,
+    def allows_origin(self, origin: str, own: str | None,
                       origins: frozenset[str] | None = None) -> bool:
         """Whether a browser page at `origin` may use this tenant's keys (`origins`: a derived
-        key's narrower list; else the tenant's own), or the service's own pages (same host)."""
+        key's narrower list; else the tenant's own), or is one of the service's own pages:
+        `own`, the origin the request was sent to (``<wsgi.url_scheme>://<Host>``), scheme,
+        host and port alike (ASCII case aside)."""
         allowed = self.origins if origins is None else origins
         if self.anonymous or "*" in allowed or origin in allowed:
             return True
-        return host is not None and origin.partition("://")[2] == host
+        return own is not None and origin.lower() == own.lower()
 
     def caller(self) -> Caller:
         """The identity of a request with one of this tenant's keys."""
@@ -179,7 +216,47 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """The bytes of unpadded base64url text as `_b64` writes it, and only so: ValueError for
+    other characters, padding, or unused bits that are not 0 (each value has one spelling)."""
+    data = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+    if _b64(data) != text:
+        raise ValueError("not canonical unpadded base64url")
+    return data
+
+
+def _too_deep(text: str, limit: int) -> bool:
+    """Whether JSON text nests arrays and objects deeper than `limit` (brackets within
+    strings not counted): asked before `json.loads`, which recurses once per level."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def _payload(text: str) -> Any:
+    """A derived key's payload (base64url of UTF-8 JSON), decoded; ValueError for one that is
+    not, or that nests deeper than `PAYLOAD_MAX_DEPTH`. Decoded as UTF-8 before the depth is
+    counted: JSON in bytes may be UTF-16 or -32, whose bytes a count of brackets misreads."""
+    text = _unb64(text).decode()
+    if _too_deep(text, PAYLOAD_MAX_DEPTH):
+        raise ValueError(f"nested deeper than {PAYLOAD_MAX_DEPTH}")
+    return json.loads(text)
 
 
 def derive_key(key: str, expires: int, operations: list[str] | None = None,
@@ -228,10 +305,11 @@ def _restrictions(payload: Any, now: float) -> _Restrictions:
         raise ValueError("kid: the parent key's id")
     if type(exp) is not int:
         raise ValueError("exp: Unix seconds")
-    if exp > now + DERIVED_MAX_SECONDS + CLOCK_SKEW:
+    if exp > now + DERIVED_MAX_SECONDS:
         raise ValueError(f"exp: at most {DERIVED_MAX_SECONDS} s ahead")
     ops = payload.get("ops")
     if ops is not None and (not isinstance(ops, list) or not ops
+                            or not all(isinstance(o, str) for o in ops)
                             or not set(ops) <= set(REQUEST_CLASSES)):
         raise ValueError(f"ops: a non-empty list of {', '.join(REQUEST_CLASSES)}")
     user = payload.get("user")
@@ -370,21 +448,51 @@ class Authenticator:
 
     def identify(self, environ: Mapping[str, Any], operation: str) -> Caller:
         """Who a request to an operation of class `operation` comes from; raises `Refused`
-        (401, 403)."""
-        if not self.enabled:
-            address = self.proxies.client(environ)
-            caller = self._anonymous.get(address)
-            if caller is None:  # a Caller is immutable: one per client address, kept
-                if len(self._anonymous) >= ANONYMOUS_CALLERS:
-                    self._anonymous.clear()
-                caller = self._anonymous[address] = Caller(
-                    ANONYMOUS, f"{ANONYMOUS}/{address}", quotas=self.anonymous.quotas)
-            return caller
+        (401, 403), and nothing else whatever the request holds.
+
+        First, a key in the URL is refused (401 saying where keys go, `key_in_query`): with
+        AUTH=keys anything in the query string that looks like a key, or a parameter named as
+        keys are (`api_key`, `token`, ...); with AUTH=off, which reads no key, only what
+        looks like one: a secret in a URL is leaked whether or not the service reads it. Then
+        a key that cannot be read (not ASCII, too long, nested too deep, or failing in a way
+        not foreseen) is a 401 invalid key, logged without the key."""
+        try:
+            query = environ.get("QUERY_STRING")
+            if query and isinstance(query, str) and key_in_query(query, self.enabled):
+                raise _key_in_url()
+            if not self.enabled:
+                return self._anonymous_caller(environ)
+            return self._keyed(environ, operation)
+        except Refused:
+            raise
+        except Exception as exc:  # a bug or a case not foreseen: the client's key, not a 500
+            log.warning("API key refused: reading it failed",
+                        extra={"error": type(exc).__name__, "operation": operation})
+            raise _invalid("This API key is malformed") from None
+
+    def _anonymous_caller(self, environ: Mapping[str, Any]) -> Caller:
+        """The caller of a request without keys (AUTH=off): the anonymous tenant, counted by
+        client address."""
+        address = self.proxies.client(environ)
+        caller = self._anonymous.get(address)
+        if caller is None:  # a Caller is immutable: one per client address, kept
+            if len(self._anonymous) >= ANONYMOUS_CALLERS:
+                self._anonymous.clear()
+            caller = self._anonymous[address] = Caller(
+                ANONYMOUS, f"{ANONYMOUS}/{address}", quotas=self.anonymous.quotas)
+        return caller
+
+    def _keyed(self, environ: Mapping[str, Any], operation: str) -> Caller:
+        """The caller named by the request's key (AUTH=keys), within its restrictions and its
+        tenant's origins; `Refused` otherwise."""
         key = presented_key(environ)
         if key is None:
             raise Refused(401, "API key required",
                           "Send a key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
                           TYPE_UNAUTHORIZED)
+        if len(key) > DERIVED_MAX_LENGTH or not key.isascii():
+            raise _invalid(f"This API key is malformed (a key is at most {DERIVED_MAX_LENGTH} "
+                           f"ASCII characters)")
         origins: frozenset[str] | None = None
         if key.startswith(DERIVED_PREFIX):
             entry, limits = self._derived(key)
@@ -401,11 +509,14 @@ class Authenticator:
             entry = self._entry(key)
             caller = entry.caller
         origin = environ.get("HTTP_ORIGIN")
-        if origin and not entry.tenant.allows_origin(origin.rstrip("/"),
-                                                     environ.get("HTTP_HOST"), origins):
-            raise Refused(403, "Origin not allowed",
-                          f"This key may not be used from a page at {origin[:200]}",
-                          TYPE_ORIGIN_NOT_ALLOWED, tenant=entry.tenant.name)
+        if origin:
+            host = environ.get("HTTP_HOST")
+            own = f"{environ.get('wsgi.url_scheme') or 'http'}://{host}" if host else None
+            if not entry.tenant.allows_origin(origin.rstrip("/"), own, origins):
+                raise Refused(403, "Origin not allowed",
+                              f"This key may not be used from a page at "
+                              f"{redact(origin[:200])}",
+                              TYPE_ORIGIN_NOT_ALLOWED, tenant=entry.tenant.name)
         return caller
 
     def _entry(self, key: str) -> _KeyEntry:
@@ -429,7 +540,7 @@ class Authenticator:
         if match is None:
             raise _invalid("This derived key is malformed (yzd_<payload>.<mac>)")
         try:
-            payload = json.loads(_unb64(match.group(1)))
+            payload = _payload(match.group(1))
             mac = _unb64(match.group(2))
         except (ValueError, binascii.Error):
             raise _invalid("This derived key is malformed (yzd_<payload>.<mac>)") from None
@@ -455,6 +566,22 @@ class Authenticator:
         if limits.origins is not None and "*" not in allowed and not limits.origins <= allowed:
             raise _invalid("This derived key names origins its tenant does not allow")
         return entry, limits
+
+
+def key_in_query(query: str, named: bool = True) -> bool:
+    """Whether a query string carries an API key: anything that looks like one
+    (`service.secrets.holds_key`), as sent or once percent-decoded, in a parameter's name or
+    value; with `named`, also a parameter named as keys are (`QUERY_KEY_NAMES`) with a value
+    that is not blank. Only the first `QUERY_SCAN` characters are split into parameters."""
+    if holds_key(query):
+        return True
+    for name, value in parse_qsl(query[:QUERY_SCAN], keep_blank_values=True):
+        if holds_key(name) or holds_key(value):
+            return True
+        bare = _QUERY_NAME_NOISE.sub("", name.strip().lower())
+        if named and bare in QUERY_KEY_NAMES and value.strip():
+            return True
+    return False
 
 
 def presented_key(environ: Mapping[str, Any]) -> str | None:

@@ -1,7 +1,10 @@
 """RFC 9457 problem details: every 4xx/5xx leaves the service as application/problem+json.
 
 One place turns domain errors, marshmallow validation messages and werkzeug HTTP errors
-into problem documents with field-level `errors` (JSON pointers into the request).
+into problem documents with field-level `errors` (JSON pointers into the request). Every
+document is made by `problem_document` (the front door's refusals too), which takes out of
+what the request sent (`instance`, `detail`, `errors`) anything that looks like an API key
+(`service.secrets.redact`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..domain.errors import (
     UnknownVariant,
     escape_pointer_token,
 )
+from ..secrets import redact
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_INVALID = "/problems/invalid-request"
@@ -69,7 +73,9 @@ PROBLEM_TYPES: dict[str, tuple[int, str]] = {
     TYPE_BUILD_QUEUE_FULL: (429, "Too many tables are waiting to be built (for the pod or "
                                  "for this client); ask again after Retry-After seconds"),
     TYPE_UNAUTHORIZED: (401, "With AUTH=keys: no API key, or one the service does not know, "
-                             "or a revoked one (see WWW-Authenticate)"),
+                             "or a revoked, expired or malformed one (see WWW-Authenticate); "
+                             "with either AUTH, an API key in the URL's query string (keys "
+                             "go in headers; the key is leaked)"),
     TYPE_ORIGIN_NOT_ALLOWED: (403, "The API key may not be used from the browser origin the "
                                    "request comes from (its tenant's `origins`)"),
     TYPE_OPERATION_NOT_ALLOWED: (403, "A derived API key that does not allow this operation "
@@ -149,9 +155,11 @@ def problem_document(status: int, title: str, detail: str, type_: str, instance:
                      extra: dict[str, Any] | None = None,
                      tenant: str | None = None) -> bytes:
     """A problem+json body (`extra`: extension members, e.g. an illegal move's code), naming
-    `tenant`, by default the request's when it has a key (`service.caller`)."""
-    body: dict[str, Any] = {"type": type_, "title": title, "status": status, "detail": detail,
-                            "instance": instance}
+    `tenant`, by default the request's when it has a key (`service.caller`). `instance` (the
+    request's path), `detail` and `errors` may quote the request: anything in them that looks
+    like an API key is taken out (`redact`)."""
+    body: dict[str, Any] = {"type": type_, "title": title, "status": status,
+                            "detail": redact(detail), "instance": redact(instance)}
     if tenant is None:
         caller = current_caller()
         tenant = caller.tenant if caller is not None and caller.keyed else None
@@ -177,7 +185,7 @@ def problem_response(status: int, title: str, detail: str, type_: str = "about:b
 
 
 def _error_entry(p: Problem) -> dict[str, str]:
-    entry = {"pointer": p.pointer, "detail": p.detail}
+    entry = {"pointer": redact(p.pointer), "detail": redact(p.detail)}
     if p.code:
         entry["code"] = p.code
     return entry

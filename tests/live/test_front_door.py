@@ -14,11 +14,15 @@ with one, and:
 - with the key, a 2xx answer carries the tenant's `RateLimit-Policy` (it was charged), and
   the tenant's `tenant_requests_total` in /metrics grew by exactly the 2xx answers (every
   one was counted, as the tenant's);
-- a tenant with a quota of N is refused the (N+1)th request whatever spellings the N took.
+- a tenant with a quota of N is refused the (N+1)th request whatever spellings the N took;
+- keys nested deep or too long, and keys in the query string, are refused (401; a header
+  over gunicorn's limit gets gunicorn's own 4xx), never with a 5xx, and no key reaches the
+  server's log.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import socket
@@ -30,7 +34,7 @@ import pytest
 from service.web.auth import hash_key, new_key
 
 from .hostile import HOST
-from .server import Server
+from .server import Server, wait_until
 
 KEY_ID, KEY = new_key()
 TIGHT_ID, TIGHT_KEY = new_key()
@@ -228,3 +232,59 @@ def test_a_quota_counts_every_spelling(keyed):
     assert status == 429 and json.loads(body)["type"] == "/problems/quota-exceeded"
     status, _, _ = raw(keyed.port, "POST", "//" + path.lstrip("/"), HAND, headers)
     assert status == 429
+
+
+def _nested_key(depth: int) -> str:
+    """A derived key whose payload is `depth` nested brackets (json.loads recursed on it)."""
+    payload = base64.urlsafe_b64encode(b"[" * depth).decode().rstrip("=")
+    return f"yzd_{payload}.{'A' * 43}"
+
+
+def _long_key(size: int) -> str:
+    """A derived key `size` characters long (a payload of base64url text)."""
+    return f"yzd_{'QUFB' * ((size - 48) // 4)}.{'A' * 43}"
+
+
+def test_unreadable_keys_and_keys_in_the_url_are_refused_and_never_logged(keyed):
+    """Keys nested deep, too long for the service or for gunicorn's header limit, and keys
+    in the query string: each a 401 (a header over gunicorn's limit: its own 431 or 400),
+    never a 5xx; and none of them, nor the tenant's key sent in a URL, in the server's log."""
+    path, body = "/v1/variants/yahtzee/hands/score", HAND
+    sent: list[str] = [KEY]
+    seen: list[str] = []
+
+    def check(target: str, headers: dict[str, str], allowed: set[int]) -> bytes:
+        status, got, answer = raw(keyed.port, "POST", target, body, headers)
+        seen.append(f"{status} {target[:60]} {[(k, len(v)) for k, v in headers.items()]}")
+        assert status in allowed, seen[-1]
+        if status == 401:
+            assert got["content-type"] == "application/problem+json", seen[-1]
+            assert got["www-authenticate"].startswith('Bearer realm="yahtzee-scoring"')
+        return answer
+
+    for key in (_nested_key(1500), _nested_key(900), _long_key(5 * 1024)):
+        sent.append(key)
+        for headers in ({"X-API-Key": key}, {"Authorization": f"Bearer {key}"}):
+            check(path, headers, {401})
+    huge = _long_key(64 * 1024)
+    sent.append(huge)
+    for headers in ({"X-API-Key": huge}, {"Authorization": f"Bearer {huge}"}):
+        check(path, headers, {400, 431})  # gunicorn's limit_request_field_size (8190)
+    for query in (f"api_key={KEY}", f"x=1&token={KEY}", f"k={KEY.replace('_', '%5F')}", KEY):
+        answer = check(f"{path}?{query}", {"Authorization": f"Bearer {KEY}"}, {401})
+        doc = json.loads(answer)
+        assert doc["title"] == "API key in the URL", doc
+        assert "Authorization: Bearer <key>" in doc["detail"] and "X-API-Key" in doc["detail"]
+        assert KEY[3:] not in answer.decode()
+    # a path that needs no key, with one in its URL, and one in the User-Agent: answered,
+    # and logged without it
+    status, _, _ = raw(keyed.port, "GET", f"/healthz?api_key={KEY}", b"",
+                       {"User-Agent": f"probe {KEY}"})
+    assert status == 200
+    assert wait_until(lambda: "/healthz" in keyed.log(), 10)
+    log = keyed.log()
+    for key in sent:
+        for i in range(4, len(key) - 16, 16):
+            assert key[i:i + 16] not in log, (key[:20], key[i:i + 16])
+    assert "yz_[redacted]" in log
+    print(f"{len(seen)} requests: {sorted({s.split()[0] for s in seen})}")
