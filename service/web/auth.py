@@ -306,7 +306,7 @@ def _restrictions(payload: Any, now: float) -> _Restrictions:
     if type(exp) is not int:
         raise ValueError("exp: Unix seconds")
     if exp > now + DERIVED_MAX_SECONDS:
-        raise ValueError(f"exp: at most {DERIVED_MAX_SECONDS} s ahead")
+        raise ValueError(f"exp: at most {DERIVED_MAX_SECONDS} s (7 days) ahead")
     ops = payload.get("ops")
     if ops is not None and (not isinstance(ops, list) or not ops
                             or not all(isinstance(o, str) for o in ops)

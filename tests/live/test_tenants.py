@@ -13,6 +13,9 @@ not skip."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import http.client
 import json
 import re
@@ -492,6 +495,25 @@ def test_derived_keys_against_live_servers(pair):
     assert score(a, revoked)[0] == 401
     body, mac = key.split(".")
     assert score(a, body[:-2] + "AA." + mac)[0] == 401
+    # one spelling a key: the mac's last character with its two unused bits set is refused
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    last = alphabet.index(mac[-1])
+    for bits in (1, 2, 3):
+        assert score(b, f"{body}.{mac[:-1]}{alphabet[last | bits]}", headers=page)[0] == 401
+    assert score(b, key, headers=page)[0] in (200, 429)  # the one spelling works
+    # at most 7 days: a key signed by its parent's secret for 7 days and a minute is refused
+    payload = {"kid": PARENT_ID, "exp": int(time.time()) + 7 * 24 * 3600 + 60}
+    text = "yzd_" + base64.urlsafe_b64encode(
+        json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
+    digest = hmac.new(bytes.fromhex(derive_secret(PARENT_KEY)), text.encode(),
+                      hashlib.sha256).digest()
+    too_long = f"{text}.{base64.urlsafe_b64encode(digest).decode().rstrip('=')}"
+    status, _, body_ = score(a, too_long)
+    assert status == 401 and "7 days" in json.loads(body_)["detail"], body_
+    # the service's own pages are its own scheme and host, not any scheme of its host
+    own = f"127.0.0.1:{a.port}"
+    assert score(a, FREE_KEY, headers={"Origin": f"http://{own}"})[0] == 200
+    assert score(a, FREE_KEY, headers={"Origin": f"gopher://{own}"})[0] == 403
 
 
 def test_a_large_quota_is_exact_across_two_pods(pair):
