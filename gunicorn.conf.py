@@ -55,6 +55,8 @@ if _numba_seed and _numba_cache and os.path.isdir(_numba_seed) and not os.path.e
 
 # --- Server -------------------------------------------------------------------------------
 bind = [f"0.0.0.0:{_settings.port}"]
+if _settings.metrics_port:  # /metrics alone, on a port of its own (service/web/ops.py)
+    bind.append(f"0.0.0.0:{_settings.metrics_port}")
 workers = _settings.workers
 # gevent: one greenlet per connection, so slow or idle clients hold a greenlet, not a worker
 # (service/web/worker.py and docs/deploy.md say why, with the measurements).

@@ -173,6 +173,10 @@ class Settings:
     access_log: bool = True
     # METRICS_ENABLED: serve Prometheus metrics on /metrics and count requests.
     metrics_enabled: bool = True
+    # METRICS_PORT: a second TCP port for /metrics alone (0: /metrics on PORT). Set, gunicorn
+    # listens on it too and /metrics is answered only there (404 on PORT), so a Service or an
+    # Ingress that publishes PORT never shows it (the chart sets 9464).
+    metrics_port: int = 0
     # PROMETHEUS_MULTIPROC_DIR: directory where each gunicorn worker writes its metric
     # files, so /metrics adds up every worker (read by prometheus-client itself). Empty:
     # single-process metrics. gunicorn.conf.py creates and empties it at start.
@@ -208,6 +212,10 @@ class Settings:
             raise ValueError("TENANT_IN_FLIGHT and TENANT_IN_FLIGHT_WAIT are 0 or more")
         if self.auth not in ("off", "keys"):
             raise ValueError(f"AUTH={self.auth!r}: use off or keys")
+        if self.metrics_port and (not 0 < self.metrics_port < 65536
+                                  or self.metrics_port == self.port):
+            raise ValueError(f"METRICS_PORT={self.metrics_port}: a TCP port other than PORT "
+                             f"({self.port}), or 0 for /metrics on PORT")
         if not self.rate_limit_storage.startswith(("memory://", "redis://", "rediss://")):
             raise ValueError(f"RATE_LIMIT_STORAGE={self.rate_limit_storage!r}: use memory:// "
                              f"or redis://host:port/db")

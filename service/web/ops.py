@@ -8,7 +8,9 @@ endpoints live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI
                    once the worker was told to stop (SIGTERM: draining, see
                    `service.web.worker`)
     GET /metrics   Prometheus text format; adds up every gunicorn worker when
-                   PROMETHEUS_MULTIPROC_DIR is set (gunicorn.conf.py sets it)
+                   PROMETHEUS_MULTIPROC_DIR is set (gunicorn.conf.py sets it); with
+                   METRICS_PORT, only on that port (the listener the request came to: the
+                   WSGI environ's SERVER_PORT), 404 on the others
 
 Every response carries X-Request-ID: the caller's, when it is 1-128 characters of
 [A-Za-z0-9._-], else 32 fresh random hex digits. Log lines written while handling a request
@@ -24,7 +26,7 @@ import re
 import time
 from typing import Any
 
-from flask import Blueprint, Flask, Response, abort, current_app, jsonify
+from flask import Blueprint, Flask, Response, abort, current_app, jsonify, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -136,7 +138,10 @@ def readyz() -> tuple[Response, int]:
 @ops_blueprint.get("/metrics")
 def metrics() -> Response:
     """Prometheus exposition; in multiprocess mode, the sum over every worker's files."""
-    if not current_app.extensions["ops"]["settings"].metrics_enabled:
+    settings = current_app.extensions["ops"]["settings"]
+    if not settings.metrics_enabled or (
+            settings.metrics_port and request.environ.get("SERVER_PORT") != str(
+                settings.metrics_port)):
         abort(404)
     quotas = current_app.extensions.get("quotas")
     if quotas is not None:  # `rate_limit_storage_up` says what Redis does now, traffic or not

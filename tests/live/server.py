@@ -30,7 +30,8 @@ class Server:
     """gunicorn serving the app on 127.0.0.1:`port`, its output in `log_path`."""
 
     def __init__(self, env: dict[str, str] | None = None, args: tuple[str, ...] = (),
-                 app: str = APP, table_dir: str | Path | None = None) -> None:
+                 app: str = APP, table_dir: str | Path | None = None,
+                 bind: bool = True) -> None:
         self.port = free_port()
         self.tmp = tempfile.TemporaryDirectory(prefix="live-")
         base = Path(self.tmp.name)
@@ -51,7 +52,9 @@ class Server:
         }
         for key in [k for k, v in self.env.items() if v is None]:
             del self.env[key]  # env={"NAME": None} unsets NAME
-        self.args, self.app = args, app
+        # bind: on 127.0.0.1:`port` (--bind); else gunicorn.conf.py's own listeners (PORT on
+        # every interface, and METRICS_PORT when set)
+        self.args, self.app = (("--bind", f"127.0.0.1:{self.port}") if bind else ()) + args, app
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 300.0, ready: str = "/readyz") -> Server:
@@ -59,8 +62,8 @@ class Server:
         with the tables built, more on a busy machine or when numba compiles)."""
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py",
-             "--bind", f"127.0.0.1:{self.port}", *self.args, self.app],
+            [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", *self.args,
+             self.app],
             cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True)
         deadline = time.monotonic() + timeout

@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 import time
+import urllib.error
 import urllib.request
 from datetime import datetime
 from pathlib import Path
@@ -160,6 +161,28 @@ def test_metrics_content_type_names_its_charset_once(server):
         assert r.headers["Content-Type"].count("charset") == 1
         text = r.read().decode()
     assert "http_requests_total" in text
+
+
+def test_metrics_on_their_own_port_are_not_on_the_public_one(tables):
+    """METRICS_PORT (the chart's default): gunicorn listens on it too, /metrics is answered
+    there and is a 404 on PORT, the port a Service and an Ingress publish."""
+    from .server import free_port
+
+    metrics_port = free_port()
+    srv = Server(table_dir=tables, env={"WEB_CONCURRENCY": "2", "ADVISOR_WARM": "yahtzee",
+                                        "METRICS_PORT": str(metrics_port)}, bind=False)
+    with srv:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as r:
+            assert "http_requests_total" in r.read().decode()
+        for host in (None, f"127.0.0.1:{metrics_port}"):
+            request = urllib.request.Request(srv.url("/metrics"),
+                                             headers={"Host": host} if host else {})
+            try:
+                urllib.request.urlopen(request, timeout=5)
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 404
+            else:
+                raise AssertionError("/metrics answered on the public port")
 
 
 def test_sigterm_just_after_start_stops_promptly(tables):

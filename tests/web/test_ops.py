@@ -311,6 +311,17 @@ def test_metrics_can_be_switched_off():
     assert ops_client.get("/metrics").status_code == 404
 
 
+def test_metrics_on_a_port_of_their_own_are_answered_only_there():
+    """METRICS_PORT: /metrics only on the listener of that port (SERVER_PORT: gunicorn sets
+    it from the socket a request came to, whatever its Host header says, which
+    tests/live/test_lifecycle.py holds)."""
+    client = make_app(metrics_port=9464).test_client()
+    assert client.get("/metrics", base_url="http://localhost:8000").status_code == 404
+    assert client.get("/metrics", base_url="http://localhost:9464").status_code == 200
+    with pytest.raises(ValueError, match="METRICS_PORT"):
+        Settings(metrics_port=8000)
+
+
 def test_init_ops_twice_is_an_error():
     app = make_app()
     with pytest.raises(RuntimeError):
