@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .cpus import usable_cpus
+
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -50,12 +52,9 @@ def _env_list(name: str, default: str) -> tuple[str, ...]:
 
 
 def default_workers() -> int:
-    """gunicorn workers when WEB_CONCURRENCY is unset: 2 x usable CPUs + 1, at most 8."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    return min(2 * cpus + 1, 8)
+    """gunicorn workers when WEB_CONCURRENCY is unset: 2 x usable CPUs + 1, at most 8 (the
+    CPUs the container's quota allows: `cpus.usable_cpus`)."""
+    return min(2 * usable_cpus() + 1, 8)
 
 
 def warm_variants(spec: str) -> tuple[str, ...]:
@@ -143,7 +142,8 @@ class Settings:
     # ADVISOR_WARM: built-in variants whose tables gunicorn's master builds or loads before
     # forking workers: "all", "none", or a comma-separated list of variant ids.
     advisor_warm: str = "all"
-    # ADVISOR_THREADS: threads that build a table (0 = every CPU).
+    # ADVISOR_THREADS: threads that build a table (0 = every CPU the container may use: its
+    # affinity and its CPU quota, service/cpus.py).
     advisor_threads: int = 0
     # ADVISOR_BUILDS: where a table that is not on disk yet gets built. "background": by the
     # pod's build process (one build at a time, at a lower CPU priority, shared by every

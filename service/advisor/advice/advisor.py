@@ -8,7 +8,6 @@ background builds, the pod's build queue (`tables/build_process.py`).
 from __future__ import annotations
 
 import atexit
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from ...domain.rules import RuleSet, effective_rules
 from ...domain.scoring import Sheet, empty_sheet
 from ...domain.variants import VARIANT_IDS
+from ..kernels.threads import cpu_workers
 from ..kernels.values import solve_level
 from ..solving import solver
 from ..solving.strategy import Strategy
@@ -121,8 +121,7 @@ class Advisor:
 
     def build_estimate(self, variants: list[str]) -> float:
         """Rough seconds to build these built-in variants' tables here (a log line's hint)."""
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        threads = max(1, min(self.threads or cpus, cpus))
+        threads = cpu_workers(self.threads)
         seconds = sum(BUILD_SECONDS.get(v, 0.1) for v in variants) / threads
         return seconds + (0.0 if kernels_cached() else COMPILE_SECONDS)
 

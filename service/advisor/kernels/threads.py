@@ -22,6 +22,8 @@ import sys
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 
+from ...cpus import usable_cpus
+
 _lock = threading.Lock()
 _pool: tuple[int, int, Executor] | None = None  # (pid, workers, pool)
 
@@ -33,8 +35,10 @@ def greenlet_threads() -> bool:
 
 
 def cpu_workers(threads: int) -> int:
-    """Threads to use for `threads` asked (0: every CPU), never more than the CPUs."""
-    cpus = os.cpu_count() or 1
+    """Threads to use for `threads` asked (0: every usable CPU), never more than the CPUs the
+    process may use: its affinity and its container's CPU quota (`service.cpus`), not the
+    node's count."""
+    cpus = usable_cpus()
     return max(1, min(threads or cpus, cpus))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +12,7 @@ import numpy as np
 from ...domain.rules import RuleSet
 from ..kernels.model import Model, build_model, canon, reachable_states
 from ..kernels.moments import Moments, moments_level
+from ..kernels.threads import cpu_workers
 from ..kernels.values import LANES, KernelData, kernel_data, read_only, solve_level
 
 
@@ -69,8 +69,7 @@ def by_levels(m: Model, threads: int, step: Callable[[np.ndarray], object],
     release the GIL, so a level is split between threads in whole blocks of LANES states.
     Stops between levels with `Cancelled(what)` once `CANCEL` is set."""
     levels = reachable_states(m)
-    cpus = os.cpu_count() or 1
-    workers = max(1, min(threads or cpus, cpus))
+    workers = cpu_workers(threads)
     with ThreadPoolExecutor(workers) as pool:
         for level in range(m.nb - 1, -1, -1):
             if CANCEL.is_set():
