@@ -143,9 +143,13 @@ def metrics() -> Response:
             settings.metrics_port and request.environ.get("SERVER_PORT") != str(
                 settings.metrics_port)):
         abort(404)
+    # the gauges of what is outside any request, read now: with no traffic too
     quotas = current_app.extensions.get("quotas")
-    if quotas is not None:  # `rate_limit_storage_up` says what Redis does now, traffic or not
+    if quotas is not None:  # `rate_limit_storage_up`: what Redis does now
         quotas.status()
+    builds = getattr(current_app.extensions.get("advisor"), "builds", None)
+    if builds is not None:  # `table_build_queue_depth`: what the queue holds now
+        builds.depth()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 

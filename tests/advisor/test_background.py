@@ -117,6 +117,27 @@ def test_build_writes_the_table_and_drops_the_job(queue, settings):
     assert json.loads((settings.directory / "builder.json").read_text())["mean_seconds"] > 0
 
 
+def test_the_queue_s_depth_and_each_build_s_seconds_are_measured(queue, settings):
+    """`table_build_queue_depth` (what the queue holds when asked: a scrape of /metrics) and
+    `table_build_seconds{kind, outcome}` (each build)."""
+    from prometheus_client import REGISTRY
+
+    def built() -> float:
+        return REGISTRY.get_sample_value("table_build_seconds_count",
+                                         {"kind": "values", "outcome": "built"}) or 0.0
+
+    before = built()
+    assert queue.depth() == 0
+    queue.submit(house(35), "a")
+    queue.submit(house(36), "b")
+    assert queue.depth() == 2
+    assert REGISTRY.get_sample_value("table_build_queue_depth") == 2
+    builder = Builder(settings)
+    builder.build(builder.next_job())
+    assert REGISTRY.get_sample_value("table_build_queue_depth") == 1
+    assert built() == before + 1
+
+
 def test_a_job_that_cannot_be_built_is_remembered_as_failed(queue, settings):
     queue.submit(house(35), "a")
     path = queue.queue_dir / f"{house(35).fingerprint}.json"

@@ -173,7 +173,11 @@ def test_metrics_on_their_own_port_are_not_on_the_public_one(tables):
                                         "METRICS_PORT": str(metrics_port)}, bind=False)
     with srv:
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as r:
-            assert "http_requests_total" in r.read().decode()
+            text = r.read().decode()
+        # the gauges of what no request touches are read at the scrape, traffic or not
+        for name in ("http_requests_total", "table_build_queue_depth 0.0",
+                     "rate_limit_storage_up 1.0"):
+            assert name in text, name
         for host in (None, f"127.0.0.1:{metrics_port}"):
             request = urllib.request.Request(srv.url("/metrics"),
                                              headers={"Host": host} if host else {})

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import Gauge, Histogram
+
 from ...caller import current_caller
 from ...caller import waiting as caller_waiting
 from ...config import Settings
@@ -69,6 +71,20 @@ DEFAULT_BUILD_SECONDS = 3.0
 MAX_RETRY_AFTER = 120
 #: What a job builds: the value tables of a table of rules, or its analysis tables.
 KINDS = ("values", "moments")
+
+QUEUE_DEPTH = Gauge(
+    "table_build_queue_depth",
+    "Tables waiting to be built (or being built) in the pod's build queue, as last seen by a "
+    "scrape of /metrics or by the build process; ADVISOR_BUILD_QUEUE is the most it takes.",
+    multiprocess_mode="livemostrecent",
+)
+BUILD_SECONDS = Histogram(
+    "table_build_seconds",
+    "Seconds the build process took for a table, from taking its job to dropping it, by "
+    "kind (values, moments) and outcome (built, failed).",
+    ["kind", "outcome"],
+    buckets=(0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 600.0),
+)
 
 
 def current_client() -> str:
@@ -198,6 +214,17 @@ class BuildQueue:
                         job.setdefault("fingerprint", job["name"])
                         out.append(job)
         return sorted(out, key=lambda j: j.get("queued", 0.0))
+
+    def depth(self) -> int:
+        """Jobs in the queue now (waiting or being built), also set in
+        `table_build_queue_depth` (a scrape of /metrics asks it, so the gauge is what the
+        queue holds now, with no traffic too)."""
+        try:
+            found = sum(1 for name in os.listdir(self.queue_dir) if name.endswith(".json"))
+        except FileNotFoundError:
+            found = 0
+        QUEUE_DEPTH.set(found)
+        return found
 
     def pending(self, rs: RuleSet, kind: str = "values") -> bool:
         """Whether a job for this table (`kind`: one of `KINDS`) is waiting or being built."""
@@ -393,6 +420,8 @@ class Builder:
             error, peak_mib = _build_in_child(rs, store, self.settings.threads, kind,
                                               StoreChain(self.builtin, self.house))
         seconds = time.monotonic() - started
+        BUILD_SECONDS.labels(kind if kind in KINDS else "unknown",
+                             "built" if error is None else "failed").observe(seconds)
         if error is None:
             self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
             _write_json(self.settings.directory / "builder.json",
@@ -409,6 +438,7 @@ class Builder:
             _write_json(self.queue.failed_dir / f"{name}.json", {"error": error})
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.queue.queue_dir / f"{name}.json")
+        self.queue.depth()
 
     def evict(self) -> None:
         """Keep at most `keep` house-rules tables, of at most `keep_mib` MiB in all, on disk:
