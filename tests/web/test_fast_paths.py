@@ -132,8 +132,9 @@ def fast_path_of(app) -> ScoringFastPath:
 def answer(client, path, raw, content_type):
     headers = {} if content_type is None else {"Content-Type": content_type}
     resp = client.post(path, data=raw, headers=headers)
-    # every header but the request id, and what is left of the quota (each request uses one)
-    return (resp.status, [(k, v) if k != "RateLimit" else (k, re.sub(r"r=\d+", "r=", v))
+    # every header but the request id, and what is left of the quota and until when (each
+    # request uses one, and the clock goes on)
+    return (resp.status, [(k, v) if k != "RateLimit" else (k, re.sub(r"=\d+", "=", v))
                           for k, v in resp.headers.items() if k != "X-Request-ID"],
             resp.get_data())
 
