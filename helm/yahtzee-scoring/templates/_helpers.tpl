@@ -62,10 +62,40 @@ Create the name of the service account to use
 {{- end }}
 
 {{/*
-The container image: repository:tag, the tag defaulting to the chart's appVersion.
+The container image: repository@digest when image.digest is set (the tag is then ignored), else
+repository:tag, the tag defaulting to the chart's appVersion.
 */}}
 {{- define "yahtzee-scoring.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The pods that run when nothing is disrupted: replicaCount, or the HPA's minReplicas.
+*/}}
+{{- define "yahtzee-scoring.pods" -}}
+{{- ternary .Values.autoscaling.minReplicas .Values.replicaCount .Values.autoscaling.enabled | int }}
+{{- end }}
+
+{{/*
+"true" when a value is given: not null and not "" (0 is given).
+*/}}
+{{- define "yahtzee-scoring.given" -}}
+{{- if and (not (kindIs "invalid" .)) (ne (toString .) "") }}true{{ end }}
+{{- end }}
+
+{{/*
+The PromQL label matchers of the release's pods and the service's container (the PodMonitor,
+ServiceMonitor and kube-state-metrics all label series with namespace and pod).
+*/}}
+{{- define "yahtzee-scoring.podMatchers" -}}
+namespace="{{ .Release.Namespace }}",pod=~"{{ include "yahtzee-scoring.fullname" . }}-[a-z0-9]+-[a-z0-9]+"
+{{- end }}
+{{- define "yahtzee-scoring.containerMatchers" -}}
+{{ include "yahtzee-scoring.podMatchers" . }},container="{{ .Chart.Name }}"
 {{- end }}
 
 {{/*
@@ -84,6 +114,52 @@ names the values.
 {{- define "yahtzee-scoring.validate" -}}
 {{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
 {{- fail (printf "autoscaling.minReplicas (%d) is above autoscaling.maxReplicas (%d)" (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (not (include "yahtzee-scoring.given" (dig "requests" "cpu" nil .Values.resources))) }}
+{{- fail "autoscaling.enabled is true but resources.requests.cpu is not set: the HPA scales on CPU use as a percentage of requests.cpu (autoscaling.targetCPUUtilizationPercentage), which cannot be computed without it; set resources.requests.cpu (e.g. 250m) or autoscaling.enabled=false" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (eq (toString (dig "requests" "cpu" "" .Values.resources)) "0") }}
+{{- fail "autoscaling.enabled is true but resources.requests.cpu is 0: the HPA scales on CPU use as a percentage of requests.cpu; set it above 0 (e.g. 250m) or autoscaling.enabled=false" }}
+{{- end }}
+{{- with .Values.podDisruptionBudget }}
+{{- $min := include "yahtzee-scoring.given" .minAvailable }}
+{{- $max := include "yahtzee-scoring.given" .maxUnavailable }}
+{{- $pods := include "yahtzee-scoring.pods" $ | int }}
+{{- $podsFrom := ternary "autoscaling.minReplicas" "replicaCount" $.Values.autoscaling.enabled }}
+{{- if and .enabled (gt $pods 1) }}
+{{- if and $min $max }}
+{{- fail (printf "podDisruptionBudget.minAvailable (%v) and podDisruptionBudget.maxUnavailable (%v) are both set: a PodDisruptionBudget takes one of them; set the other to \"\" (or null)" .minAvailable .maxUnavailable) }}
+{{- end }}
+{{- if not (or $min $max) }}
+{{- fail "podDisruptionBudget.enabled is true but neither podDisruptionBudget.minAvailable nor podDisruptionBudget.maxUnavailable is set: give one, or set podDisruptionBudget.enabled=false" }}
+{{- end }}
+{{- if $min }}
+{{- $blocks := false }}
+{{- if kindIs "string" .minAvailable }}
+{{- $blocks = ge (trimSuffix "%" .minAvailable | int) 100 }}
+{{- else }}
+{{- $blocks = ge (int .minAvailable) $pods }}
+{{- end }}
+{{- if $blocks }}
+{{- fail (printf "podDisruptionBudget.minAvailable (%v) is not below the %d pods that run (%s): the PodDisruptionBudget would let no pod be evicted and block every node drain; lower it, give podDisruptionBudget.maxUnavailable instead, or run more pods" .minAvailable $pods $podsFrom) }}
+{{- end }}
+{{- end }}
+{{- if and $max (eq (trimSuffix "%" (toString .maxUnavailable)) "0") }}
+{{- fail (printf "podDisruptionBudget.maxUnavailable (%v) lets no pod be evicted: it would block every node drain; give at least 1 (or 1%%)" .maxUnavailable) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if eq (int .Values.metrics.port) (int .Values.containerPort) }}
+{{- fail (printf "metrics.port (%d) is containerPort: /metrics must have a port of its own, which the Service does not publish; give another port" (int .Values.metrics.port)) }}
+{{- end }}
+{{- if and .Values.metrics.podMonitor.enabled .Values.metrics.serviceMonitor.enabled }}
+{{- fail "metrics.podMonitor.enabled and metrics.serviceMonitor.enabled are both true: each pod would be scraped twice and every count doubled in sums; keep one (the PodMonitor needs no Service)" }}
+{{- end }}
+{{- if .Values.metrics.prometheusRule.enabled }}
+{{- $queue := int (.Values.config.ADVISOR_BUILD_QUEUE | default 16) }}
+{{- if gt (int .Values.metrics.prometheusRule.thresholds.buildQueueDepth) $queue }}
+{{- fail (printf "metrics.prometheusRule.thresholds.buildQueueDepth (%d) is above config.ADVISOR_BUILD_QUEUE (%d): a pod's build queue never holds more, so the alert could never fire" (int .Values.metrics.prometheusRule.thresholds.buildQueueDepth) $queue) }}
+{{- end }}
 {{- end }}
 {{- $graceful := int (.Values.config.GUNICORN_GRACEFUL_TIMEOUT | default 25) }}
 {{- $needed := add (int .Values.preStopSleepSeconds) $graceful }}
