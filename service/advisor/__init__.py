@@ -31,7 +31,8 @@ Exact for every 5-dice, one-column variant; column sheets and Maxi Yatzy use doc
 approximations and say ``exact: false``. A game won at once (Generala servida, General de
 boca) is valued at its box score like any other placement by the solver, which maximises the
 expected score (the suggestion reports ``wins_game: true``); the win probabilities, the
-winning move and the computer players count it as the win it is (`kernels/winprob.py`).
+winning move and the computer players count it as the win it is (`kernels/winprob.py`), and
+game analysis as the best move, regret 0, ending every player's game (`analysis/games.py`).
 """
 
 from . import objectives  # noqa: F401  (every objective registered: see objectives/)

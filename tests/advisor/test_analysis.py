@@ -402,6 +402,64 @@ def test_a_bad_placement_is_a_blunder_and_keeps_without_kept_dice_are_not_judged
     assert out.skill + out.luck == pytest.approx(out.difference, abs=1e-6)
 
 
+def _servida_game(face: int, box: str | None, em_baixo: bool) -> dict:
+    """Three players: the first plays a turn (its keep given), the second throws five
+    `face`s and stops (read em baixo or not), writing `box` (None: no box), which wins at
+    once; the third never plays."""
+    win: dict = {"throws": [[face] * 5], "em_baixo": em_baixo}
+    if box is not None:
+        win["box"] = box
+    return {"players": [
+        {"name": "ana", "turns": [{"throws": [[2, 3, 3, 5, 6], [3, 3, 3, 1, 4]],
+                                   "kept": [[3, 3]], "box": "threes"}]},
+        {"name": "bia", "turns": [win]},
+        {"name": "caio", "turns": []}]}
+
+
+@pytest.mark.parametrize(("vid", "face", "box", "em_baixo"), [
+    ("generala", 6, "five_of_a_kind", False), ("generala", 6, "sixes", False),
+    ("generala", 2, "ones", False), ("generala", 4, None, False),
+    ("generala_spanish", 6, "five_of_a_kind", False), ("generala_spanish", 1, "ones", False),
+    ("bozo", 6, "five_of_a_kind", False), ("bozo", 1, "five_of_a_kind", True),
+    ("bozo", 5, "fives", False)])
+def test_an_instant_win_is_the_best_move_and_ends_every_players_game(vid, face, box,
+                                                                     em_baixo):
+    """A Generala servida (Bozó: General de boca, em baixo too), in whatever box or none:
+    the tables value a placement as if the game went on, so before this fix the servida
+    was a blunder worth 166.79 points of regret in Generala. It is the best move, regret 0,
+    worth the final total; skill plus luck is still the difference, and the game is over
+    for every player (docs/rules.md, decision 26), each on their final total."""
+    rs = effective_rules(vid)
+    game = _servida_game(face, box, em_baixo)
+    from service.domain.games import validate_game
+
+    replay = validate_game(rs, game)
+    assert replay.valid and replay.game_over and replay.ended_by == "instant_win"
+    out = analyze(ANALYST, rs, game)
+    for p, res in zip(out.players, replay.players, strict=True):
+        assert p.finished and p.final_total == res.total and p.end_value == res.total
+        assert p.difference == pytest.approx(res.total - p.start_expected_final_score,
+                                             abs=1e-9)
+        assert p.skill + p.luck == pytest.approx(p.difference, abs=1e-6)
+    winner = out.players[1]
+    assert winner.skill == 0.0 and winner.luck == pytest.approx(winner.difference, abs=1e-9)
+    assert winner.turns[0].expected_final_score_at_end == winner.final_total
+    if box is None:
+        assert winner.decisions == []  # stopping without a box is not judged
+        return
+    [dec] = winner.decisions
+    assert dec.move["box"] == box and dec.regret == 0.0 and dec.class_ == "best"
+    assert dec.best == {k: dec.move[k] for k in ("action", "box", "column", "score")}
+    assert dec.expected_final_score == dec.best_expected_final_score == winner.final_total
+    assert dec.sd == dec.best_sd == 0.0
+    assert winner.classes["best"] == 1 and winner.total_regret == 0.0
+    # the tables' value of the hand (the game going on) is above the total it ends on
+    pos = Position.of(ANALYST.strategy(rs), empty_sheet(rs))
+    view = TurnView(pos, ANALYST.tables(ANALYST.strategy(rs)))
+    assert view.hand_value(rs.hand_index[(7 - face if em_baixo else face,) * 5], 1)[0] > \
+        winner.final_total + 5
+
+
 # --------------------------------------------------------------------------- win probability
 
 

@@ -196,6 +196,41 @@ def test_game_analysis_has_no_starting_scorecard(client):
         assert "/players/1/scorecard" in [e["pointer"] for e in r.get_json()["errors"]]
 
 
+@pytest.mark.parametrize(("vid", "points"), [
+    ("generala", 50), ("generala_spanish", 100), ("bozo", 40)])
+def test_an_instant_win_is_the_best_move_and_ends_the_game_for_everyone(client, vid, points):
+    """The issue's game: a Generala servida (Bozó: General de boca) written in its box, the
+    move moves/suggest rates best (`wins_game`), was answered as a blunder (regret 166.79 in
+    Generala, 111.73 in Bozó), and the other player as unfinished, on an expectation. It is
+    the best move, regret 0, and every player finishes on their final total, skill plus luck
+    still the difference (docs/rules.md, decision 26)."""
+    servida = {"throws": [[6, 6, 6, 6, 6]], "box": "five_of_a_kind"}
+    best = post(client, f"{vid}/moves/suggest", {"dice": [6, 6, 6, 6, 6], "throw": 1}
+                ).get_json()["best"]
+    assert best["wins_game"] and best["box"] == "five_of_a_kind"
+    for game in ({"players": [{"turns": [servida]}]},
+                 {"players": [{"turns": [servida]}, {"turns": []}]}):
+        r = post(client, f"{vid}/games/analyze", game)
+        assert r.status_code == 200, r.get_data(as_text=True)
+        players = r.get_json()["players"]
+        totals = [p["total"] for p in
+                  post(client, f"{vid}/games/validate", game).get_json()["players"]]
+        assert totals == [points, 0][:len(players)]
+        for p, total in zip(players, totals, strict=True):
+            assert p["finished"] and p["final_total"] == total
+            assert p["difference"] == pytest.approx(total - p["start_expected_final_score"],
+                                                    abs=2e-6)
+            assert p["skill"] + p["luck"] == pytest.approx(p["difference"], abs=1e-5)
+        winner = players[0]
+        [dec] = winner["turns"][0]["decisions"]
+        assert dec["move"]["box"] == dec["best"]["box"] == "five_of_a_kind"
+        assert dec["regret"] == 0 and dec["class"] == "best"
+        assert dec["expected_final_score"] == dec["best_expected_final_score"] == points
+        assert winner["skill"] == 0 and winner["total_regret"] == 0
+        assert winner["classes"] == {"best": 1, "tie": 0, "inaccuracy": 0, "mistake": 0,
+                                     "blunder": 0}
+
+
 # --------------------------------------------------------------------------- win probability
 
 

@@ -17,6 +17,15 @@ from the value of what was kept (or of the turn start) to the value of the dice 
 = luck - total regret, exactly (to float rounding). When a turn's kept dice are not given,
 its keeps are not judged and their effect is part of that turn's luck.
 
+Instant wins (a Generala servida, Bozó's General de boca: docs/rules.md, decisions 4, 12,
+20-22 and 26): the tables value every placement as if the game went on, so a placement that
+wins the game at once is judged apart: it is the best move (the one played), with regret 0,
+class "best", worth the final total it ends the game on (SD 0). What the objective's value
+of the hand (the expected final score) and that total differ by is the turn's luck, as the
+game's end is no decision of the player's. The game is then over for everyone: every player
+is finished, on their final total, and what a player's expectation loses to another's
+instant win is their luck (the player's, outside any turn of theirs).
+
 Bozó's "em baixo": a throw announced em baixo is read by its bottom faces, kept dice included.
 A recorded turn gives the dice as thrown and says only how its last throw was read
 (`em_baixo`). The first throw, when it is not the last, is taken as read by its top faces; a
@@ -103,7 +112,8 @@ class TurnAnalysis:
 class PlayerAnalysis:
     """Every decision of one player, by turn, and the summary (the API's PlayerAnalysis):
     skill (minus the regrets) and luck add up to the difference between where the analysed
-    turns ended (`end_value`: the final total once finished) and the start's expectation."""
+    turns ended (`end_value`: the final total once finished) and the start's expectation.
+    `finished`: the player's sheet is full, or the game is over (an instant win ended it)."""
 
     name: str | None
     start_expected_final_score: float
@@ -198,9 +208,10 @@ class GameAnalyzer:
     # ------------------------------------------------------------------ a player
 
     def player(self, name: str | None, played: list[ReplayedTurn],
-               base: str = "") -> PlayerAnalysis:
+               base: str = "", over: bool = False) -> PlayerAnalysis:
         """Judge one player's turns, as the domain's replay played them (`base`: the
-        player's pointer)."""
+        player's pointer; `over`: the game is over, so the player has finished, as after
+        another player's instant win, with a sheet not full)."""
         rs = self.rs
         sheet = played[0].before if played else empty_sheet(rs)
         totals = score_sheet(rs, sheet)
@@ -247,16 +258,17 @@ class GameAnalyzer:
                     break
                 fut1, fut2 = self._future_after(o.sheet, f"{base}/turns/{ti}")
                 c1 = o.points + fut1 + view.pos.throw_value * (pos.last - t)
+                if o.wins_game:  # the game ends here, on the sheet's total
+                    c1 = float(score_sheet(rs, o.sheet)["total"] - pos.total)
                 c2 = c1 * c1 + fut2
                 move = self._box_dict(o)
                 dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1, c2,
-                                     var=fut2)
+                                     var=fut2, wins=o.wins_game)
                 entry.decisions.append(dec)
                 out.decisions.append(dec)
                 value = pos.total + c1
-                if o.wins_game:
-                    value = float(score_sheet(rs, o.sheet)["total"])
-                    turn_luck += value - (pos.total + c1)
+                if o.wins_game:  # the hand's value (the game going on) to the final total
+                    turn_luck += value - after_throw
             sheet = o.sheet
             entry.luck = turn_luck
             entry.points = o.points  # box, five-of-a-kind bonus, upper bonus
@@ -265,8 +277,12 @@ class GameAnalyzer:
             out.turns.append(entry)
         totals = score_sheet(rs, sheet)
         out.final_total = int(totals["total"])
-        out.finished = bool(totals["complete"])
+        out.finished = bool(totals["complete"]) or over
         if out.finished and not sheet.won:
+            if not totals["complete"]:
+                # another player's instant win ended the game: what the expectation loses
+                # is the player's luck
+                out.luck += out.final_total - value
             # the chain ends on the exact total: the last placement's value is its total
             value = float(out.final_total)
         out.end_value = value
@@ -312,14 +328,23 @@ class GameAnalyzer:
 
     def _decision(self, view: TurnView, pos: Position, ti: int, t: int, h: int,
                   hand: tuple[int, ...], read_bottom: bool, move: dict[str, Any],
-                  c1: float, c2: float, var: float | None = None) -> Decision:
+                  c1: float, c2: float, var: float | None = None, wins: bool = False
+                  ) -> Decision:
         """A decision at hand h (the dice `hand` as thrown, read by their bottom faces when
-        `read_bottom`), throw t: the best option, the chosen one's values."""
+        `read_bottom`), throw t: the best option, the chosen one's values (`c1`, `c2`: the
+        moments of the points still to come after it; `var`: their variance, when known).
+        `wins`: the move, a placement, wins the game at once (`c1`: the points it ends the
+        game on): the best move whatever the tables say (they value it as if the game went
+        on), with regret 0."""
+        scored = bottom_faces(hand) if read_bottom else tuple(hand)
+        if wins:
+            best = {key: move[key] for key in ("action", "box", "column", "score")}
+            return Decision(ti + 1, t, list(hand), list(scored), move, best, pos.total + c1,
+                            0.0, pos.total + c1, 0.0, 0.0, "best")
         b1, b2 = view.hand_value(h, t)
         d = int(view.DEC[t, h]) if t < pos.last else -1
         if d >= 0 and d == int(self.keeps.hand_keep[h]):
             d = -1  # keeping every die: scoring now
-        scored = bottom_faces(hand) if read_bottom else tuple(hand)
         if d < 0:
             ch = view.choice(h, t)
             part = self.st.parts[ch.part]
@@ -369,11 +394,13 @@ def analyze(analyst: Any, rs: RuleSet, game: dict[str, Any]) -> GameAnalysis:
     by the domain (`replay_game`) before a table is asked for: a game that breaks a rule is
     refused at once (InvalidInput with every problem games/validate reports, each with
     pointer and code), never told to wait for a table first. A game not over is analysed as
-    far as it goes."""
+    far as it goes; once it is over (every sheet full, or an instant win), every player has
+    finished, on their final total."""
     replayed = replay_game(rs, game)
     if replayed.problems:
         raise InvalidInput(replayed.problems)
     analyzer = GameAnalyzer(analyst, rs)
     return GameAnalysis(analyzer.st.exact, analyzer.st.description, [
-        analyzer.player(data.get("name"), turns, f"/players/{i}")
+        analyzer.player(data.get("name"), turns, f"/players/{i}",
+                        replayed.validation.game_over)
         for i, (data, turns) in enumerate(zip(game["players"], replayed.turns, strict=True))])

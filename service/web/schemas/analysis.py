@@ -228,7 +228,9 @@ class DecisionSchema(ma.Schema):
     best_sd = Rounded(6, required=True, metadata={
         "description": 'Standard deviation of the final score after the best move'})
     regret = Rounded(6, required=True, metadata={
-        "description": "Best expected final score minus the move's"})
+        "description": "Best expected final score minus the move's; 0 for a placement "
+                       "that wins the game at once, the best move whatever the scores say "
+                       "(docs/rules.md, decision 26)"})
     class_ = fields.String(required=True, data_key="class",
                            validate=validate.OneOf(("best", "tie", "inaccuracy", "mistake",
                                                     "blunder")),
@@ -270,7 +272,9 @@ class PlayerAnalysisSchema(ma.Schema):
     name = _player_name()
     final_total = fields.Integer(required=True, metadata={
         "description": "The player's total at the end of the analysed turns"})
-    finished = fields.Boolean(required=True, metadata={"description": "The player's sheet is full"})
+    finished = fields.Boolean(required=True, metadata={
+        "description": "The player's sheet is full, or the game is over (an instant win "
+                       "ended it): the difference is then from the final total"})
     start_expected_final_score = Rounded(6, required=True, metadata={
         "description": 'Expected final score at the start'})
     decisions = fields.Integer(required=True, attribute="decision_count", metadata={
