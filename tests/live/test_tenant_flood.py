@@ -41,8 +41,8 @@ from .test_hostile_clients import KEEP, PROBE_TIMEOUT, SUGGEST, check_probes, co
 
 FLOOD_ID, FLOOD_KEY = new_key()
 STEADY_ID, STEADY_KEY = new_key()
-#: The flooding tenant's quotas: small enough that it is throttled (counted in each worker's
-#: memory here, so twice these per second for the server's two workers).
+#: The flooding tenant's quotas: small enough that it is throttled (counted in the pod's
+#: memory here, one table for the server's two workers).
 FLOOD_QUOTAS = {"scoring": "5/second", "advice": "5/second", "builds": "1/minute"}
 TENANTS = {"tenants": [
     {"name": "flood", "quotas": FLOOD_QUOTAS,
