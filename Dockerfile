@@ -16,6 +16,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     NUMBA_CACHE_DIR=/app/numba-cache
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY requirements/ requirements/
 COPY service/ service/
 COPY docker/ docker/
 RUN sh docker/build-venv.sh && sh docker/build-tables.sh && sh docker/trim-venv.sh

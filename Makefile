@@ -6,12 +6,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: setup run test lint spec bench clean
+.PHONY: setup run test lint spec bench clean lock
 
-$(BIN)/.installed: pyproject.toml
+# Installs come from the lock files (exact versions, each file's hash: pip refuses anything
+# else), made from pyproject.toml's ranges by `make lock`; tests/test_lock.py holds the two
+# together. requirements/test.lock: the service, its tests and the build backend (setuptools,
+# for the editable install without build isolation); requirements/runtime.lock: what the
+# image installs.
+LOCK := requirements/test.lock
+
+$(BIN)/.installed: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r $(LOCK)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(BIN)/.installed
@@ -33,11 +40,23 @@ test: setup lint
 	$(BIN)/python -m pytest -n 2 -q -m "not timing" --durations=15
 	$(BIN)/python -m pytest -q -m timing --durations=5
 
+# Refresh the lock files after a change of pyproject.toml's dependencies: versions already
+# locked stay unless the change needs another (`make lock UPGRADE=1`: the newest each range
+# allows). pip-tools runs in a virtualenv of its own (.venv-lock).
+PIP_COMPILE = CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet \
+	--generate-hashes --allow-unsafe --strip-extras --all-build-deps --no-emit-index-url \
+	--no-emit-find-links $(if $(UPGRADE),--upgrade)
+lock:
+	test -x .venv-lock/bin/pip-compile || ($(PYTHON) -m venv .venv-lock \
+		&& .venv-lock/bin/pip install --quiet 'pip-tools>=7.4,<8')
+	$(PIP_COMPILE) -o requirements/runtime.lock pyproject.toml
+	$(PIP_COMPILE) --extra test -c requirements/runtime.lock -o requirements/test.lock pyproject.toml
+
 spec: setup
 	$(BIN)/python -m service.web.spec > openapi/openapi.json
 
 # numba's cache of a compiled kernel follows the kernel's own file, not the helpers inlined
 # into it (service/advisor/kernels/steps.py): after editing those, `make clean`.
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-lock
 	find service -name '*.nbi' -delete -o -name '*.nbc' -delete

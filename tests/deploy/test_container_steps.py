@@ -122,6 +122,7 @@ class Image:
         env = self.env(build)
         env["VENV_ARGS"] = "--without-pip"
         env["PIP_ARGS"] = "--no-deps --no-build-isolation --no-index"
+        env["LOCK"] = ""  # the dependencies come from the test virtualenv (docstring)
         for run in build.all("RUN"):
             for command in run.args.split("&&"):
                 command = command.strip()
