@@ -166,3 +166,18 @@ def test_problem_types_it_names_exist_with_their_status(document):
     wrong = [(status, type_) for status, type_ in pairs
              if int(status) != PROBLEM_TYPES[type_][0]]
     assert not wrong, f"{document}: statuses the service does not give: {wrong}"
+
+
+def test_every_problem_type_is_in_the_problems_table_and_no_other():
+    """docs/problems.md's table of problem types lists exactly the service's
+    (`service.web.problems.PROBLEM_TYPES`), each with its status."""
+    import re
+
+    from service.web.problems import PROBLEM_TYPES
+
+    text = (ROOT / "docs" / "problems.md").read_text()
+    table = text.split("## Problem types", 1)[1].split("\n## ", 1)[0]
+    rows = dict(re.findall(r"^\| `([^`]+)` \| (\d+)", table, re.M))
+    assert set(rows) == set(PROBLEM_TYPES), set(rows) ^ set(PROBLEM_TYPES)
+    for type_, (status, _) in PROBLEM_TYPES.items():
+        assert int(rows[type_]) == status, type_
