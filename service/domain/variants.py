@@ -246,7 +246,7 @@ class Variant:
 OPT_COLUMNS = OptionSpec(
     "columns", (False, True), False, texts(
         "52 rounds: 4 columns of the same boxes, filled top to bottom, bottom to top, in any "
-        "order, and with first-throw results only (seed 000's sheet).",
+        "order, and with first-throw results only (the Brazilian General sheet).",
         "52 rodadas: 4 colunas das mesmas casas, preenchidas de cima para baixo, de baixo "
         "para cima, em qualquer ordem e só com resultados do primeiro lance.",
         "52 rondas: 4 columnas de las mismas casillas, que se llenan de arriba abajo, de "
@@ -484,7 +484,13 @@ def _yahtzee_lower(five_label: dict[str, str], exact_straights: bool = False) ->
 
 
 YAHTZEE_BOXES = upper_boxes() + _yahtzee_lower({})
-HASBRO = "Hasbro YAHTZEE leaflet; seed 004"
+HASBRO = "Hasbro YAHTZEE leaflet"
+#: The rule documents the variants were taken from (docs/rules.md cites them as seeds).
+GENERAL_PT = "'General (jogo)', Portuguese encyclopedia article"
+ONLINE_PT = "'Yahtzee Online', Portuguese article"
+GENERALA_ES = "'Generala', Spanish encyclopedia article"
+REGRA_PT = "'Regra do General', Portuguese rule sheet"
+GUIDE_PT = "'Contar os pontos do Yahtzee', Portuguese scoring guide"
 YAHTZEE_UPPER_BONUS = UpperBonus(63, 35)
 
 _YAHTZEE = Variant(
@@ -504,7 +510,7 @@ _YAHTZEE_BASIC = Variant(
                  "YAHTZEE, feuille de base"),
     description="YAHTZEE boxes and upper bonus, without YAHTZEE bonus or Joker.",
     dice=5, throws=3, boxes=YAHTZEE_BOXES, upper_bonus=YAHTZEE_UPPER_BONUS,
-    options=(OPT_COLUMNS,), sources=("seed 004",))
+    options=(OPT_COLUMNS,), sources=(GUIDE_PT,))
 
 _KNIFFEL = Variant(
     id="kniffel", name="Kniffel (Schmidt)",
@@ -517,7 +523,7 @@ _KNIFFEL = Variant(
     upper_bonus=YAHTZEE_UPPER_BONUS,
     five_of_a_kind_bonus=FiveOfAKindBonus(50, needs_made_box=True, placement="matching_upper"),
     joker="forced",
-    options=(OPT_EXTRA_KNIFFEL_50, OPT_COLUMNS), sources=("Schmidt Kniffel manual", "seed 004"))
+    options=(OPT_EXTRA_KNIFFEL_50, OPT_COLUMNS), sources=("Schmidt Kniffel manual", GUIDE_PT))
 
 _YAMS = Variant(
     id="yams", name="Yam's (France)",
@@ -529,7 +535,7 @@ _YAMS = Variant(
     boxes=upper_boxes() + _yahtzee_lower({"en": "Yam's", "pt": "Yam", "es": "Yam's",
                                           "de": "Yam's", "sv": "Yam's"}, exact_straights=True),
     upper_bonus=YAHTZEE_UPPER_BONUS, options=(OPT_COLUMNS,),
-    sources=("French Yam's rule pages", "seed 004"))
+    sources=("French Yam's rule pages", GUIDE_PT))
 
 _YATZY = Variant(
     id="yatzy", name="Yatzy (Scandinavian)",
@@ -550,7 +556,7 @@ _YATZY = Variant(
              labels=labels_for("five_of_a_kind", en="Yatzy", pt="Yatzy", es="Yatzy",
                                de="Yatzy", fr="Yatzy")),
     ),
-    upper_bonus=UpperBonus(63, 50), sources=("Scandinavian Yatzy rules", "seed 004"))
+    upper_bonus=UpperBonus(63, 50), sources=("Scandinavian Yatzy rules", GUIDE_PT))
 
 _MAXI = Variant(
     id="maxi_yatzy", name="Maxi Yatzy (6 dice)",
@@ -578,7 +584,7 @@ _MAXI = Variant(
         kind("six_of_a_kind", 6, "fixed", 100),
     ),
     upper_bonus=UpperBonus(84, 100), saved_throws=True,
-    sources=("maxiyatzy.com", "seed 000 ('Super Yatzy')"))
+    sources=("maxiyatzy.com", f"{GENERAL_PT} (as 'Super Yatzy')"))
 
 _GENERAL = Variant(
     id="general", name="General (Brasil, 13 jogadas)",
@@ -602,7 +608,7 @@ _GENERAL = Variant(
         chance(en="Chance (X)", pt="Jogada aleatória (X)"),
     ),
     options=(OPT_TRINCA_QUADRA, OPT_GENERAL_DE_MAO, OPT_ALEATORIA, OPT_COLUMNS),
-    sources=("seed 000", "seed 001"))
+    sources=(GENERAL_PT, ONLINE_PT))
 
 _GENERAL_LABELS = labels_for("five_of_a_kind", en="General", es="General", de="General",
                              sv="General", fr="General")
@@ -621,7 +627,7 @@ _GENERAL_11 = Variant(
         kind("five_of_a_kind", 5, "fixed", 50, labels=_GENERAL_LABELS),
         chance(en="Chance (X)", pt="Jogada aleatória (X)"),
     ),
-    options=(escalera_wraps_option(False),), sources=("seed 003",))
+    options=(escalera_wraps_option(False),), sources=(REGRA_PT,))
 
 _GENERALA_FIVE = labels_for("five_of_a_kind", en="Generala", pt="Generala", de="Generala",
                             sv="Generala", fr="Generala")
@@ -640,10 +646,10 @@ _GENERALA = Variant(
         kind("double_five_of_a_kind", 5, "fixed", 100, requires=("five_of_a_kind",)),
     ),
     options=(escalera_wraps_option(True), OPT_DOBLE_GENERALA, OPT_OBLIGADA),
-    sources=("seed 002", "Argentine Generala reglamentos"))
+    sources=(GENERALA_ES, "Argentine Generala reglamentos"))
 
 _GENERALA_SPANISH = Variant(
-    id="generala_spanish", name="Generala (escala espanhola, seed 000)",
+    id="generala_spanish", name="Generala (escala espanhola)",
     labels=texts("Generala (Spanish scale)", "Generala (escala espanhola)",
                  "Generala (escala española)", "Generala (spanische Skala)",
                  "Generala (spansk skala)", "Generala (échelle espagnole)"),
@@ -659,7 +665,7 @@ _GENERALA_SPANISH = Variant(
         kind("double_five_of_a_kind", 5, "fixed", 200, requires=("five_of_a_kind",)),
     ),
     options=(escalera_wraps_option(True), OPT_DOBLE_GENERALA_SPANISH, OPT_OBLIGADA),
-    sources=("seed 000",))
+    sources=(GENERAL_PT,))
 
 _BOZO_FIVE = labels_for("five_of_a_kind", en="General", pt="General", es="General",
                         de="General", sv="General", fr="General")
@@ -677,7 +683,7 @@ _BOZO = Variant(
         kind("four_of_a_kind", 4, "fixed", 30, first_throw_bonus=5),
         kind("five_of_a_kind", 5, "fixed", 40, wins_on_first_throw=True, labels=_BOZO_FIVE),
     ),
-    em_baixo=True, options=(escalera_wraps_option(False),), sources=("seed 000",))
+    em_baixo=True, options=(escalera_wraps_option(False),), sources=(GENERAL_PT,))
 
 _YACHT = Variant(
     id="yacht", name="Yacht",
