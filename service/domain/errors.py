@@ -102,9 +102,16 @@ TARGET_CODES: dict[str, str] = {
                                 "(objective target).",
 }
 
+#: What is wrong with a table's house rules taken together (`rules.check_box_bounds`).
+RULE_CODES: dict[str, str] = {
+    "box_value_too_large": "Under these house rules the box could score more than a box "
+                           "holds (10,000): its value, first-throw bonus or value and Joker "
+                           "together.",
+}
+
 #: Every code a problem of the API may carry, with its meaning (docs/problems.md, the spec).
 ALL_CODES: dict[str, str] = {**SHEET_CODES, **MOVE_CODES, **INPUT_CODES, **GAME_CODES,
-                             **WIN_CODES, **TARGET_CODES}
+                             **WIN_CODES, **TARGET_CODES, **RULE_CODES}
 
 
 class DomainError(Exception):

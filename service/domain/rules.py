@@ -107,7 +107,22 @@ def _effective_cached(variant_id: str, options_json: str, overrides_json: str) -
         v = OPTION_APPLIERS[spec.name](v, options[spec.name])
     overrides = json.loads(overrides_json)
     v = apply_overrides(v, overrides)
-    return build_rule_set(v, options, overrides)
+    rs = build_rule_set(v, options, overrides)
+    check_box_bounds(rs)
+    return rs
+
+
+def check_box_bounds(rs: RuleSet) -> None:
+    """Refuse house rules under which a box could score more than a box holds (MAX_VALUE:
+    the bound of every sheet the service reads and writes), so that every sheet it answers
+    can be sent back as it is: a 409 naming each such box, code `box_value_too_large`."""
+    problems = [Problem(pointer("rules", "boxes", b.id),
+                        f"this box scores up to {most} under these rules (its value, first-"
+                        f"throw bonus or value, and Joker together), more than a box holds "
+                        f"({MAX_VALUE}): lower them", "box_value_too_large")
+                for b, most in zip(rs.variant.boxes, rs.max_score) if most > MAX_VALUE]
+    if problems:
+        raise InvalidInput(problems)
 
 
 def resolve_options(variant: Variant, given: dict[str, Any]) -> dict[str, Any]:

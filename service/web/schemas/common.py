@@ -19,7 +19,7 @@ from marshmallow import fields, validate
 from marshmallow.utils import get_value
 
 from ...domain.boxes import SCORINGS
-from ...domain.rules import BOX_OVERRIDE_FIELDS
+from ...domain.rules import BOX_OVERRIDE_FIELDS, MAX_VALUE
 from ...domain.variants import (
     ALL_BOX_IDS,
     VARIANT_IDS,
@@ -27,7 +27,6 @@ from ...domain.variants import (
     labels_for,
 )
 
-MAX_VALUE = 10_000
 MAX_THROW = 41  # 3 throws + 2 saved from each of 19 earlier Maxi Yatzy turns
 #: Most players of games/win-probability, and (with the one to move) of a position played
 #: to win (`opponents`)
