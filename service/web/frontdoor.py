@@ -173,6 +173,7 @@ class FrontDoor:
             self.fair.admit(caller.client, caller.tenant)
         except TooManyInFlight as exc:
             CALLER.reset(token)
+            self.quotas.refund(bill)  # refused: charged nothing
             self._count(caller.tenant, operation, 429)
             return self._problem(start_response, environ, 429, "Too many requests in flight",
                                  exc.detail, TYPE_TOO_MANY_IN_FLIGHT,
@@ -205,6 +206,8 @@ class FrontDoor:
             BILL.reset(billed)
             PAUSE.reset(paused)
             CALLER.reset(token)
+            if status[0] == 429:  # refused inside (a batch's items, a build): charged nothing
+                self.quotas.refund(bill)
             self.quotas.settle(bill)
             self._count(caller.tenant, operation, status[0])
 

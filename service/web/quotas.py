@@ -23,8 +23,9 @@ holds them against a model):
   client's address stands for the tenant) and, for a derived key naming an end user with a
   quota of the class, the user's, beside it.
 - **Once, or not at all:** every counter is checked before any is charged, and a request
-  refused by any quota charges none (a batch refused for its items gives back the unit its
-  request was charged). A refused request is not counted.
+  refused by any quota charges none. A request refused after its charge (429: a batch's
+  items over quota, its fair share, a build's quota or a full build queue) is given back
+  what it was charged (`Quotas.refund`): a refused request is not counted.
 - **Where:** `memory://` counts per pod (every worker of the pod on one table); Redis counts
   for every pod; while Redis fails, each pod counts on its own table until Redis answers
   again (counts made meanwhile are not carried over).
@@ -387,13 +388,23 @@ class Quotas:
         verdict, meter = self._run(charges)
         if not verdict.allowed:
             given_back = bill.charged
-            if bill.charged:  # a batch refused for its items: its request is not charged
-                bill.meter.refund(tuple(c._replace(cost=bill.charged) for c in plan.charges),
-                                  bill.verdict)
-                bill.charged = 0
+            self.refund(bill)  # a batch refused for its items: its request is not charged
             hold_refusal()
             raise self._exceeded(bill, charges, verdict, units, given_back)
         bill.charged, bill.meter, bill.verdict = units, meter, verdict
+
+    def refund(self, bill: Bill) -> None:
+        """Give back what `bill` was charged (its request was refused after the charge: a
+        batch's items, its fair share, a build's quota or queue), to the windows it went to;
+        a storage that fails meanwhile keeps it (counted as a storage error)."""
+        if not bill.charged or bill.meter is None:
+            return
+        try:
+            bill.meter.refund(tuple(c._replace(cost=bill.charged) for c in bill.plan.charges),
+                              bill.verdict)
+        except Exception as exc:
+            self._failed(exc)
+        bill.charged = 0
 
     def settle(self, bill: Bill) -> None:
         """Count what `bill` was charged in the end in `tenant_charged_units_total` (once a

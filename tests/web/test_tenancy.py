@@ -510,6 +510,24 @@ def test_too_many_in_flight_is_a_documented_429(tmp_path):
     assert app.test_client().post(SCORE, json=HAND, headers=bearer(ZETA_KEY)).status_code == 200
 
 
+def test_a_request_refused_by_its_fair_share_is_charged_nothing(tmp_path):
+    """Charged when the front door admits it, given back when it finds no place in time:
+    3/hour answers 3, whatever was refused in between."""
+    app = metered_app(tmp_path, PAYING, tenant_in_flight=1, web_concurrency=1,
+                      tenant_in_flight_wait=0.05)
+    door = app.wsgi_app.wsgi_app
+    c = app.test_client()
+    door.fair.admit("pay", "pay")  # pay's one place, held
+    try:
+        refused = [c.post(SCORE, json=HAND, headers=bearer(PAY_KEY)).status_code
+                   for _ in range(4)]
+    finally:
+        door.fair.release("pay")
+    assert refused == [429] * 4
+    assert [c.post(SCORE, json=HAND, headers=bearer(PAY_KEY)).status_code
+            for _ in range(4)] == [200, 200, 200, 429]
+
+
 def test_a_request_waiting_for_a_build_gives_its_place_up():
     """`service.caller.waiting` (the build queue's wait for a table) hands the caller's
     place to its next request meanwhile, and takes one back after."""
