@@ -21,7 +21,6 @@ items/s). A batch is charged and fair-shared by its items (service/web/batch.py:
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import multiprocessing
 import os
@@ -31,7 +30,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -42,54 +40,12 @@ from bench_http import start, stop, tree
 
 from service.web.auth import hash_key, new_key
 
-HAND = {"dice": [2, 2, 3, 5, 5]}
-URL = "/v1/variants/yahtzee/hands/score"
-#: The calm tenant: connections, and seconds between the requests of each.
-CALM_CONNECTIONS, CALM_PERIOD = 2, 0.01
+# the calm tenant as the noisy-neighbour test measures it (2 connections at 100/s each)
+from tests.live.hostile import HAND
+from tests.live.hostile import HAND_URL as URL
+from tests.live.test_tenant_flood import calm_process, p99
+
 TARGET_THROUGHPUT, TARGET_P99 = 0.9, 3.0
-
-
-def _calm_window(port: int, key: str, seconds: float) -> list[float]:
-    """The calm tenant's paced requests for `seconds`: each answer's latency."""
-    out: list[float] = []
-    lock = threading.Lock()
-    body = json.dumps(HAND).encode()
-
-    def one() -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        end = time.monotonic() + seconds
-        due = time.monotonic()
-        while time.monotonic() < end:
-            t0 = time.perf_counter()
-            conn.request("POST", URL, body, {"Content-Type": "application/json",
-                                             "Authorization": f"Bearer {key}"})
-            resp = conn.getresponse()
-            resp.read()
-            if resp.status != 200:
-                raise RuntimeError(f"the calm tenant got {resp.status}")
-            with lock:
-                out.append(time.perf_counter() - t0)
-            due += CALM_PERIOD
-            time.sleep(max(0.0, due - time.monotonic()))
-        conn.close()
-
-    threads = [threading.Thread(target=one) for _ in range(CALM_CONNECTIONS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
-
-
-def _calm_process(port: int, key: str, cpu: int, asks, answers) -> None:
-    os.sched_setaffinity(0, {cpu})
-    while (seconds := asks.get()) is not None:
-        answers.put(_calm_window(port, key, seconds))
-
-
-def p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 def main() -> int:
@@ -127,7 +83,7 @@ def main() -> int:
                        ready_path="/readyz")
     ctx = multiprocessing.get_context("fork")
     asks, answers = ctx.Queue(), ctx.Queue()
-    calm = ctx.Process(target=_calm_process, args=(port, calm_key, client_cpu, asks, answers),
+    calm = ctx.Process(target=calm_process, args=(port, client_cpu, asks, answers, calm_key),
                        daemon=True)
     try:
         for pid in tree(proc.pid):

@@ -21,13 +21,14 @@ from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
+import orjson
 from flask import Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import canonical
-from .body import json_response
+from .body import JSON
 from .fairshare import Turns
 from .openapi import batch_body_doc
 from .problems import TYPE_INCONSISTENT, RequestProblem, status_of
@@ -63,14 +64,16 @@ def answer_items(variant: str, items: list[dict[str, Any]], answer: Answer,
 
 
 def dumped(results: list[Any], schema: ma.Schema) -> Response:
-    """A batch's answer: each result dumped by `schema` (one item's), in turns, as one JSON
-    list (the bytes `@blp.response` with the schema `many=True` writes)."""
+    """A batch's answer: each result dumped by `schema` (one item's) and written as JSON, in
+    turns, joined as one JSON list: the bytes `@blp.response` with the schema `many=True`
+    writes (orjson writes a list as its items joined by commas), without a write of the
+    whole list at once (some 5 ms for a thousand hands, in one piece)."""
     turn = Turns()
     out = []
     for result in results:
-        out.append(schema.dump(result))
+        out.append(orjson.dumps(schema.dump(result)))
         turn()
-    return json_response(out)
+    return Response(b"[" + b",".join(out) + b"]", mimetype=JSON)
 
 
 def prefixed(prefix: str, fn: Callable[[], Any]) -> Any:

@@ -263,8 +263,10 @@ CALM_CONNECTIONS, CALM_PERIOD = 2, 0.01
 WINDOW, ROUNDS = 3.0, 3
 
 
-def _calm_window(port: int, seconds: float) -> list[float]:
-    """The calm tenant's requests for `seconds`, paced: each answer's latency."""
+def calm_window(port: int, seconds: float, key: str = CALM_KEY) -> list[float]:
+    """The calm tenant's requests for `seconds`, paced (`CALM_CONNECTIONS` keep-alive
+    connections, one request each `CALM_PERIOD`), with `key`: each answer's latency
+    (bench/bench_flood.py measures the same tenant)."""
     out: list[float] = []
     lock = threading.Lock()
 
@@ -276,7 +278,7 @@ def _calm_window(port: int, seconds: float) -> list[float]:
             t0 = time.perf_counter()
             conn.request("POST", HAND_URL, json.dumps(HAND).encode(),
                          {"Content-Type": "application/json",
-                          "Authorization": f"Bearer {CALM_KEY}"})
+                          "Authorization": f"Bearer {key}"})
             resp = conn.getresponse()
             resp.read()
             assert resp.status == 200, resp.status
@@ -294,14 +296,14 @@ def _calm_window(port: int, seconds: float) -> list[float]:
     return out
 
 
-def _calm_process(port: int, cpu: int, asks: Any, answers: Any) -> None:
+def calm_process(port: int, cpu: int, asks: Any, answers: Any, key: str = CALM_KEY) -> None:
     """The calm tenant in a process of its own, on CPU `cpu`: one window per ask."""
     os.sched_setaffinity(0, {cpu})
     while (seconds := asks.get()) is not None:
-        answers.put(_calm_window(port, seconds))
+        answers.put(calm_window(port, seconds, key))
 
 
-def _p99(values: list[float]) -> float:
+def p99(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
@@ -312,7 +314,7 @@ def _neighbours(srv: Server, wrk: str, script: Path, client_cpu: int
     each kind, and wrk's reports of the noisy tenant's floods)."""
     ctx = multiprocessing.get_context("fork")
     asks, answers = ctx.Queue(), ctx.Queue()
-    calm = ctx.Process(target=_calm_process, args=(srv.port, client_cpu, asks, answers),
+    calm = ctx.Process(target=calm_process, args=(srv.port, client_cpu, asks, answers),
                        daemon=True)
     calm.start()
     quiet: list[float] = []
@@ -378,7 +380,7 @@ def test_a_tenant_within_its_quota_does_not_take_another_s_share(tables: Path, t
             assert all("Non-2xx" not in out for out in noisy), noisy  # A within its quota
             assert len(rates) == ROUNDS and min(rates) > 100, noisy  # and it did flood
             throughput = len(loaded) / len(quiet)
-            p99_quiet, p99_loaded = _p99(quiet), _p99(loaded)
+            p99_quiet, p99_loaded = p99(quiet), p99(loaded)
             results.append((throughput, p99_loaded / p99_quiet))
             print(f"tenant B alone: {len(quiet) / (ROUNDS * WINDOW):.0f} req/s, p99 "
                   f"{p99_quiet * 1000:.2f} ms; beside A ({statistics.median(rates):.0f} req/s "
