@@ -30,6 +30,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PORT=8000 \
     ADVISOR_TABLE_DIR=/app/tables \
     PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus \
+    ADVISOR_CPU_TARGET=portable \
     NUMBA_CACHE_SEED=/app/numba-cache \
     NUMBA_CACHE_DIR=/tmp/numba-cache
 RUN groupadd --system --gid 10001 app \
@@ -38,8 +39,10 @@ RUN groupadd --system --gid 10001 app \
 WORKDIR /app
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /app/tables /app/tables
-# The kernels compiled while building the tables: gunicorn.conf.py copies them to the
-# writable NUMBA_CACHE_DIR at start, so no process compiles them again.
+# The kernels compiled while building the tables, for fixed CPU baselines
+# (ADVISOR_CPU_TARGET=portable: any node, not just one with the build machine's CPU):
+# gunicorn.conf.py copies them to the writable NUMBA_CACHE_DIR at start, so no process
+# compiles them again.
 COPY --from=build /app/numba-cache /app/numba-cache
 COPY gunicorn.conf.py ./
 USER 10001:10001

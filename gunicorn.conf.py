@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import tempfile
-import time
 
 from service.config import Settings
 
@@ -44,6 +43,13 @@ os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 from prometheus_client import values as _prometheus_values  # noqa: E402
 
 _prometheus_values.ValueClass = _prometheus_values.MultiProcessValue(lambda: _pid[0])
+
+# The CPU the advisor's kernels are compiled for (ADVISOR_CPU_TARGET; numba reads it when it
+# is first imported, so it is set here, before the app is loaded; what this process starts
+# inherits it): "portable" in the image, so that the kernels it ships serve every node.
+from service.cpus import apply_cpu_target  # noqa: E402
+
+apply_cpu_target(_settings.advisor_cpu_target)
 
 # Compiled advisor kernels shipped read-only in the image (NUMBA_CACHE_SEED) are copied to
 # the writable cache directory before the app loads, so no process compiles them again.
@@ -126,58 +132,25 @@ logconfig_dict = {
 
 # --- Hooks -------------------------------------------------------------------------------
 def on_starting(server):
-    """Before the port is opened: build or load the advisor's tables (ADVISOR_WARM), so that
-    no connection is accepted before the service can answer it, and every worker (forked
-    later) shares the tables (memory-mapped files) and the compiled kernels."""
-    from service.config import warm_variants
-
-    variants = warm_variants(_settings.advisor_warm)
-    if not variants:
+    """Before the port is opened: the advisor's warm-up (ADVISOR_WARM's tables and kernels,
+    service/warmup.py). When it only loads (everything on disk and compiled for this
+    CPU: the image), it runs here, about a second, and every worker (forked later) shares
+    what it loaded. Else (a fresh clone, a node the kernels were not compiled for) the port
+    opens at once and the build process runs it: scoring is answered meanwhile, the advisor
+    answers 202, /readyz 503."""
+    warmup = server.app.wsgi().extensions.get("warmup")  # not in bench apps
+    if warmup is None or not warmup.variants:
         return
-    # the app the workers will serve (preload_app: loaded in this process already)
-    advisor = server.app.wsgi().extensions["advisor"]
-    missing = [v for v, ready in advisor.status().items() if v in variants and not ready]
-    if missing:
-        estimate = advisor.build_estimate(missing)
-        server.log.info(
-            f"building advisor tables for {len(missing)} variant(s), about {estimate:.0f} s "
-            f"on a first start; the port opens when they are ready",
-            extra={"variants": missing, "table_dir": str(advisor.store.directory)})
-    else:
-        server.log.info(f"loading advisor tables for {len(variants)} variant(s)",
-                        extra={"table_dir": str(advisor.store.directory)})
-    started = time.perf_counter()
-    advisor.warm(variants)
-    server.log.info("advisor tables ready",
-                    extra={"seconds": round(time.perf_counter() - started, 2),
-                           "variants": list(variants)})
-    # The analysis tables (distributions from the first turns, start distributions, moment
-    # tables; the image ships them) are made here when missing: no request of a built-in
-    # variant waits for a 202. The analysis kernels (position values, sampled games, win
-    # probabilities, coaching) compile here too: a compile inside a request would hold its
-    # gevent worker for a minute.
-    from service.advisor.analysis.analyst import ANALYSIS_COMPILE_SECONDS, analysis_kernels_cached
-    from service.web.api.positions import analyst_of
-
-    analyst = analyst_of(server.app.wsgi())
-    missing = analyst.analysis_missing(variants)
-    if missing:
-        server.log.info(f"building analysis tables for {len(missing)} variant(s), about "
-                        f"{analyst.analysis_estimate(missing):.0f} s on a first start",
-                        extra={"variants": missing})
-    started = time.perf_counter()
-    analyst.warm(variants)
-    server.log.info("analysis tables ready",
-                    extra={"seconds": round(time.perf_counter() - started, 2)})
-    if not analysis_kernels_cached():
-        server.log.info(f"compiling the analysis kernels, about {ANALYSIS_COMPILE_SECONDS:.0f} "
-                        f"s on a first start (numba keeps them in its cache)")
-    seconds = analyst.compile_kernels(variants)
-    # no thread of the kernels' pool is alive when gunicorn forks (each worker makes its own)
-    from service.advisor.kernels.threads import release_pool
-
-    release_pool()
-    server.log.info("analysis kernels ready", extra={"seconds": round(seconds, 2)})
+    if warmup.quick() or warmup.advisor.builds is None:  # ADVISOR_BUILDS=inline: no builder
+        warmup.run()
+        return
+    warmup.defer()
+    server.log.info(f"the port opens now; the build process makes the advisor ready, about "
+                    f"{warmup.estimate():.0f} s (/readyz answers 503 until then)",
+                    extra={"variants": list(warmup.variants),
+                           "missing": warmup.tables_missing(),
+                           "kernels_compiled": warmup.kernels_compiled(),
+                           "cpu": warmup.key()["cpu"]})
 
 
 def when_ready(server):
@@ -194,12 +167,15 @@ def when_ready(server):
     multiprocess.mark_process_dead(os.getpid())
     # The pod's table build process, forked from here so that it shares this memory (workers
     # start another if it is ever gone; service/advisor/tables/build_process.py).
-    advisor = getattr(server.app.wsgi(), "extensions", {}).get("advisor")  # not in bench apps
+    extensions = getattr(server.app.wsgi(), "extensions", {})  # none in bench apps
+    advisor, warmup = extensions.get("advisor"), extensions.get("warmup")
     builds = advisor.builds if advisor is not None else None
     if builds is not None:
         from service.advisor.tables.build_process import fork_builder
 
-        pid = fork_builder(builds.settings, close=server.LISTENERS)
+        deferred = warmup is not None and warmup.deferred
+        pid = fork_builder(builds.settings, close=server.LISTENERS,
+                           warm=warmup.run if deferred else None)
         server.log.info("table build process started", extra={"pid": pid})
     server.log.info("listening", extra={
         "bind": [str(listener) for listener in server.LISTENERS], "workers": server.num_workers,

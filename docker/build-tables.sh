@@ -22,4 +22,20 @@ for path in pathlib.Path(service.__file__).parent.rglob("*"):
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns // 10**9 * 10**9))
 '
-"$VENV/bin/python" -P -m service.advisor build
+# The kernels are compiled for the fixed CPU baselines of ADVISOR_CPU_TARGET=portable (the
+# runtime stage's setting, service/cpus.py), not for this machine's CPU, so the cache serves
+# every node: the baseline this machine has (x86-64-v3 on any x86-64 server CPU since about
+# 2015), then the one for any CPU of the architecture (generic), for older nodes. The first
+# run builds the tables; the second finds them and only compiles. Each writes its marker
+# (service/warmup.py): a container then starts warm on either kind of node.
+portable=$("$VENV/bin/python" -P -c '
+import platform, llvmlite.binding as llvm
+from service.cpus import portable_cpu
+print(portable_cpu(platform.machine(), dict(llvm.get_host_cpu_features())))
+')
+# CPU_BASELINES (space-separated CPU names) replaces the two (tests/deploy/test_container_steps.py
+# compiles once).
+for cpu in ${CPU_BASELINES:-$(printf '%s\ngeneric\n' "$portable" | uniq)}; do
+    echo "compiling the kernels for the CPU baseline $cpu"
+    NUMBA_CPU_NAME=$cpu NUMBA_CPU_FEATURES= "$VENV/bin/python" -P -m service.advisor build
+done

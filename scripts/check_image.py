@@ -23,7 +23,10 @@ What it does (docs/deploy.md, "How CI builds and runs the image"):
      /metrics and the image's HEALTHCHECK, stops it with SIGTERM (as `docker stop` and
      Kubernetes do) and checks that it exits cleanly;
   5. compares the container's files before and after the run: the service may write only
-     under /tmp.
+     under /tmp;
+  6. runs it again as on nodes with other CPUs (OTHER_CPUS): one the image ships kernels for
+     is ready as fast, compiling nothing; on one it does not, the port opens at once and the
+     advisor warms up behind it.
 `podman run` is not used: this sandbox refuses the rlimits and cgroups it sets.
 
 It prints one JSON report (build seconds, image size, readiness seconds, ...) on stdout and
@@ -536,7 +539,7 @@ def changes(before: dict[str, tuple], after: dict[str, tuple],
 
 
 @contextlib.contextmanager
-def container(image: str) -> Iterator[tuple[str, Path]]:
+def container(image: str, suffix: str = "") -> Iterator[tuple[str, Path]]:
     """A fresh working container from `image` and its mounted root filesystem; removed after."""
     prefix = "yahtzee-image-check-"
     # Containers left by an earlier check that was killed (checks run one at a time: the lock).
@@ -544,7 +547,7 @@ def container(image: str) -> Iterator[tuple[str, Path]]:
     for stale in listed.stdout.split():
         if stale.startswith(prefix):
             run(["buildah", "rm", stale], check=False)
-    name = f"{prefix}{os.getpid()}"
+    name = f"{prefix}{os.getpid()}{suffix}"
     run(["buildah", "from", "--pull=never", "--name", name, image])
     try:
         root = Path(run(["buildah", "mount", name]).stdout.strip())
@@ -754,6 +757,80 @@ def stop(proc: subprocess.Popen[bytes], service_log: Path) -> dict[str, Any]:
     return {"exit_status": code, "seconds": round(time.monotonic() - started, 1)}
 
 
+# A node with another CPU than the build machine's, as numba sees it (NUMBA_CPU_NAME names the
+# CPU it compiles for; the image's ADVISOR_CPU_TARGET=portable keeps an operator's choice):
+#   - "generic": the baseline the image also ships kernels for (an x86-64 node older than
+#     x86-64-v3): ready as quickly as on the build machine, nothing compiled;
+#   - "x86-64-v2": a CPU no shipped kernel was compiled for: the port still opens at once,
+#     scoring is answered, the advisor answers 202 and /readyz 503 while the build process
+#     compiles behind the open port (the run is stopped there, without waiting the minutes).
+OTHER_CPUS = {"generic": "ready", "x86-64-v2": "warming"}
+
+
+def run_other_cpu(image: str, config: dict[str, Any], work: Path, cpu: str,
+                  expect: str) -> dict[str, Any]:
+    """Start the image's command with numba compiling for `cpu`; seconds to the port opening
+    (/healthz) and, when `expect` is "ready", to /readyz 200 with no kernel compiled; when
+    "warming", the answers while the advisor warms up behind the open port."""
+    user = config.get("User") or ""
+    command = [*(config.get("Entrypoint") or []), *(config.get("Cmd") or [])]
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    service_log = work / f"service-{cpu}.log"
+    out: dict[str, Any] = {"cpu": cpu, "log": str(service_log)}
+    with container(image, f"-{cpu}") as (name, root), open(service_log, "w") as log_file:
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            ["buildah", "run", "--isolation", "chroot", "--user", user, *runtime_env(port),
+             "-e", f"NUMBA_CPU_NAME={cpu}", "-e", "NUMBA_CPU_FEATURES=", name, "--",
+             *command], stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            def wait_for(path: str, what: str) -> float:
+                deadline = started + READY_TIMEOUT
+                while True:
+                    if proc.poll() is not None:
+                        raise CheckFailed(f"{cpu}: the service exited {proc.returncode}:\n"
+                                          f"{tail(service_log)}")
+                    with contextlib.suppress(OSError):
+                        if request(base_url, "GET", path, timeout=2)[0] == 200:
+                            return round(time.monotonic() - started, 1)
+                    if time.monotonic() > deadline:
+                        raise CheckFailed(f"{cpu}: {what} not in {READY_TIMEOUT:.0f} s:\n"
+                                          f"{tail(service_log)}")
+                    time.sleep(0.1)
+
+            out["port_open_seconds"] = wait_for("/healthz", "/healthz 200")
+            if expect == "ready":
+                out["ready_seconds"] = wait_for("/readyz", "/readyz 200")
+                out["game"] = play(base_url)
+            else:
+                score = request(base_url, "POST", f"{YAHTZEE}/hands/score",
+                                {"dice": [3, 3, 3, 5, 5]})
+                suggest = request(base_url, "POST", f"{YAHTZEE}/moves/suggest",
+                                  {"dice": [3, 3, 3, 5, 5], "throw": 1})
+                ready = request(base_url, "GET", "/readyz")
+                out["answers"] = {"hands/score": score[0], "moves/suggest": suggest[0],
+                                  "readyz": ready[0]}
+                if (score[0], suggest[0], ready[0]) != (200, 202, 503) or json.loads(
+                        ready[2])["warm"] is not False:
+                    raise CheckFailed(f"{cpu}: while warming up, answers {out['answers']} "
+                                      f"(wanted 200, 202, 503):\n{tail(service_log)}")
+            out["stop"] = stop(proc, service_log)
+        finally:
+            if proc.poll() is None:
+                for pid in reversed(descendants(proc.pid)):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                proc.kill()
+                proc.wait()
+        if expect == "ready":
+            out["kernels_compiled_at_start"] = compiled_at_start(root, config)
+            if out["kernels_compiled_at_start"]:
+                raise CheckFailed(f"{cpu}: kernels compiled at start: "
+                                  f"{out['kernels_compiled_at_start'][:10]}")
+    return out
+
+
 # --- main -------------------------------------------------------------------------------------
 def check(report: dict[str, Any], work: Path | None, fresh_base: bool,
           reuse_image: bool) -> None:
@@ -782,6 +859,8 @@ def check(report: dict[str, Any], work: Path | None, fresh_base: bool,
                            "base_size_mib": inspect(base)["size_mib"]}
         report["run"] = {}
         run_image(IMAGE, image["config"], work, report["run"], pip_mounts()[1])
+        report["other_cpus"] = [run_other_cpu(IMAGE, image["config"], work, cpu, expect)
+                                for cpu, expect in OTHER_CPUS.items()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,8 @@ from pathlib import Path
 from .advisor import Advisor
 from .advisor.analysis.analyst import Analyst
 from .advisor.tables.build_process import BuildQueue, BuildSettings, default_build_dir
-from .config import Settings
+from .config import Settings, warm_variants
+from .warmup import Warmup
 
 
 def make_advisor(settings: Settings, background: bool = True,
@@ -31,7 +32,10 @@ def make_advisor(settings: Settings, background: bool = True,
             per_client=settings.advisor_build_queue_per_client,
             keep=settings.advisor_cache_size, keep_mib=settings.advisor_cache_mib,
             nice=settings.advisor_build_nice,
-            threads=settings.advisor_threads), admit=admit_build)
+            threads=settings.advisor_threads,
+            warm=warm_variants(settings.advisor_warm),
+            shared_url=settings.advisor_shared_tables,
+            shared_mib=settings.advisor_shared_tables_mib), admit=admit_build)
     return Advisor(settings.advisor_table_dir, settings.advisor_cache_size,
                    settings.advisor_threads, builds, settings.advisor_build_wait)
 
@@ -40,3 +44,9 @@ def make_analyst(settings: Settings, advisor: Advisor) -> Analyst:
     """The analyst (position values, game analysis, win probabilities) around `advisor`,
     with the settings' kernel threads."""
     return Analyst(advisor, threads=settings.advisor_threads)
+
+
+def make_warmup(settings: Settings, advisor: Advisor, analyst: Analyst) -> Warmup:
+    """The start of the advisor and analyst for ADVISOR_WARM's variants (run by gunicorn's
+    master, or deferred to the build process: `service.warmup`)."""
+    return Warmup(advisor, analyst, warm_variants(settings.advisor_warm))

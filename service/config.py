@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .cpus import usable_cpus
+from .cpus import CPU_TARGETS, usable_cpus
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -139,9 +139,16 @@ class Settings:
     advisor_cache_size: int = 8
     # ADVISOR_CACHE_MIB: and at most this many MiB of them on disk (a table is 0.01-27 MiB).
     advisor_cache_mib: int = 128
-    # ADVISOR_WARM: built-in variants whose tables gunicorn's master builds or loads before
-    # forking workers: "all", "none", or a comma-separated list of variant ids.
+    # ADVISOR_WARM: built-in variants whose tables and kernels are made ready at start:
+    # "all", "none", or a comma-separated list of variant ids. gunicorn's master loads them
+    # before forking workers when they are on disk and compiled for this CPU (about a
+    # second); else the port opens at once and the build process makes them, /readyz saying
+    # ready when they are (service/warmup.py).
     advisor_warm: str = "all"
+    # ADVISOR_CPU_TARGET: the CPU the kernels are compiled for (numba's cache is keyed by
+    # it): "host" (this machine's, fastest) or "portable" (a fixed baseline, so a cache made
+    # on one node serves every node: the image's; service/cpus.py).
+    advisor_cpu_target: str = "host"
     # ADVISOR_THREADS: threads that build a table (0 = every CPU the container may use: its
     # affinity and its CPU quota, service/cpus.py).
     advisor_threads: int = 0
@@ -163,6 +170,13 @@ class Settings:
     advisor_build_queue_per_client: int = 4
     # ADVISOR_BUILD_NICE: how much lower the build process's CPU priority is (nice, 0-19).
     advisor_build_nice: int = 10
+    # ADVISOR_SHARED_TABLES: redis:// URL of the cluster's shared table store: a table of new
+    # rules one pod built, the others fetch instead of building it again (the chart sets the
+    # quotas' Redis). Empty: each pod builds its own (service/advisor/tables/shared.py).
+    advisor_shared_tables: str = ""
+    # ADVISOR_SHARED_TABLES_MIB: most MiB of tables the shared store keeps (least recently
+    # used removed first).
+    advisor_shared_tables_mib: int = 1024
 
     # --- Logging and metrics ---------------------------------------------------------------
     # LOG_LEVEL: lowest level logged (DEBUG, INFO, WARNING, ERROR).
@@ -206,6 +220,9 @@ class Settings:
     gunicorn_max_requests: int = 0
 
     def __post_init__(self) -> None:
+        if self.advisor_cpu_target not in CPU_TARGETS:
+            raise ValueError(f"ADVISOR_CPU_TARGET={self.advisor_cpu_target!r}: use "
+                             f"{' or '.join(CPU_TARGETS)}")
         if self.advisor_builds not in ("background", "inline"):
             raise ValueError(f"ADVISOR_BUILDS={self.advisor_builds!r}: use background or inline")
         if self.tenant_in_flight < 0 or self.tenant_in_flight_wait < 0:
@@ -216,6 +233,13 @@ class Settings:
                                   or self.metrics_port == self.port):
             raise ValueError(f"METRICS_PORT={self.metrics_port}: a TCP port other than PORT "
                              f"({self.port}), or 0 for /metrics on PORT")
+        if self.advisor_shared_tables and not self.advisor_shared_tables.startswith(
+                ("redis://", "rediss://")):
+            raise ValueError("ADVISOR_SHARED_TABLES: use redis://host:port/db (rediss:// for "
+                             "TLS), or leave it empty")
+        if self.advisor_shared_tables_mib < 1:
+            raise ValueError(f"ADVISOR_SHARED_TABLES_MIB={self.advisor_shared_tables_mib}: "
+                             f"at least 1")
         if not self.rate_limit_storage.startswith(("memory://", "redis://", "rediss://")):
             raise ValueError(f"RATE_LIMIT_STORAGE={self.rate_limit_storage!r}: use memory:// "
                              f"or redis://host:port/db")
@@ -262,4 +286,5 @@ _READ: dict[type, Callable[[str, Any], Any]] = {
 #: Values put in one case as they are read.
 _NORMALISE: dict[str, Callable[[str], str]] = {
     "auth": lambda s: s.strip().lower(), "advisor_builds": str.lower,
-    "log_level": str.upper, "log_format": str.lower}
+    "advisor_cpu_target": lambda s: s.strip().lower(), "log_level": str.upper,
+    "log_format": str.lower}

@@ -89,3 +89,57 @@ def usable_cpus() -> int:
     if quota is not None:
         cpus = min(cpus, math.ceil(quota))
     return max(1, cpus)
+
+
+# --- The CPU the kernels are compiled for ---------------------------------------------------
+# numba compiles the advisor's kernels for the CPU it runs on, by default, and keys its cache
+# of compiled kernels by that CPU's name and features: a cache made on one node is not used
+# on a node with another CPU, which compiles every kernel again (about 90 s on two cores).
+# ADVISOR_CPU_TARGET=portable (the image's) compiles for a fixed baseline instead, through
+# numba's documented settings NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, so that the cache the
+# image ships serves every node of the architecture. Measured on the README's machine (a
+# table build of yahtzee and yatzy, docs/benchmarks.md): x86-64-v3 as fast as the host's own
+# CPU (1.02x the time), x86-64-v2 1.37x, generic 1.67x.
+
+#: The baseline of ADVISOR_CPU_TARGET=portable on x86-64, where the CPU has its features:
+#: AVX2, FMA, BMI1/2 and the rest (every x86-64 server CPU since 2013-2015).
+PORTABLE_CPU = "x86-64-v3"
+#: What an x86-64 CPU needs for PORTABLE_CPU (LLVM's names of the features).
+PORTABLE_FEATURES = ("sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "cx16", "sahf", "avx",
+                     "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
+#: The baseline elsewhere: any CPU of the architecture.
+FALLBACK_CPU = "generic"
+#: ADVISOR_CPU_TARGET's values.
+CPU_TARGETS = ("host", "portable")
+
+
+def portable_cpu(machine: str, features: dict[str, bool]) -> str:
+    """The CPU name numba compiles for with ADVISOR_CPU_TARGET=portable, on a `machine`
+    (`platform.machine()`) whose CPU has `features` (LLVM's names)."""
+    if machine in ("x86_64", "AMD64") and all(features.get(f, False)
+                                              for f in PORTABLE_FEATURES):
+        return PORTABLE_CPU
+    return FALLBACK_CPU
+
+
+def apply_cpu_target(target: str, environ: dict[str, str] | None = None) -> str | None:
+    """Set numba's CPU settings in `environ` (default: this process's environment, inherited
+    by what it starts) for ADVISOR_CPU_TARGET=`target`, before numba is imported: "host"
+    leaves numba's default (the CPU it runs on); "portable" compiles for `portable_cpu`, with
+    the features its name implies. A NUMBA_CPU_NAME set already is kept (an operator's
+    choice). Returns the CPU name numba compiles for (None: the host's)."""
+    env = os.environ if environ is None else environ
+    if target not in CPU_TARGETS:
+        raise ValueError(f"ADVISOR_CPU_TARGET={target!r}: use one of {', '.join(CPU_TARGETS)}")
+    if env.get("NUMBA_CPU_NAME"):
+        return env["NUMBA_CPU_NAME"]
+    if target == "host":
+        return None
+    import platform
+
+    import llvmlite.binding as llvm  # LLVM's view of this CPU; does not import numba
+
+    name = portable_cpu(platform.machine(), dict(llvm.get_host_cpu_features()))
+    env["NUMBA_CPU_NAME"] = name
+    env["NUMBA_CPU_FEATURES"] = ""  # the features the name implies, none of the host's
+    return name

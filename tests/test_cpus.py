@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from service.cpus import cgroup_quota
+from service.cpus import (
+    FALLBACK_CPU,
+    PORTABLE_CPU,
+    PORTABLE_FEATURES,
+    apply_cpu_target,
+    cgroup_quota,
+    portable_cpu,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,3 +85,43 @@ def test_a_process_under_a_quota_of_one_cpu_uses_one(tmp_path):
         assert out.stdout.split() == ["1", "1", "3"], out.stdout
     finally:
         group.rmdir()
+
+
+# --- the CPU the kernels are compiled for ---------------------------------------------------
+
+def test_the_portable_cpu_is_the_baseline_the_cpu_has():
+    every = dict.fromkeys(PORTABLE_FEATURES, True)
+    assert portable_cpu("x86_64", every) == PORTABLE_CPU == "x86-64-v3"
+    assert portable_cpu("x86_64", {**every, "extra": False}) == PORTABLE_CPU
+    for missing in PORTABLE_FEATURES:  # an older x86-64 CPU: any CPU's code
+        assert portable_cpu("x86_64", {**every, missing: False}) == FALLBACK_CPU == "generic"
+    assert portable_cpu("aarch64", every) == FALLBACK_CPU
+
+
+def test_apply_cpu_target_sets_numbas_documented_settings():
+    env: dict[str, str] = {}
+    assert apply_cpu_target("host", env) is None and env == {}  # numba's default
+    name = apply_cpu_target("portable", env)
+    assert name in (PORTABLE_CPU, FALLBACK_CPU)
+    # the name alone, with the features it implies: nothing of this node's CPU in the key
+    assert env == {"NUMBA_CPU_NAME": name, "NUMBA_CPU_FEATURES": ""}
+    # an operator's own choice is kept
+    mine = {"NUMBA_CPU_NAME": "skylake"}
+    assert apply_cpu_target("portable", mine) == "skylake" and mine == {"NUMBA_CPU_NAME": "skylake"}
+    with pytest.raises(ValueError, match="ADVISOR_CPU_TARGET"):
+        apply_cpu_target("fastest", {})
+
+
+def test_numba_compiles_for_the_portable_cpu_whatever_this_cpu_is():
+    """A fresh process with ADVISOR_CPU_TARGET=portable applied before numba is imported
+    (as gunicorn.conf.py does): numba's key of compiled code names the baseline, not this
+    machine's CPU, so a cache made here serves a node with another CPU."""
+    code = ("from service.cpus import apply_cpu_target; name = apply_cpu_target('portable'); "
+            "from numba.core.registry import cpu_target; "
+            "t = cpu_target.target_context.codegen().magic_tuple(); "
+            "print(name, t[1], repr(t[2]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={k: v for k, v in os.environ.items()
+                                          if not k.startswith("NUMBA_CPU")}).stdout.split()
+    assert out[0] == out[1] and out[0] in (PORTABLE_CPU, FALLBACK_CPU)
+    assert out[2] == "''"

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from ..compose import make_advisor, make_analyst
+from ..compose import make_advisor, make_analyst, make_warmup
 from ..config import Settings
 from ..domain.variants import VARIANT_IDS
 from .tables.build_process import main as serve_builds
@@ -24,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-builds"]:
-        return serve_builds(argv[1:])
+        return serve_builds(argv[1:], warmup=_build_process_warmup)
     parser = argparse.ArgumentParser(prog="python -m service.advisor")
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="build the tables of built-in variants")
@@ -38,22 +40,25 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--analysis", action="store_true",
                        help="the analysis tables too (the default; kept for scripts)")
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
-    advisor = make_advisor(settings, background=False)  # this process is the builder
     ids = args.variants or list(VARIANT_IDS)
-    times = advisor.warm(ids)
-    for vid, seconds in times.items():
-        print(f"{vid:18s} {seconds:7.2f} s")
-    # numba's cache then holds the analysis kernels too (the image ships that cache)
-    analyst = make_analyst(settings, advisor)
-    if not args.values_only:
-        for vid, seconds in analyst.warm(ids).items():
-            print(f"{vid:18s} {seconds:7.2f} s  analysis (first turns' distributions, start "
-                  f"distribution, moments)")
-    seconds = analyst.compile_kernels(ids)
-    print(f"{'analysis kernels':18s} {seconds:7.2f} s")
+    settings = replace(Settings.from_env(), advisor_warm=",".join(ids))
+    advisor = make_advisor(settings, background=False)  # this process is the builder
+    warmup = make_warmup(settings, advisor, make_analyst(settings, advisor))
+    # the one warm-up of a server's start: numba's cache then holds every kernel, and the
+    # marker says so (the image ships both)
+    for name, seconds in warmup.run(analysis=not args.values_only).items():
+        print(f"{name:27s} {seconds:7.2f} s")
     print(f"tables in {Path(settings.advisor_table_dir).resolve()}")
     return 0
+
+
+def _build_process_warmup(variants: tuple[str, ...]) -> Callable[[], object]:
+    """The warm-up a build process started by a worker runs first: the server's, when it is
+    not done (the build process its master forked to run it is gone); else nothing."""
+    settings = replace(Settings.from_env(), advisor_warm=",".join(variants))
+    advisor = make_advisor(settings, background=False)  # this process is the builder
+    warmup = make_warmup(settings, advisor, make_analyst(settings, advisor))
+    return lambda: None if warmup.quick() else warmup.run()
 
 
 if __name__ == "__main__":

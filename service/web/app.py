@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 from flask.ctx import RequestContext
 
-from ..compose import make_advisor, make_analyst
+from ..compose import make_advisor, make_analyst, make_warmup
 from ..config import Settings
 from .api import register_api
 from .auth import Authenticator
@@ -62,9 +62,10 @@ class ServiceFlask(Flask):
 
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the Flask app from settings (the environment's unless given): the API, errors,
-    the advisor and the analyst (`app.extensions["advisor"]`, `["analyst"]`: the one place
-    they are made, `service.compose`), API keys, quotas and fair share (`frontdoor`), the ops layer
-    (/healthz, /readyz, /metrics, request ids, JSON logs, CORS), and the pages for people
+    the advisor, the analyst and their start (`app.extensions["advisor"]`, `["analyst"]`,
+    `["warmup"]`: the one place they are made, `service.compose`), API keys, quotas and
+    fair share (`frontdoor`), the ops layer (/healthz, /readyz, /metrics, request ids, JSON
+    logs, CORS), and the pages for people
     (/, /docs, /playground). The WSGI layers, outermost first: ops, the front door (one
     route, one identity, quotas and fair share per request), the scoring fast path, Flask."""
     settings = settings or Settings.from_env()
@@ -79,7 +80,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["quotas"] = quotas
     advisor = make_advisor(settings, admit_build=quotas.admit_build)
     app.extensions["advisor"] = advisor
-    app.extensions["analyst"] = make_analyst(settings, advisor)
+    analyst = app.extensions["analyst"] = make_analyst(settings, advisor)
+    app.extensions["warmup"] = make_warmup(settings, advisor, analyst)
     register_api(app)
     app.register_blueprint(pages)
     register_busy_handlers(app)

@@ -67,11 +67,11 @@ def register_busy_handlers(app: Flask) -> None:
 
     @app.errorhandler(TableBuilding)
     def _building(err: TableBuilding) -> Response:
+        why = err.detail or (f"The advisor's {err.what} for these rules is being built "
+                             f"({err.waiting} table(s) waiting in this server)")
         body = {"status": "building", "building": err.what, "waiting": err.waiting,
                 "retry_after": err.retry_after,
-                "detail": f"The advisor's {err.what} for these rules is being built "
-                          f"({err.waiting} table(s) waiting in this server); ask again in "
-                          f"{err.retry_after} s"}
+                "detail": f"{why}; ask again in {err.retry_after} s"}
         return json_response(body, 202, {"Retry-After": str(err.retry_after)})
 
     @app.errorhandler(BuildQueueFull)

@@ -4,7 +4,8 @@ One entry point, `init_ops(app, settings, router)`, which the application factor
 endpoints live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI document:
 
     GET /healthz   200 while the process can answer at all (liveness)
-    GET /readyz    200 once the advisor's tables are loaded, else 503 (readiness); 503 again
+    GET /readyz    200 once the advisor's tables and kernels are ready, else 503 (readiness:
+                   the server's warm-up, `service.warmup`); 503 again
                    once the worker was told to stop (SIGTERM: draining, see
                    `service.web.worker`)
     GET /metrics   Prometheus text format; adds up every gunicorn worker when
@@ -104,14 +105,19 @@ def valid_request_id(value: str | None) -> bool:
     return value is not None and _REQUEST_ID_RE.fullmatch(value) is not None
 
 
-def _advisor_status() -> tuple[bool, Any]:
-    """(ready, detail): the advisor's per-variant table status."""
+def _advisor_status() -> tuple[bool, bool, Any]:
+    """(ready, warm, detail): whether this process answers every built-in variant without
+    a 202, whether its warm-up is done (`service.warmup`: a deferred one is run here
+    once the build process has made everything), and the advisor's per-variant table
+    status."""
     try:
+        warmup = current_app.extensions.get("warmup")
+        warm = warmup is None or not warmup.deferred or warmup.ready()
         tables = advisor_of(current_app).status()
     except Exception as exc:  # readiness must answer, whatever the advisor does
         log.exception("advisor status failed")
-        return False, f"error: {type(exc).__name__}"
-    return all(tables.values()), tables
+        return False, False, f"error: {type(exc).__name__}"
+    return warm and all(tables.values()), warm, tables
 
 
 @ops_blueprint.get("/healthz")
@@ -122,11 +128,12 @@ def healthz() -> Response:
 
 @ops_blueprint.get("/readyz")
 def readyz() -> tuple[Response, int]:
-    """Readiness: 200 once the advisor's built-in tables are loaded, else 503; 503 while
-    the server is stopping. `rate_limits` says where quotas are counted: Redis being
-    unreachable does not make the pod unready (it counts quotas alone meanwhile)."""
-    ready, advisor = _advisor_status()
-    details: dict[str, Any] = {"advisor": advisor}
+    """Readiness: 200 once the advisor's built-in tables and kernels are ready (`warm`),
+    else 503; 503 while the server is stopping. `rate_limits` says where quotas are counted:
+    Redis being unreachable does not make the pod unready (it counts quotas alone
+    meanwhile)."""
+    ready, warm, advisor = _advisor_status()
+    details: dict[str, Any] = {"advisor": advisor, "warm": warm}
     quotas = current_app.extensions.get("quotas")
     if quotas is not None:
         details["rate_limits"] = quotas.status()

@@ -27,6 +27,7 @@ import fcntl
 import importlib.util
 import json
 import os
+import platform
 import shlex
 import shutil
 import signal
@@ -39,7 +40,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import pytest
+
+from service.cpus import portable_cpu
 
 from .dockerfile import Stage, parse
 
@@ -123,6 +127,10 @@ class Image:
         env["VENV_ARGS"] = "--without-pip"
         env["PIP_ARGS"] = "--no-deps --no-build-isolation --no-index"
         env["LOCK"] = ""  # the dependencies come from the test virtualenv (docstring)
+        # the kernels compiled for one CPU baseline, not two (the real image's build does both:
+        # tests/deploy/test_container_image.py)
+        env["CPU_BASELINES"] = portable_cpu(platform.machine(),
+                                            dict(llvm.get_host_cpu_features()))
         for run in build.all("RUN"):
             for command in run.args.split("&&"):
                 command = command.strip()

@@ -60,7 +60,7 @@ def test_the_example_answers_what_the_text_shows(example, app, keyed_app):
     assert not unknown, f"{example.where}: no value for ${', $'.join(sorted(unknown))}"
     served = keyed_app if example.keyed else app
     if example.path == "/readyz":
-        # `make run` and the image load every table before the port opens: so does this app
+        # the image's start loads every table before the workers fork: so does this app
         advisor_of(app).warm()
     headers = {name: _substituted(value) for name, value in example.headers.items()}
     answer = served.test_client().open(example.path, method=example.method, headers=headers,

@@ -16,7 +16,6 @@ from ...domain.rules import RuleSet, effective_rules
 from ...domain.scoring import Sheet, empty_sheet
 from ...domain.variants import VARIANT_IDS
 from ..kernels.threads import cpu_workers
-from ..kernels.values import solve_level
 from ..solving import solver
 from ..solving.strategy import Strategy
 from ..tables.build_process import BuildQueue, await_build
@@ -28,18 +27,10 @@ from .moves import Move, Suggestion, check_position, suggest
 
 #: Seconds to build each built-in variant's table with one thread (2-core machine of the
 #: README's benchmarks, rounded up), and to compile the solver's kernels when numba's cache
-#: does not hold them: the start-up log line's estimate.
+#: does not hold them: the start-up log line's estimate (`service.warmup`).
 BUILD_SECONDS = {"yahtzee": 1.0, "yahtzee_basic": 0.6, "kniffel": 1.0, "yams": 0.6,
                  "yatzy": 2.5, "maxi_yatzy": 2.0}
 COMPILE_SECONDS = 15.0
-
-
-def kernels_cached() -> bool:
-    """Whether numba's cache holds the solver's compiled kernels (else they compile first)."""
-    try:
-        return Path(solve_level._cache._cache_file._index_path).exists()
-    except AttributeError:  # numba's internals moved: assume the slow case
-        return False
 
 
 class Advisor:
@@ -51,6 +42,9 @@ class Advisor:
     `builds`: the pod's build queue: a table not on disk is built by the build process
     while the request waits up to `build_wait` seconds (then `TableBuilding`). None: built
     inside the call.
+    `gate(wait)`, when set, is called before any table is used: while the server warms up
+    in the background it waits up to `wait` seconds, then raises `TableBuilding`
+    (`service.warmup.Warmup.ensure`).
     """
 
     def __init__(self, table_dir: str | Path, cache_size: int = 8, threads: int = 0,
@@ -61,6 +55,7 @@ class Advisor:
         self.build_wait = build_wait
         self.threads = threads
         self.cache: TableCache[Strategy] = TableCache(self.stores, cache_size)
+        self.gate: Callable[[float], None] | None = None
 
     @property
     def store(self) -> TableStore:
@@ -76,6 +71,8 @@ class Advisor:
         after `build_wait`) when the queue has no room, or `BuildFailed`. Without, it is
         built now, in this process.
         """
+        if self.gate is not None:
+            self.gate(self.build_wait)
         builds = self.builds
         if builds is None:
             return self._strategy(rs)
@@ -122,8 +119,7 @@ class Advisor:
     def build_estimate(self, variants: list[str]) -> float:
         """Rough seconds to build these built-in variants' tables here (a log line's hint)."""
         threads = cpu_workers(self.threads)
-        seconds = sum(BUILD_SECONDS.get(v, 0.1) for v in variants) / threads
-        return seconds + (0.0 if kernels_cached() else COMPILE_SECONDS)
+        return sum(BUILD_SECONDS.get(v, 0.1) for v in variants) / threads
 
     def warm(self, variants: list[str] | tuple[str, ...] | None = None) -> dict[str, float]:
         """Build or load the tables of built-in variants (all by default); seconds each.

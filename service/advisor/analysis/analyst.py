@@ -31,7 +31,6 @@ import hashlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,7 +39,6 @@ from ...domain.rules import RuleSet, effective_rules
 from ...domain.scoring import Sheet, empty_sheet, parse_scorecard
 from ..advice import moves as advice
 from ..advice.advisor import Advisor
-from ..kernels import selfplay
 from ..kernels.distribution import (
     EARLY_METHOD,
     EARLY_TURN_METHOD,
@@ -93,14 +91,6 @@ ANALYSIS_COMPILE_SECONDS = 90.0
 #: rounded up): the start-up log line's estimate.
 ANALYSIS_SECONDS = {"yahtzee": 25.0, "yahtzee_basic": 12.0, "kniffel": 22.0, "yams": 12.0,
                     "yatzy": 50.0, "maxi_yatzy": 4.0}
-
-
-def analysis_kernels_cached() -> bool:
-    """Whether numba's cache holds the analysis kernels (else they compile first)."""
-    try:
-        return Path(selfplay.play._cache._cache_file._index_path).exists()
-    except AttributeError:  # numba's internals moved: assume the slow case
-        return False
 
 
 #: Time budget of a sampled distribution (approximate methods): games are played until the

@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,8 @@ from ...config import Settings
 from ...domain.rules import RuleSet, effective_rules
 from ...domain.variants import VARIANT_IDS
 from ...logs import configure_logging
-from .store import StoreChain, TableStore
+from .shared import SharedTables
+from .store import FORMAT, StoreChain, TableStore
 from .strategies import build_analysis, build_strategy, warm_analysis
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,9 @@ FAILED_TTL = 60.0
 IDLE_EXIT = 60.0
 #: Seconds one build may take before it is killed.
 BUILD_TIMEOUT = 600.0
+#: Seconds the server's warm-up may take in the build process (minutes from nothing on one
+#: CPU) before it is killed.
+WARM_TIMEOUT = 3600.0
 #: Mean build seconds assumed before the build process has measured any.
 DEFAULT_BUILD_SECONDS = 3.0
 #: Most seconds a Retry-After names.
@@ -81,7 +85,8 @@ QUEUE_DEPTH = Gauge(
 BUILD_SECONDS = Histogram(
     "table_build_seconds",
     "Seconds the build process took for a table, from taking its job to dropping it, by "
-    "kind (values, moments) and outcome (built, failed).",
+    "kind (values, moments) and outcome (built; shared: fetched from the cluster's shared "
+    "table store; failed).",
     ["kind", "outcome"],
     buckets=(0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 600.0),
 )
@@ -96,11 +101,14 @@ def current_client() -> str:
 
 
 class TableBuilding(Exception):
-    """The table is queued or being built; ask again in `retry_after` seconds."""
+    """The table is queued or being built; ask again in `retry_after` seconds. `detail`:
+    why, in words, when it is not a build of these rules (the server's warm-up)."""
 
-    def __init__(self, retry_after: int, waiting: int, kind: str = "values") -> None:
+    def __init__(self, retry_after: int, waiting: int, kind: str = "values",
+                 detail: str | None = None) -> None:
         super().__init__(f"table being built; retry after {retry_after} s")
         self.retry_after, self.waiting, self.kind = retry_after, waiting, kind
+        self.detail = detail
 
     @property
     def what(self) -> str:
@@ -171,6 +179,13 @@ class BuildSettings:
     keep_mib: int = 128  # and at most this many MiB of them
     nice: int = 10
     threads: int = 0
+    # built-in variants whose tables and kernels a build process started by a worker makes
+    # ready first (`service.warmup`: the server's start, when it was deferred)
+    warm: tuple[str, ...] = ()
+    # the cluster's shared table store (`shared.SharedTables`): its redis:// URL ("": none),
+    # and the most MiB of tables it keeps
+    shared_url: str = field(default="", repr=False)
+    shared_mib: int = 1024
 
 
 class BuildQueue:
@@ -318,7 +333,7 @@ class BuildQueue:
                 [sys.executable, "-m", "service.advisor", "serve-builds",
                  "--dir", str(s.directory), "--table-dir", str(s.table_dir),
                  "--keep", str(s.keep), "--keep-mib", str(s.keep_mib), "--nice", str(s.nice),
-                 "--threads", str(s.threads),
+                 "--threads", str(s.threads), "--warm", ",".join(s.warm),
                  "--owner", str(os.getppid())],
                 env=env, stdin=subprocess.DEVNULL, close_fds=True)
             # reap it when it exits (a greenlet under gevent, a thread otherwise)
@@ -344,8 +359,12 @@ class Builder:
     """The build process: takes jobs from the queue, one at a time, fairly between clients."""
 
     def __init__(self, settings: BuildSettings, owner: int = 0,
-                 idle_exit: float | None = IDLE_EXIT) -> None:
+                 idle_exit: float | None = IDLE_EXIT,
+                 warm: Callable[[], object] | None = None) -> None:
         self.settings = settings
+        #: run before the first job: the server's warm-up, when it was deferred to this
+        #: process (`service.warmup`)
+        self.warm = warm
         self.idle_exit = idle_exit
         self.queue = BuildQueue(settings, autostart=False)
         self.house = TableStore(settings.directory)
@@ -354,6 +373,9 @@ class Builder:
         self.served: dict[str, float] = {}  # client -> when its last job was taken
         self.mean_seconds = self.queue.mean_build_seconds()
         self.stopping = False
+        #: the cluster's shared table store (ADVISOR_SHARED_TABLES), None without one
+        self.shared = (SharedTables(settings.shared_url, settings.shared_mib)
+                       if settings.shared_url else None)
 
     def next_job(self) -> dict[str, Any] | None:
         """The job of the client served longest ago (oldest job first among its own)."""
@@ -377,11 +399,19 @@ class Builder:
         set_process_name(PROCESS_NAME)
         with contextlib.suppress(OSError):
             os.nice(self.settings.nice)
+        if self.warm is not None:
+            # in a child, so that a server stopping meanwhile does not wait for minutes of
+            # compiling; what it makes is on disk (tables, numba's cache, the marker)
+            error, _ = _in_child(self.warm, WARM_TIMEOUT, self.abandoned)
+            if error is not None:  # /readyz stays 503; builds are still served
+                log.error("warm-up failed", extra={"error": error})
+            if self.abandoned():
+                return 0
         _load_kernels()
         log.info("table build process ready", extra={"dir": str(d), "nice": os.nice(0)})
         idle_since = time.monotonic()
         while not self.stopping:
-            if self.owner and not _alive(self.owner):
+            if self.abandoned():
                 log.info("server gone; table build process exits")
                 break
             job = self.next_job()
@@ -397,6 +427,11 @@ class Builder:
 
     def _stop(self, _sig: int, _frame: Any) -> None:
         self.stopping = True
+
+    def abandoned(self) -> bool:
+        """Whether to stop what it does: told to stop, or the server that started it is
+        gone."""
+        return self.stopping or bool(self.owner and not _alive(self.owner))
 
     def build(self, job: dict[str, Any]) -> None:
         """Build one job's tables in a forked child, then drop the job."""
@@ -414,21 +449,33 @@ class Builder:
         except Exception as exc:  # a job this code cannot read: drop it, remember why
             rs, error = None, f"{type(exc).__name__}: {exc}"
         peak_mib = 0.0
+        fetched = False
         if rs is not None:
             builtin = bool(job.get("builtin"))
             store = self.builtin if builtin and _writable(self.builtin) else self.house
-            error, peak_mib = _build_in_child(rs, store, self.settings.threads, kind,
-                                              StoreChain(self.builtin, self.house))
+            # a built-in variant's tables are the image's: only new rules' are shared
+            shared = self.shared if not builtin else None
+            fetched = shared is not None and shared.fetch(name, store.directory) is not None
+            if not fetched:
+                before = _table_files(store, rs)
+                error, peak_mib = _build_in_child(rs, store, self.settings.threads, kind,
+                                                  StoreChain(self.builtin, self.house),
+                                                  abandon=self.abandoned)
+                if error is None and shared is not None:
+                    after = _table_files(store, rs)
+                    shared.put(name, [p for p, stamp in after.items()
+                                      if before.get(p) != stamp])
         seconds = time.monotonic() - started
-        BUILD_SECONDS.labels(kind if kind in KINDS else "unknown",
-                             "built" if error is None else "failed").observe(seconds)
+        outcome = "failed" if error is not None else "shared" if fetched else "built"
+        BUILD_SECONDS.labels(kind if kind in KINDS else "unknown", outcome).observe(seconds)
         if error is None:
-            self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
+            if not fetched:
+                self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
             _write_json(self.settings.directory / "builder.json",
                         {"mean_seconds": round(self.mean_seconds, 3), "pid": os.getpid()})
-            log.info("table built", extra={"variant": job["variant"], "fingerprint": fp,
-                                           "kind": kind, "seconds": round(seconds, 2),
-                                           "memory_mib": round(peak_mib, 1)})
+            log.info("table fetched from the shared store" if fetched else "table built",
+                     extra={"variant": job["variant"], "fingerprint": fp, "kind": kind,
+                            "seconds": round(seconds, 2), "memory_mib": round(peak_mib, 1)})
             self.evict()
         else:
             log.error("table build failed", extra={"variant": job.get("variant"),
@@ -478,11 +525,13 @@ def set_process_name(name: str) -> None:
         libc.prctl(15, name.encode()[:15] + b"\0", 0, 0, 0)  # PR_SET_NAME
 
 
-def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = ()) -> int:
+def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = (),
+                 warm: Callable[[], object] | None = None) -> int:
     """Fork the build process from this process (gunicorn's master, tables loaded): it
     shares this process's memory and compiled kernels. `close`: sockets the child must not
     keep open (the listening sockets: a process holding one keeps connections queued after
-    the server stopped). Returns the child's pid; the child never returns."""
+    the server stopped). `warm`: the server's warm-up, run by the child first (when the
+    master deferred it). Returns the child's pid; the child never returns."""
     owner = os.getpid()
     pid = os.fork()
     if pid:
@@ -496,7 +545,7 @@ def fork_builder(settings: BuildSettings, close: list[Any] | tuple[Any, ...] = (
                     signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)  # the master's handlers are not ours
         set_process_name(PROCESS_NAME)
-        Builder(settings, owner=owner, idle_exit=None).run()
+        Builder(settings, owner=owner, idle_exit=None, warm=warm).run()
     except BaseException:  # never return into the master's code
         code = 1
         with contextlib.suppress(Exception):
@@ -512,6 +561,17 @@ def _builtin_fingerprints() -> set[str]:
 def _writable(store: TableStore) -> bool:
     d = store.directory
     return os.access(d if d.exists() else d.parent, os.W_OK)
+
+
+def _table_files(store: TableStore, rs: RuleSet) -> dict[Path, tuple[int, int]]:
+    """The files of a table of rules in a store, each with its modification time and size
+    (what a build wrote is what changed)."""
+    out = {}
+    for path in store.directory.glob(f"{rs.variant.id}-{rs.fingerprint}-*-v{FORMAT}.npy"):
+        with contextlib.suppress(FileNotFoundError):
+            st = path.stat()
+            out[path] = (st.st_mtime_ns, st.st_size)
+    return out
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -537,25 +597,22 @@ def _status_kib(field: str) -> int:
     return 0
 
 
-def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "values",
-                    sources: StoreChain | None = None) -> tuple[str | None, float]:
-    """Build and save the tables (`kind`) into `store` in a forked child: (None when it
-    worked, else the error; the memory the build added to the child, MiB: its peak resident
-    size less what it had from the parent at the fork). An analysis build reads the value
-    tables from `sources` when it holds them (else builds them into `store` too)."""
+def _in_child(work: Callable[[], object], timeout: float = BUILD_TIMEOUT,
+              abandon: Callable[[], bool] = lambda: False) -> tuple[str | None, float]:
+    """Run `work` in a forked child and wait for it: (None when it worked, else the error;
+    the memory it added to the child, MiB: its peak resident size less what it had from the
+    parent at the fork). The child is killed after `timeout` seconds, or as soon as
+    `abandon()` says so (the server is gone or stopping)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: build, report, exit without running the parent's cleanup
+    if pid == 0:  # the child: work, report, exit without running the parent's cleanup
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         os.close(read_fd)
         code, report = 0, ""
         start_kib = _status_kib("VmRSS")
         try:
-            if kind == "values":
-                build_strategy(rs, store, threads)
-            else:
-                build_analysis(rs, store, threads, sources)
+            work()
             report = f"ok {(_status_kib('VmHWM') - start_kib) / 1024:.1f}"
         except BaseException as exc:
             code, report = 1, f"{type(exc).__name__}: {exc}"[:2000]
@@ -563,26 +620,40 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "v
             os.write(write_fd, report.encode())
         os._exit(code)
     os.close(write_fd)
-    deadline = time.monotonic() + BUILD_TIMEOUT
+    deadline = time.monotonic() + timeout
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
-        if time.monotonic() > deadline:
+        over = time.monotonic() > deadline
+        if over or abandon():
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(read_fd)
-            return f"build took more than {BUILD_TIMEOUT:.0f} s", 0.0
+            return (f"took more than {timeout:.0f} s" if over else "abandoned"), 0.0
         time.sleep(0.02)
     with os.fdopen(read_fd, "rb") as fh:
         report = fh.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) == 0 and report.startswith("ok "):
         return None, float(report[3:])
-    return report or f"build process ended with status {status}", 0.0
+    return report or f"process ended with status {status}", 0.0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m service.advisor serve-builds``: the build process (started by workers)."""
+def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "values",
+                    sources: StoreChain | None = None,
+                    abandon: Callable[[], bool] = lambda: False) -> tuple[str | None, float]:
+    """Build and save the tables (`kind`) into `store` in a forked child (`_in_child`). An
+    analysis build reads the value tables from `sources` when it holds them (else builds
+    them into `store` too)."""
+    if kind == "values":
+        return _in_child(lambda: build_strategy(rs, store, threads), abandon=abandon)
+    return _in_child(lambda: build_analysis(rs, store, threads, sources), abandon=abandon)
+
+
+def main(argv: list[str] | None = None,
+         warmup: Callable[[tuple[str, ...]], Callable[[], object]] | None = None) -> int:
+    """``python -m service.advisor serve-builds``: the build process (started by workers).
+    `warmup(variants)`: the warm-up of `--warm`'s variants, run first."""
     ap = argparse.ArgumentParser(prog="python -m service.advisor serve-builds")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--table-dir", required=True)
@@ -590,11 +661,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-mib", type=int, default=128)
     ap.add_argument("--nice", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--warm", default="", help="built-in variants to make ready first")
     ap.add_argument("--owner", type=int, default=0, help="exit when this pid is gone")
     args = ap.parse_args(argv)
+    warm_ids = tuple(v for v in args.warm.split(",") if v)
     settings = Settings.from_env()
     configure_logging(settings.log_level, settings.log_format)
     builder = Builder(BuildSettings(Path(args.dir), Path(args.table_dir), keep=args.keep,
                                     keep_mib=args.keep_mib, nice=args.nice,
-                                    threads=args.threads), owner=args.owner)
+                                    threads=args.threads, warm=warm_ids,
+                                    shared_url=settings.advisor_shared_tables,
+                                    shared_mib=settings.advisor_shared_tables_mib),
+                      owner=args.owner,
+                      warm=warmup(warm_ids) if warmup is not None and warm_ids else None)
     return builder.run()
