@@ -34,16 +34,6 @@ os.makedirs(_metrics_dir, exist_ok=True)
 for _stale in glob.glob(os.path.join(_metrics_dir, "*.db")):
     os.unlink(_stale)
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir
-# Each write of a metric asks which process it is in (a fork starts the process's own files):
-# os.getpid, a system call, six times a request. The process id is kept here instead, and
-# taken again in every forked process (workers, the table build process) before it runs
-# anything else. Set before any metric exists (the app is not loaded yet).
-_pid = [os.getpid()]
-os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
-from prometheus_client import values as _prometheus_values  # noqa: E402
-
-_prometheus_values.ValueClass = _prometheus_values.MultiProcessValue(lambda: _pid[0])
-
 # The CPU the advisor's kernels are compiled for (ADVISOR_CPU_TARGET; numba reads it when it
 # is first imported, so it is set here, before the app is loaded; what this process starts
 # inherits it): "portable" in the image, so that the kernels it ships serve every node.
