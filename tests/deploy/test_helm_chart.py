@@ -1423,7 +1423,7 @@ def test_standard_knobs_reach_the_objects():
     resources = container(objs)["resources"]
     assert resources["requests"]["ephemeral-storage"] == "384Mi"
     assert resources["limits"]["ephemeral-storage"] == "512Mi"
-    assert resources["requests"]["cpu"] == "250m"  # the defaults stay beside them
+    assert resources["requests"]["cpu"] == "1"  # the defaults stay beside them
     assert {"name": "extra-tables", "configMap": {"name": "house-rules"}} in pod["volumes"]
     assert [v["name"] for v in pod["volumes"]] == ["tmp", "api-keys", "extra-tables"]
     assert container(objs)["volumeMounts"][-1] == STANDARD["extraVolumeMounts"][0]
