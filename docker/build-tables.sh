@@ -37,5 +37,16 @@ print(portable_cpu(platform.machine(), dict(llvm.get_host_cpu_features())))
 # compiles once).
 for cpu in ${CPU_BASELINES:-$(printf '%s\ngeneric\n' "$portable" | uniq)}; do
     echo "compiling the kernels for the CPU baseline $cpu"
-    NUMBA_CPU_NAME=$cpu NUMBA_CPU_FEATURES= "$VENV/bin/python" -P -m service.advisor build
+    export NUMBA_CPU_NAME=$cpu NUMBA_CPU_FEATURES=
+    if ls "$ADVISOR_TABLE_DIR"/*.npy >/dev/null 2>&1; then
+        # the tables are there, so the build below only loads them: the kernels that build
+        # value tables (a pod builds tables of new rules) are compiled by building them once
+        # more from nothing, into a scratch directory
+        scratch=$(mktemp -d)
+        ADVISOR_TABLE_DIR=$scratch "$VENV/bin/python" -P -m service.advisor build --values-only \
+            >/dev/null
+        rm -rf "$scratch"
+    fi
+    "$VENV/bin/python" -P -m service.advisor build
 done
+unset NUMBA_CPU_NAME NUMBA_CPU_FEATURES
