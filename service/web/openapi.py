@@ -5,6 +5,7 @@ the blueprint factory."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -276,3 +277,10 @@ def contract_document(api: Any) -> dict[str, Any]:
     """The OpenAPI document as served and committed: flask-smorest's spec (`api.spec`, the
     Api `register_api` made), the schemas nothing refers to left out."""
     return used_only(api.spec.to_dict())
+
+
+def document_bytes(document: dict[str, Any]) -> bytes:
+    """An OpenAPI document as the service serves it and `openapi/openapi.json` holds it, byte
+    for byte: the generator's key order (a client generated from either file is the same),
+    two-space indents, UTF-8."""
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()

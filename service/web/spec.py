@@ -6,7 +6,6 @@ The committed copy is `openapi/openapi.json`; a test fails when the two disagree
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 
@@ -22,8 +21,11 @@ def generate() -> dict[str, Any]:
 
 
 def render() -> str:
-    """The document as the committed file holds it."""
-    return json.dumps(generate(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """The document as the committed file holds it: the bytes /openapi.json serves
+    (`openapi.document_bytes`)."""
+    from .openapi import document_bytes
+
+    return document_bytes(generate()).decode()
 
 
 if __name__ == "__main__":
