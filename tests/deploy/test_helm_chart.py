@@ -127,7 +127,7 @@ SERVICE_MONITOR = {
 # Service, ephemeral storage, a PDB by maxUnavailable, the HPA's behavior, a volume of one's own
 # and the `helm test` key.
 STANDARD = {
-    "image": {"repository": "registry.example/games/yahtzee", "tag": "2.0.0",
+    "image": {"repository": "registry.example/games/yahtzee", "tag": "3.0.0",
               "digest": "sha256:" + "ab" * 32},
     "priorityClassName": "games-critical",
     "service": {"annotations": {"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}},
@@ -301,12 +301,12 @@ def test_pdb_only_with_more_than_one_pod():
 @pytest.mark.parametrize(
     ("values", "image"),
     [
-        (None, "yahtzee-scoring:2.0.0"),  # appVersion
+        (None, "yahtzee-scoring:3.0.0"),  # appVersion
         ({"image": {"tag": "2.3.4"}}, "yahtzee-scoring:2.3.4"),
         ({"image": {"repository": "registry.example/games/yahtzee", "tag": "sha-abc123"}},
          "registry.example/games/yahtzee:sha-abc123"),
         # pinned: the digest wins over the tag
-        ({"image": {"repository": "registry.example/games/yahtzee", "tag": "2.0.0",
+        ({"image": {"repository": "registry.example/games/yahtzee", "tag": "3.0.0",
                     "digest": "sha256:" + "ab" * 32}},
          "registry.example/games/yahtzee@sha256:" + "ab" * 32),
         ({"image": {"digest": "sha256:" + "0f" * 32}}, "yahtzee-scoring@sha256:" + "0f" * 32),
