@@ -140,12 +140,20 @@ def variant_facts(vid: str) -> dict[str, Any]:
 
 
 def _rename_refs(node: Any, vid: str, narrowed: set[str]) -> Any:
-    """Point every $ref to a narrowed component at that component's copy for `vid`."""
+    """Point every $ref to a narrowed component at that component's copy for `vid`, and
+    every discriminator's mapping too (a client generator types a union's tag from it)."""
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith(REF) and ref[len(REF):] in narrowed:
             return {**node, "$ref": f"{ref}_{vid}"}
-        return {k: _rename_refs(v, vid, narrowed) for k, v in node.items()}
+        out = {k: _rename_refs(v, vid, narrowed) for k, v in node.items()}
+        discriminator = out.get("discriminator")
+        if isinstance(discriminator, dict) and isinstance(discriminator.get("mapping"), dict):
+            out["discriminator"] = {**discriminator, "mapping": {
+                tag: f"{target}_{vid}" if target.startswith(REF)
+                and target[len(REF):] in narrowed else target
+                for tag, target in discriminator["mapping"].items()}}
+        return out
     if isinstance(node, list):
         return [_rename_refs(v, vid, narrowed) for v in node]
     return node

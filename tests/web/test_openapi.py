@@ -300,3 +300,29 @@ def test_the_served_document_is_the_committed_file_byte_for_byte_and_compressed(
     assert again.status_code == 304 and not again.data
     refused = client.get("/openapi.json", headers={"Accept-Encoding": "gzip;q=0"})
     assert "Content-Encoding" not in refused.headers and refused.data == plain.data
+
+
+def _discriminated(node, where="") -> list[tuple[str, dict]]:
+    """Every schema with a discriminator mapping in a document, with where it is."""
+    found = []
+    if isinstance(node, dict):
+        if isinstance(node.get("discriminator"), dict) and "mapping" in node["discriminator"]:
+            found.append((where, node))
+        for key, value in node.items():
+            found += _discriminated(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _discriminated(value, f"{where}/{i}")
+    return found
+
+
+def test_every_discriminator_maps_to_its_own_union():
+    """A union's tags map to the very schemas it is made of (per variant, the variant's own):
+    a client generator types the tag from the mapping, so `best.action === "keep"` narrows to
+    the variant's keep."""
+    doc = json.loads(SPEC.read_text())
+    unions = _discriminated(doc)
+    assert len(unions) >= 39  # a move (keep or score) in each of its answers, per variant too
+    for where, node in unions:
+        members = {member["$ref"] for member in node.get("oneOf", node.get("anyOf", []))}
+        assert set(node["discriminator"]["mapping"].values()) <= members, where
