@@ -20,7 +20,12 @@ from typing import Any
 import marshmallow as ma
 from flask import Flask, Response
 
-from ..advisor.tables.build_process import BuildFailed, BuildQueueFull, TableBuilding
+from ..advisor.tables.build_process import (
+    KIND_WORDS,
+    BuildFailed,
+    BuildQueueFull,
+    TableBuilding,
+)
 from .body import json_response
 from .openapi import RETRY_AFTER_HEADER
 from .problems import TYPE_BUILD_QUEUE_FULL, TYPE_TABLE_BUILD_FAILED, problem_response
@@ -35,10 +40,11 @@ class TableBuildingSchema(ma.Schema):
     status = ma.fields.String(required=True, validate=ma.validate.OneOf(["building"]),
                               metadata={"description": "Always `building`"})
     building = ma.fields.String(required=True, validate=ma.validate.OneOf(
-        ["table", "analysis table (moments)"]), metadata={
-        "description": "What is being built: the advisor's `table` of these rules, or the "
-                       "`analysis table (moments)` that position values, game analysis and "
-                       "win probabilities also need"})
+        list(KIND_WORDS.values())), metadata={
+        "description": "What is being built: the advisor's `table` of these rules, the "
+                       "`analysis table (moments)` that game analysis, win probabilities and "
+                       "position values after the start also need, or the `analysis table "
+                       "(start distribution)` a position value at the start of a game needs"})
     waiting = ma.fields.Integer(required=True, validate=ma.validate.Range(min=0), metadata={
         "description": "Tables waiting to be built in this server, this one included"})
     retry_after = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1), metadata={
@@ -49,10 +55,11 @@ class TableBuildingSchema(ma.Schema):
 BUSY_DOC: dict[str, Any] = {
     "202": {"description": (
         "Accepted, not answered yet: the table of these rules (options and house rules) is "
-        "being built, in the background, once per pod (for position values, game analysis "
-        "and win probabilities also its analysis tables: the mean and second moment of every "
-        "state, seconds of work once per table of rules, built-in variants included); it was "
-        "not ready within a second. Ask again after Retry-After seconds: the same request "
+        "being built, in the background, once per pod (for game analysis, win probabilities "
+        "and position values also an analysis table: the mean and second moment of every "
+        "state, or the distribution from the start of a game; seconds of work once per table "
+        "of rules), or the server has just started and is making its tables ready; it was "
+        "not ready within the wait. Ask again after Retry-After seconds: the same request "
         "then answers at once"),
         "headers": {"Retry-After": RETRY_AFTER_HEADER},
         "content": {"application/json": {"schema": {

@@ -329,11 +329,12 @@ def test_analysis_tables_building_is_a_202_with_retry_after(tmp_path):
     assert r.status_code == 202 and r.mimetype == "application/json"
     pending = r.get_json()
     assert pending["status"] == "building" and "analysis table" in pending["detail"]
-    assert pending["building"] == "analysis table (moments)" and pending["waiting"] == 1
+    assert pending["building"] == "analysis table (start distribution)"
+    assert pending["waiting"] == 1
     assert int(r.headers["Retry-After"]) == pending["retry_after"] >= 1
     job = advisor.builds.jobs()[0]
     # queued for the client: without API keys, the anonymous tenant at its address
-    assert job["kind"] == "moments" and job["client"] == "anonymous/127.0.0.1"
+    assert job["kind"] == "start" and job["client"] == "anonymous/127.0.0.1"
     Builder(advisor.builds.settings).build(job)
     r = post(client, "generala/positions/value", body)
     assert r.status_code == 200, r.get_data(as_text=True)

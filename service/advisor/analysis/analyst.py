@@ -331,14 +331,14 @@ class Analyst:
 
     def _queue_start(self, rs: RuleSet) -> None:
         """The start of a game of rules whose value tables the build process has still to
-        make: queue their analysis job (which makes the start distribution first) right
-        behind them, so that the answer comes after one build queue, not two."""
+        make: queue the start distribution's job right behind them, so that the answer comes
+        after one build queue, not two."""
         builds = self.advisor.builds
         if builds is None or not method_for(rs).exact or self.advisor.ready(rs):
             return
         with contextlib.suppress(BuildQueueFull):
             builds.submit(rs, current_client(), builtin=is_builtin(rs))
-            builds.submit(rs, current_client(), builtin=is_builtin(rs), kind="moments")
+            builds.submit(rs, current_client(), builtin=is_builtin(rs), kind="start")
 
     def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
         """Every reachable state (mask, upper code, flags) of a one-part strategy, per number
@@ -457,7 +457,7 @@ class Analyst:
     def start_distribution(self, st: Strategy, here: bool = False) -> Distribution | None:
         """The exact distribution of the final total from the start of a game (one-part
         strategies; None for the approximate methods), for any rules: cached, on disk, else
-        made by the pod's build process with the moment tables (`TableBuilding` while it
+        made by the pod's build process, a job of its own (`TableBuilding` while it
         works) or, with `here` or without a build queue, computed here and kept (seconds for
         the larger sheets: `warm` runs it for the built-in variants)."""
         if len(st.parts) != 1:
@@ -468,7 +468,7 @@ class Analyst:
             found = self._cached(st, state)
             if found is not None:
                 return found
-            return await_build(builds, st.rs, lambda: self._cached(st, state), kind="moments",
+            return await_build(builds, st.rs, lambda: self._cached(st, state), kind="start",
                                builtin=is_builtin(st.rs), wait=self.advisor.build_wait)
         return self._distribution(st, state, lambda: self.exact_distribution(st, state))
 

@@ -56,7 +56,7 @@ from ...domain.variants import VARIANT_IDS
 from ...logs import configure_logging
 from .shared import SharedTables
 from .store import FORMAT, StoreChain, TableStore
-from .strategies import build_analysis, build_strategy, warm_analysis
+from .strategies import build_moments, build_start, build_strategy, warm_analysis
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,13 @@ WARM_TIMEOUT = 3600.0
 DEFAULT_BUILD_SECONDS = 3.0
 #: Most seconds a Retry-After names.
 MAX_RETRY_AFTER = 120
-#: What a job builds: the value tables of a table of rules, or its analysis tables.
-KINDS = ("values", "moments")
+#: What a job builds: the value tables of a table of rules, or one of its analysis tables:
+#: the moment tables (game analysis, position values after the start), the start
+#: distribution (position values at the start of a game). Each request waits for its own.
+KINDS = ("values", "moments", "start")
+#: What each kind is, in words (a 202's `building`).
+KIND_WORDS = {"values": "table", "moments": "analysis table (moments)",
+              "start": "analysis table (start distribution)"}
 
 QUEUE_DEPTH = Gauge(
     "table_build_queue_depth",
@@ -113,7 +118,7 @@ class TableBuilding(Exception):
     @property
     def what(self) -> str:
         """What is being built, in words."""
-        return "table" if self.kind == "values" else "analysis table (moments)"
+        return KIND_WORDS.get(self.kind, "table")
 
 
 class BuildQueueFull(Exception):
@@ -154,7 +159,7 @@ def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind
             found = load()
             if found is not None:
                 return found
-    raise TableBuilding(queue.retry_after(waiting), waiting, kind)
+    raise TableBuilding(queue.retry_after(waiting, kind), waiting, kind)
 
 
 def default_build_dir(table_dir: str | Path) -> Path:
@@ -287,17 +292,22 @@ class BuildQueue:
         self.ensure_builder()
         return max(1, len(os.listdir(self.queue_dir)) if self.queue_dir.exists() else 1)
 
-    def mean_build_seconds(self) -> float:
-        """The build process's mean build time (a default before it measured one)."""
+    def mean_build_seconds(self, kind: str | None = None) -> float:
+        """The build process's mean build time, of builds of `kind` when it has measured
+        one (else of all; a default before it measured any)."""
         try:
             data = json.loads((self.directory / "builder.json").read_bytes())
-            return float(data.get("mean_seconds", DEFAULT_BUILD_SECONDS))
-        except (OSError, ValueError):
+            by_kind = data.get("kinds", {})
+            return float(by_kind[kind] if kind in by_kind else
+                         data.get("mean_seconds", DEFAULT_BUILD_SECONDS))
+        except (OSError, ValueError, TypeError):
             return DEFAULT_BUILD_SECONDS
 
-    def retry_after(self, waiting: int) -> int:
-        """Seconds until `waiting` queued builds are likely done (1 to MAX_RETRY_AFTER)."""
-        return max(1, min(MAX_RETRY_AFTER, math.ceil(self.mean_build_seconds() * waiting)))
+    def retry_after(self, waiting: int, kind: str | None = None) -> int:
+        """Seconds until `waiting` queued builds, the last of `kind`, are likely done (1 to
+        MAX_RETRY_AFTER)."""
+        seconds = self.mean_build_seconds(kind) + self.mean_build_seconds() * (waiting - 1)
+        return max(1, min(MAX_RETRY_AFTER, math.ceil(seconds)))
 
     # --- the build process ---------------------------------------------------------------
     def builder_running(self) -> bool:
@@ -372,6 +382,8 @@ class Builder:
         self.owner = owner
         self.served: dict[str, float] = {}  # client -> when its last job was taken
         self.mean_seconds = self.queue.mean_build_seconds()
+        #: mean seconds of each kind of build (Retry-After's estimate for a job of that kind)
+        self.kind_seconds: dict[str, float] = {}
         self.stopping = False
         #: the cluster's shared table store (ADVISOR_SHARED_TABLES), None without one
         self.shared = (SharedTables(settings.shared_url, settings.shared_mib)
@@ -471,8 +483,12 @@ class Builder:
         if error is None:
             if not fetched:
                 self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
+                before = self.kind_seconds.get(kind)
+                self.kind_seconds[kind] = round(
+                    seconds if before is None else 0.7 * before + 0.3 * seconds, 3)
             _write_json(self.settings.directory / "builder.json",
-                        {"mean_seconds": round(self.mean_seconds, 3), "pid": os.getpid()})
+                        {"mean_seconds": round(self.mean_seconds, 3),
+                         "kinds": self.kind_seconds, "pid": os.getpid()})
             log.info("table fetched from the shared store" if fetched else "table built",
                      extra={"variant": job["variant"], "fingerprint": fp, "kind": kind,
                             "seconds": round(seconds, 2), "memory_mib": round(peak_mib, 1)})
@@ -647,7 +663,8 @@ def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "v
     them into `store` too)."""
     if kind == "values":
         return _in_child(lambda: build_strategy(rs, store, threads), abandon=abandon)
-    return _in_child(lambda: build_analysis(rs, store, threads, sources), abandon=abandon)
+    build = build_start if kind == "start" else build_moments
+    return _in_child(lambda: build(rs, store, threads, sources), abandon=abandon)
 
 
 def main(argv: list[str] | None = None,

@@ -105,20 +105,36 @@ def build_strategy(rs: RuleSet, store: TableStore | None = None, threads: int = 
     return _strategy(rs, parts)
 
 
-def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
-                   sources: StoreChain | None = None) -> Strategy:
-    """Build and save into `store`, for a one-part (exact) strategy, the exact distribution
-    of the final total from the start of a game (`forward`, `start_name`: all that
-    positions/value waits for there, so first), then the moment tables (float64 mean and
-    second moment, `kernels/moments.py`) of every part of a RuleSet's strategy. The value
-    tables come from `sources` when it holds them, else are built into `store` too. What the
-    build process runs for an analysis job."""
+def _value_tables(rs: RuleSet, store: TableStore, threads: int,
+                  sources: StoreChain | None) -> Strategy:
+    """The RuleSet's strategy from `sources` when it holds the value tables, else built
+    into `store`."""
     found = sources.load(rs, part_names(rs), lambda a: strategy_of(rs, a)) if sources else None
-    st = found[0] if found is not None else build_strategy(rs, store, threads)
-    if len(st.parts) == 1:  # exact: the final-score distribution from the start of a game
+    return found[0] if found is not None else build_strategy(rs, store, threads)
+
+
+def build_start(rs: RuleSet, store: TableStore, threads: int = 0,
+                sources: StoreChain | None = None) -> Strategy:
+    """Build and save into `store`, for a one-part (exact) strategy, the exact distribution
+    of the final total from the start of a game (`forward`, `start_name`): all that
+    positions/value waits for at the start of a game. The value tables come from `sources`
+    when it holds them, else are built into `store` too. What the build process runs for a
+    `start` job."""
+    st = _value_tables(rs, store, threads, sources)
+    if len(st.parts) == 1:
         sol = st.parts[0].solution
         dist = forward(sol.kd, sol.values, start_state(st), 0, None, threads)
         store.save(rs, start_name(st.parts[0].name), dist.to_array())
+    return st
+
+
+def build_moments(rs: RuleSet, store: TableStore, threads: int = 0,
+                  sources: StoreChain | None = None) -> Strategy:
+    """Build and save into `store` the moment tables (float64 mean and second moment,
+    `kernels/moments.py`) of every part of a RuleSet's strategy: what game analysis and
+    position values after the start wait for. The value tables as `build_start`. What the
+    build process runs for a `moments` job."""
+    st = _value_tables(rs, store, threads, sources)
     for part in st.parts:
         for name, table in moment_arrays(part, solve_moments(part.solution, threads)).items():
             store.save(rs, name, table)
@@ -126,7 +142,8 @@ def build_analysis(rs: RuleSet, store: TableStore, threads: int = 0,
 
 
 def warm_analysis(st: Strategy) -> None:
-    """Run the analysis build's kernels (`build_analysis`) once on a one-part strategy,
+    """Run the analysis builds' kernels (`build_start`, `build_moments`) once on a one-part
+    strategy,
     saving nothing: numba compiles them, or loads them from its cache, now."""
     sol = st.parts[0].solution
     forward(sol.kd, sol.values, start_state(st), 0, None, 1)
