@@ -185,3 +185,25 @@ def test_a_position_that_breaks_a_rule_is_refused_before_its_table_is_asked_for(
     ok = client.post("/v1/variants/yahtzee/moves/suggest",
                      json={"dice": [1, 2, 3, 4, 5], "throw": 1, "options": {"joker": "none"}})
     assert ok.status_code == 202, ok.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10])
+def test_limit_answers_the_best_few_moves_as_ranked(client, limit):
+    """`limit`: the first moves of the same ranked list, each as it is in the whole list
+    (coached too), and nothing else of the answer changes."""
+    body = {"dice": [1, 2, 3, 4, 6], "throw": 2, "coach": True}
+    whole = client.post(URL.format("yacht"), json=body).get_json()
+    few = client.post(URL.format("yacht"), json={**body, "limit": limit})
+    assert few.status_code == 200, few.get_data(as_text=True)
+    few = few.get_json()
+    assert few["moves"] == whole["moves"][:limit] and len(whole["moves"]) > limit
+    assert {k: v for k, v in few.items() if k != "moves"} == {
+        k: v for k, v in whole.items() if k != "moves"}
+    assert few["best"] == few["moves"][0]
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1001, "3", 2.5, None])
+def test_a_limit_out_of_range_is_a_problem(client, limit):
+    r = client.post(URL.format("yacht"), json={"dice": [1, 2, 3, 4, 6], "throw": 2,
+                                                "limit": limit})
+    assert r.status_code == 422 and r.get_json()["errors"][0]["pointer"] == "/limit"

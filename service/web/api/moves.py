@@ -91,6 +91,8 @@ def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     sheet = sheet_for(rs, item)
     throw = item["throw"]
     result = _ranked(rs, sheet, item)
+    if "limit" in item:  # the best few: coached, dumped and sent, the rest not
+        result.moves = result.moves[:item["limit"]]
     if item.get("coach"):
         analyst = analyst_of(current_app)
         keeps = [a for a in result.moves if a.action == "keep"]

@@ -81,6 +81,11 @@ PositionRequestFields = RulesRequestFields.from_dict({
 }, name="PositionRequestFields")
 
 
+#: The most moves a position has: every keep of up to six dice (63 subsets, fewer as
+#: multisets) and a placement per box (Maxi Yatzy: 20, in columns more): `limit`'s bound.
+MAX_MOVES = 1000
+
+
 class MoveSuggestRequestSchema(PositionRequestFields):
     """A position to advise on: the dice, the throw they stand on, the sheet."""
 
@@ -88,6 +93,11 @@ class MoveSuggestRequestSchema(PositionRequestFields):
         "description": "Add to every keep the probability that the turn ends with points in "
                        "each box and the expected points of the turn (under the advisor's "
                        "play of the rest of the turn)"})
+    limit = _int(1, MAX_MOVES, metadata={
+        "description": "Answer only the first `limit` moves of the ranked list in `moves` "
+                       "(the best first; a move keeps its rank, so the last ones may tie with "
+                       "moves left out). Without it, every move: up to 1 + 31 keeps and a "
+                       "placement per open box"})
 
 
 def _move_common() -> dict[str, fields.Field]:
