@@ -93,6 +93,12 @@ class Standing:
     winner: bool
 
 
+def player_name(player: dict[str, Any], index: int) -> str:
+    """A player's name in every answer: the request's, else "Player <n>", counted from 1
+    (`index` counts from 0)."""
+    return player.get("name") or f"Player {index + 1}"
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerResult:
     """A player's game replayed (`PlayerResultSchema`): each turn, the final sheet as the
@@ -164,7 +170,7 @@ def replay_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameReplay
     `ReplayedTurn`, for the game analysis.
     """
     problems: list[Problem] = []
-    players = [_Player(i, p.get("name") or f"Player {i + 1}", p.get("turns") or [],
+    players = [_Player(i, player_name(p, i), p.get("turns") or [],
                        empty_sheet(rs)) for i, p in enumerate(game.get("players") or [])]
     counts = [len(p.turns) for p in players]
     ended: str | None = None  # "won" once someone wins at once

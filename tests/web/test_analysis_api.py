@@ -394,3 +394,18 @@ def test_a_player_sheet_no_game_reaches_is_refused_with_its_code(client, path):
         errors = r.get_json()["errors"]
         assert [(e["pointer"], e.get("code")) for e in errors] == [
             (f"/players/1/scorecard{where}", code)], errors
+
+
+def test_a_player_without_a_name_has_the_same_name_in_every_answer(client):
+    """"Player <n>" in games/validate, games/analyze and games/win-probability alike."""
+    game = {"players": [{"turns": [{"throws": [[1, 2, 3, 4, 6]], "box": "ones"}]},
+                        {"name": "bea", "turns": []}]}
+    validated = client.post("/v1/variants/generala/games/validate", json=game).get_json()
+    analyzed = client.post("/v1/variants/generala/games/analyze", json=game)
+    assert analyzed.status_code == 200, analyzed.get_data(as_text=True)
+    chances = client.post("/v1/variants/generala/games/win-probability", json={
+        "players": [{"scorecard": {"boxes": {"ones": 1}}}, {"name": "bea", "scorecard": {}}],
+        "to_move": 1})
+    assert chances.status_code == 200, chances.get_data(as_text=True)
+    for answer in (validated, analyzed.get_json(), chances.get_json()):
+        assert [p["name"] for p in answer["players"]] == ["Player 1", "bea"]

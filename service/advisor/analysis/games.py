@@ -49,7 +49,7 @@ import numpy as np
 
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput
-from ...domain.games import ReplayedTurn, replay_game
+from ...domain.games import ReplayedTurn, player_name, replay_game
 from ...domain.rules import RuleSet
 from ...domain.scorecards import is_complete
 from ...domain.scoring import Sheet, empty_sheet, score_sheet
@@ -115,7 +115,7 @@ class PlayerAnalysis:
     turns ended (`end_value`: the final total once finished) and the start's expectation.
     `finished`: the player's sheet is full, or the game is over (an instant win ended it)."""
 
-    name: str | None
+    name: str
     start_expected_final_score: float
     final_total: int
     finished: bool
@@ -401,6 +401,6 @@ def analyze(analyst: Any, rs: RuleSet, game: dict[str, Any]) -> GameAnalysis:
         raise InvalidInput(replayed.problems)
     analyzer = GameAnalyzer(analyst, rs)
     return GameAnalysis(analyzer.st.exact, analyzer.st.description, [
-        analyzer.player(data.get("name"), turns, f"/players/{i}",
+        analyzer.player(player_name(data, i), turns, f"/players/{i}",
                         replayed.validation.game_over)
         for i, (data, turns) in enumerate(zip(game["players"], replayed.turns, strict=True))])

@@ -96,11 +96,11 @@ class WinMove:
 class PlayerChances:
     """One player's chances (the API's PlayerChances): the value of their position (mean,
     SD, distribution of the final total) and their chances of finishing first; `name` the
-    request's, which the web layer sets."""
+    player's (`games.player_name`), which the web layer sets."""
 
     value: PositionValue
     chances: Chances
-    name: str | None = None
+    name: str = ""
 
 
 @dataclass

@@ -10,6 +10,7 @@ from flask.views import MethodView
 from ...advisor.analysis.games import analyze
 from ...advisor.objectives.win import win_probability
 from ...domain.errors import InvalidInput
+from ...domain.games import player_name
 from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
@@ -39,8 +40,8 @@ def _win_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     result = win_probability(analyst_of(current_app), rs, sheets, to_move,
                              item.get("dice"), item.get("throw"),
                              item.get("em_baixo", False))
-    for p, chances in zip(players, result.players, strict=True):
-        chances.name = p.get("name")
+    for i, (p, chances) in enumerate(zip(players, result.players, strict=True)):
+        chances.name = player_name(p, i)
     return {"variant": variant, "rules": rs.describe(), **vars(result)}
 
 

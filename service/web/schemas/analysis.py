@@ -39,9 +39,10 @@ MAX_THRESHOLDS = 50
 
 
 def _player_name() -> fields.String:
-    """A player's name in an answer (null when the request gave none)."""
-    return fields.String(allow_none=True, required=True, metadata={
-        "description": "The player's name"})
+    """A player's name in an answer (`games.player_name`)."""
+    return fields.String(required=True, metadata={
+        "description": "The player's name: the request's, else \"Player <n>\", counted from "
+                       "1, as in games/validate"})
 
 
 def _current_total(attribute: str | None = None) -> fields.Integer:

@@ -282,7 +282,7 @@ class PlayerResultSchema(ma.Schema):
 
     player = _player_index()
     name = fields.String(required=True, metadata={
-        "description": "The player's name ('' when not given)"})
+        "description": "The player's name: the request's, else \"Player <n>\", counted from 1"})
     turns = fields.List(fields.Nested(TurnRecordSchema), required=True, metadata={
         "description": 'Each turn replayed'})
     scorecard = fields.Nested(ScorecardSchema, required=True)
