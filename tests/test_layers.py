@@ -180,8 +180,8 @@ IDENTITY_READERS = {
     # the access line's fields (gunicorn's peer address, the path as it came), logged, not
     # an identity: `AccessAtomsLogger` makes gunicorn's atoms of them
     "service.logs": {"remote_addr", "REMOTE_ADDR", "PATH_INFO"},
-    # Flask's request context takes the front door's route (app.RoutedRequestContext)
-    "service.web.app": {"url_rule"},
+    # Flask's request context takes the front door's route (adapters.RoutedRequestContext)
+    "service.web.adapters": {"url_rule"},
 }
 
 

@@ -7,35 +7,20 @@ from types import MethodType
 from typing import Any
 
 from flask import Flask
-from flask.ctx import RequestContext
 
 from ..compose import make_advisor, make_analyst, make_warmup
 from ..config import Settings
+from .adapters import RoutedRequestContext
 from .api import register_api
 from .auth import Authenticator
 from .body import OrjsonProvider
 from .busy import register_busy_handlers
 from .fairshare import FairShare
 from .fast import ScoringFastPath
-from .frontdoor import ROUTE, FrontDoor, Router, register_quota_handlers
+from .frontdoor import FrontDoor, Router, register_quota_handlers
 from .ops import init_ops
 from .pages import pages
 from .quotas import Quotas
-
-
-class RoutedRequestContext(RequestContext):
-    """Flask's request context, taking the route the front door's router found for this
-    request (`frontdoor.Router`: the same match, made once) instead of matching again."""
-
-    def match_request(self) -> None:
-        """The route in the environ, else Flask's own match."""
-        route = self.request.environ.get(ROUTE)
-        if route is None:
-            super().match_request()
-        elif route.error is not None:
-            self.request.routing_exception = route.error
-        else:
-            self.request.url_rule, self.request.view_args = route.rule, dict(route.args)
 
 
 class ServiceFlask(Flask):
@@ -55,7 +40,7 @@ class ServiceFlask(Flask):
             is_async = self._is_async[key] = super().ensure_sync(func) is not func
         return super().ensure_sync(func) if is_async else func
 
-    def request_context(self, environ: dict[str, Any]) -> RequestContext:
+    def request_context(self, environ: dict[str, Any]) -> RoutedRequestContext:
         """A request context that takes the front door's route (`RoutedRequestContext`)."""
         return RoutedRequestContext(self, environ)
 

@@ -39,10 +39,6 @@ class OrjsonProvider(JSONProvider):
         """The value of a JSON text."""
         return orjson.loads(s)
 
-    def response(self, *args: Any, **kwargs: Any) -> Response:
-        """A JSON answer of `args` (or `kwargs`), as `flask.jsonify` makes it."""
-        data = self._prepare_response_obj(args, kwargs)
-        return self._app.response_class(orjson.dumps(data), mimetype=JSON)
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None

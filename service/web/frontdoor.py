@@ -7,7 +7,7 @@ Who is calling is decided here, once, on the router's reading of the request: th
 (`Router.route`, werkzeug's match of the app's URL map, bound as Flask binds it) says
 whether the request reaches an operation and which operation class it is (each resource's
 blueprint declares its class: `openapi.new_blueprint`). Flask then takes the same route
-instead of matching again (`app.RoutedRequestContext`), and so does the scoring fast path
+instead of matching again (`adapters.RoutedRequestContext`), and so does the scoring fast path
 (`fast.ScoringFastPath`). So `//v1/...`, an absolute-form target, percent-encoded letters,
 or any other spelling the router serves as an operation is an operation here too; a spelling
 the router does not serve (a 404, a 405, a redirect to the canonical path) reaches no

@@ -200,7 +200,7 @@ class BoxOverrideSchema(StrictSchema):
         "description": "Made on the first throw, the game is won at once"})
 
 
-assert set(BoxOverrideSchema._declared_fields) == set(BOX_OVERRIDE_FIELDS)
+assert set(BoxOverrideSchema().fields) == set(BOX_OVERRIDE_FIELDS)
 
 class _BoxKeyedSchema(ma.Schema):
     """A schema with one field per box id (the spec lists them); a key that is no box id is
@@ -499,9 +499,9 @@ _SAME_WHEN = {int: "int", float: "float"}
 
 def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     """How a field's value is written (None: as it is, as marshmallow writes a Boolean); a
-    field of the service's own that writes its values itself (`Rounded`, a move) by its own
-    `_serialize`, as marshmallow does."""
-    if type(field)._serialize.__module__ != fields.Field._serialize.__module__:
+    field of the service's own that writes its values itself (`Rounded`, a move) through
+    marshmallow's public `Field.serialize`, as a schema's dump does."""
+    if type(field).__module__.startswith(_SERVICE):
         return partial(_own_serialize, field)
     if isinstance(field, fields.Nested):
         dump = compiled_dump(field.schema)
@@ -519,8 +519,12 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     return None
 
 
+#: The service's own package: its field classes write their values themselves.
+_SERVICE = __name__.split(".")[0] + "."
+
+
 def _own_serialize(field: fields.Field, value: Any) -> Any:
-    return field._serialize(value, None, None)
+    return field.serialize("value", {"value": value})
 
 
 def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
