@@ -119,12 +119,14 @@ def derived_key() -> str:
 
 @pytest.fixture(scope="module")
 def service() -> Iterator[Server]:
-    """The service under gunicorn, every variant's table built before it listens, with API
-    keys required (the client sends its tenant's)."""
+    """The service under gunicorn, every played variant's tables built before the client
+    plays, with API keys required (the client sends its tenant's)."""
     srv = Server(env={"ADVISOR_WARM": ",".join(PLAYED), "WEB_CONCURRENCY": "1",
                       "AUTH": "keys", "API_KEYS": json.dumps(TENANTS)})
     try:
-        yield srv.start(ready="/healthz", timeout=600)  # numba may compile first: minutes
+        # the port opens at once; the tables of PLAYED are built behind it (minutes when
+        # numba compiles first)
+        yield srv.start(ready="/healthz", timeout=120).wait_warm(600)
     finally:
         srv.close()
 

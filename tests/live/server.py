@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -77,6 +78,24 @@ class Server:
             time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"gunicorn not ready in {timeout} s:\n{self.log()}")
+
+    def wait_warm(self, timeout: float = 600.0) -> Server:
+        """Wait until /readyz says this worker's advisor is warm (the warm-up behind the open
+        port is done: service/warmup.py), whatever the tables ADVISOR_WARM leaves out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url("/readyz"), timeout=5) as r:
+                    body = r.read()
+            except urllib.error.HTTPError as exc:
+                body = exc.read()
+            except OSError:
+                body = b"{}"
+            with contextlib.suppress(ValueError):
+                if json.loads(body).get("warm"):
+                    return self
+            time.sleep(0.5)
+        raise RuntimeError(f"not warm in {timeout} s:\n{self.log()[-3000:]}")
 
     def url(self, path: str) -> str:
         """The address of a path on this server."""
