@@ -69,8 +69,11 @@ BUILD_TIMEOUT = 600.0
 #: Seconds the server's warm-up may take in the build process (minutes from nothing on one
 #: CPU) before it is killed.
 WARM_TIMEOUT = 3600.0
-#: Mean build seconds assumed before the build process has measured any.
-DEFAULT_BUILD_SECONDS = 3.0
+#: Mean build seconds assumed before the build process has measured any, and of each kind
+#: before it has measured one of that kind (two cores, the larger exact sheets' new rules:
+#: bench/bench_new_rules.py; Yatzy's moments 2.8 s, YAHTZEE's 1.1 s).
+DEFAULT_BUILD_SECONDS = 2.0
+DEFAULT_KIND_SECONDS = {"values": 1.0, "start": 1.5, "moments": 2.0}
 #: Most seconds a Retry-After names.
 MAX_RETRY_AFTER = 120
 #: What a job builds: the value tables of a table of rules, or one of its analysis tables:
@@ -297,11 +300,15 @@ class BuildQueue:
         one (else of all; a default before it measured any)."""
         try:
             data = json.loads((self.directory / "builder.json").read_bytes())
-            by_kind = data.get("kinds", {})
-            return float(by_kind[kind] if kind in by_kind else
-                         data.get("mean_seconds", DEFAULT_BUILD_SECONDS))
-        except (OSError, ValueError, TypeError):
-            return DEFAULT_BUILD_SECONDS
+        except (OSError, ValueError):
+            data = {}
+        by_kind = data.get("kinds", {}) if isinstance(data, dict) else {}
+        if kind in by_kind:
+            return float(by_kind[kind])
+        if kind in DEFAULT_KIND_SECONDS:
+            return DEFAULT_KIND_SECONDS[kind]
+        return float(data.get("mean_seconds", DEFAULT_BUILD_SECONDS)) if isinstance(
+            data, dict) else DEFAULT_BUILD_SECONDS
 
     def retry_after(self, waiting: int, kind: str | None = None) -> int:
         """Seconds until `waiting` queued builds, the last of `kind`, are likely done (1 to
