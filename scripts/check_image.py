@@ -633,19 +633,8 @@ def run_image(image: str, config: dict[str, Any], work: Path, report: dict[str, 
                  *runtime_env(port), name, "--", *command],
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            deadline = started + READY_TIMEOUT
-            while True:
-                if proc.poll() is not None:
-                    raise CheckFailed(f"the service exited {proc.returncode} before it was "
-                                      f"ready:\n{tail(service_log)}")
-                with contextlib.suppress(OSError):
-                    if request(base_url, "GET", "/readyz", timeout=2)[0] == 200:
-                        break
-                if time.monotonic() > deadline:
-                    raise CheckFailed(f"/readyz not 200 in {READY_TIMEOUT:.0f} s:\n"
-                                      f"{tail(service_log)}")
-                time.sleep(0.1)
-            report["ready_seconds"] = round(time.monotonic() - started, 1)
+            report["ready_seconds"] = wait_for_ok(proc, base_url, "/readyz", started,
+                                                  service_log)
             report["game"] = play(base_url)
             report["metrics"] = check_metrics(base_url)
             report["healthcheck"] = healthcheck(name, user, config, port)
@@ -654,12 +643,7 @@ def run_image(image: str, config: dict[str, Any], work: Path, report: dict[str, 
                 raise CheckFailed(f"service processes run as uids {report['uids']}, not {user}")
             report["stop"] = stop(proc, service_log)
         finally:
-            if proc.poll() is None:
-                for pid in reversed(descendants(proc.pid)):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                proc.kill()
-                proc.wait()
+            kill_left(proc)
         after = snapshot(root)
         written = changes(before, after, mounts)
         report["written_outside_tmp"] = written
@@ -672,6 +656,35 @@ def run_image(image: str, config: dict[str, Any], work: Path, report: dict[str, 
         if "prometheus" not in tmp:
             raise CheckFailed(f"no metrics directory in the container's /tmp ({tmp}): was the "
                               "comparison looking at the container the service ran in?")
+
+
+def wait_for_ok(proc: subprocess.Popen[bytes], base_url: str, path: str, started: float,
+                service_log: Path, label: str = "") -> float:
+    """Seconds from `started` until `path` answers 200 (within READY_TIMEOUT, while the
+    service runs; else CheckFailed saying which, with the log's end)."""
+    who = f"{label}: " if label else ""
+    deadline = started + READY_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            raise CheckFailed(f"{who}the service exited {proc.returncode} before {path} "
+                              f"answered:\n{tail(service_log)}")
+        with contextlib.suppress(OSError):
+            if request(base_url, "GET", path, timeout=2)[0] == 200:
+                return round(time.monotonic() - started, 1)
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"{who}{path} not 200 in {READY_TIMEOUT:.0f} s:\n"
+                              f"{tail(service_log)}")
+        time.sleep(0.1)
+
+
+def kill_left(proc: subprocess.Popen[bytes]) -> None:
+    """Whatever of a run is still alive (a failed check): its processes, then buildah's."""
+    if proc.poll() is None:
+        for pid in reversed(descendants(proc.pid)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.kill()
+        proc.wait()
 
 
 def compiled_at_start(root: Path, config: dict[str, Any]) -> list[str] | None:
@@ -785,23 +798,11 @@ def run_other_cpu(image: str, config: dict[str, Any], work: Path, cpu: str,
              "-e", f"NUMBA_CPU_NAME={cpu}", "-e", "NUMBA_CPU_FEATURES=", name, "--",
              *command], stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            def wait_for(path: str, what: str) -> float:
-                deadline = started + READY_TIMEOUT
-                while True:
-                    if proc.poll() is not None:
-                        raise CheckFailed(f"{cpu}: the service exited {proc.returncode}:\n"
-                                          f"{tail(service_log)}")
-                    with contextlib.suppress(OSError):
-                        if request(base_url, "GET", path, timeout=2)[0] == 200:
-                            return round(time.monotonic() - started, 1)
-                    if time.monotonic() > deadline:
-                        raise CheckFailed(f"{cpu}: {what} not in {READY_TIMEOUT:.0f} s:\n"
-                                          f"{tail(service_log)}")
-                    time.sleep(0.1)
-
-            out["port_open_seconds"] = wait_for("/healthz", "/healthz 200")
+            out["port_open_seconds"] = wait_for_ok(proc, base_url, "/healthz", started,
+                                                   service_log, cpu)
             if expect == "ready":
-                out["ready_seconds"] = wait_for("/readyz", "/readyz 200")
+                out["ready_seconds"] = wait_for_ok(proc, base_url, "/readyz", started,
+                                                   service_log, cpu)
                 out["game"] = play(base_url)
             else:
                 score = request(base_url, "POST", f"{YAHTZEE}/hands/score",
@@ -817,12 +818,7 @@ def run_other_cpu(image: str, config: dict[str, Any], work: Path, cpu: str,
                                       f"(wanted 200, 202, 503):\n{tail(service_log)}")
             out["stop"] = stop(proc, service_log)
         finally:
-            if proc.poll() is None:
-                for pid in reversed(descendants(proc.pid)):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                proc.kill()
-                proc.wait()
+            kill_left(proc)
         if expect == "ready":
             out["kernels_compiled_at_start"] = compiled_at_start(root, config)
             if out["kernels_compiled_at_start"]:
