@@ -15,6 +15,7 @@ from .api import register_api
 from .auth import Authenticator
 from .body import OrjsonProvider
 from .busy import register_busy_handlers
+from .compression import register_compression
 from .fairshare import FairShare
 from .fast import ScoringFastPath
 from .frontdoor import FrontDoor, Router, register_quota_handlers
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     register_api(app)
     app.register_blueprint(pages)
     register_busy_handlers(app)
+    register_compression(app)
     register_quota_handlers(app)
     router = Router(app)
     # the scoring endpoints' common case, without Flask's dispatch
