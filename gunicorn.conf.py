@@ -128,7 +128,7 @@ def on_starting(server):
     what it loaded. Else (a fresh clone, a node the kernels were not compiled for) the port
     opens at once and the build process runs it: scoring is answered meanwhile, the advisor
     answers 202, /readyz 503."""
-    warmup = server.app.wsgi().extensions.get("warmup")  # not in bench apps
+    warmup = getattr(server.app.wsgi(), "extensions", {}).get("warmup")  # none in bench apps
     if warmup is None or not warmup.variants:
         return
     if warmup.quick() or warmup.advisor.builds is None:  # ADVISOR_BUILDS=inline: no builder
