@@ -20,7 +20,7 @@ build process all run it. gunicorn.conf.py chooses where, at start:
 
 The marker is a file in numba's cache directory of the kernels, named by and holding numba's
 own key of compiled code (its code generator's target triple, CPU name and CPU features),
-numba's and Python's versions, a stamp of the service's sources (each file's size and
+numba's and Python's versions, a stamp of the kernels' sources (each file's size and
 modification time, as numba checks its cache entries against), and the variants warmed. A
 cache made for another CPU, another numba or other sources has no marker of this key: a cache
 miss told by numba's key, not by one of numba's files being there.
@@ -52,11 +52,15 @@ MARKER_PREFIX = "warm-"
 POLL = 0.2
 
 
-def sources_stamp(root: Path | None = None) -> str:
-    """A digest of every Python file of the service (its path, size and modification time
+#: Where every compiled kernel of the service is written (numba checks each cache entry
+#: against its kernel's own file): a change elsewhere leaves numba's cache valid.
+KERNELS = Path(__file__).resolve().parent / "advisor" / "kernels"
+
+
+def sources_stamp(root: Path = KERNELS) -> str:
+    """A digest of the kernels' Python files (each one's path, size and modification time
     in whole seconds, as image layers keep them): what numba's cache entries are checked
-    against, for the kernels and the code they inline."""
-    root = root or Path(__file__).resolve().parent
+    against, for the kernels and the helpers they inline."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         st = path.stat()
