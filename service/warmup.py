@@ -11,7 +11,7 @@ build process all run it. gunicorn.conf.py chooses where, at start:
   forking the workers (about a second: loads only), and they share what it loaded. The
   image's start.
 - **in the background** (a fresh clone, a node whose CPU the cache was not made for, edited
-  sources): the port opens at once and the pod's build process runs the warm-up (minutes:
+  kernels): the port opens at once and the pod's build process runs the warm-up (minutes:
   builds and compiles). Meanwhile scoring, validation and games are answered; a request that
   needs the advisor waits up to ADVISOR_BUILD_WAIT seconds (`ensure`), then gets the
   documented 202 with Retry-After, and /readyz answers 503 (`ready`). Once the marker is
