@@ -357,3 +357,21 @@ def test_analysis_saved_in_process_skips_a_read_only_directory(tmp_path):
     pv = analyst.position_value(effective_rules("general_11"), None, None, None)
     assert pv.exact and pv.distribution.exact
     assert not list((tmp_path / "tables").glob("*-m1-*"))
+
+
+def test_retry_after_follows_the_build_process_figures_for_that_kind(queue):
+    """Before any build: each kind's default (values 1 s, start 1.5 s, moments 2 s); then the
+    build process's mean for that kind, the mean of all for the jobs ahead; a damaged
+    figures file reads as the default."""
+    assert queue.retry_after(1, "values") == 1
+    assert queue.retry_after(1, "moments") == 2
+    assert queue.retry_after(3, "start") == 6  # 1.5 + 2 x 2.0 ahead
+    figures = queue.directory / "builder.json"
+    queue.directory.mkdir(parents=True, exist_ok=True)
+    figures.write_text(json.dumps({"mean_seconds": 0.4, "kinds": {"moments": 3.2}}))
+    assert queue.retry_after(1, "moments") == 4 and queue.retry_after(2, "moments") == 4
+    assert queue.retry_after(1, "values") == 1 and queue.retry_after(1, "start") == 2
+    figures.write_text(json.dumps({"mean_seconds": "x", "kinds": {"moments": None}}))
+    assert queue.retry_after(1, "moments") == 2 and queue.retry_after(1) == 2
+    figures.write_text("[]")
+    assert queue.retry_after(1, "values") == 1

@@ -302,13 +302,18 @@ class BuildQueue:
             data = json.loads((self.directory / "builder.json").read_bytes())
         except (OSError, ValueError):
             data = {}
-        by_kind = data.get("kinds", {}) if isinstance(data, dict) else {}
-        if kind in by_kind:
-            return float(by_kind[kind])
-        if kind in DEFAULT_KIND_SECONDS:
-            return DEFAULT_KIND_SECONDS[kind]
-        return float(data.get("mean_seconds", DEFAULT_BUILD_SECONDS)) if isinstance(
-            data, dict) else DEFAULT_BUILD_SECONDS
+        if not isinstance(data, dict):
+            data = {}
+        by_kind = data.get("kinds")
+        measured = by_kind.get(kind) if isinstance(by_kind, dict) else None
+        if measured is None:
+            measured = DEFAULT_KIND_SECONDS.get(kind) if kind is not None else None
+        if measured is None:
+            measured = data.get("mean_seconds", DEFAULT_BUILD_SECONDS)
+        try:
+            return max(0.0, float(measured))
+        except (TypeError, ValueError):  # a damaged file: the default
+            return DEFAULT_BUILD_SECONDS
 
     def retry_after(self, waiting: int, kind: str | None = None) -> int:
         """Seconds until `waiting` queued builds, the last of `kind`, are likely done (1 to
