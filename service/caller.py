@@ -12,6 +12,7 @@ This module imports nothing of the service, so that every layer may read it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -64,6 +65,24 @@ def current_caller() -> Caller | None:
 #: to its next request meanwhile, and to take a turn again after.
 PAUSE: ContextVar[tuple[Callable[[], None], Callable[[], None]] | None] = ContextVar(
     "pause", default=None)
+
+
+#: The request's one budget for waiting on tables being built (`wait_until`): a list the
+#: front door sets empty for each request, holding the deadline once a first wait began.
+WAITS: ContextVar[list[float] | None] = ContextVar("waits", default=None)
+
+
+def wait_until(wait: float) -> float:
+    """When a wait for a table being built gives up (monotonic seconds): `wait` seconds after
+    the request's first such wait, so that all of a request's waits (the value tables, then
+    an analysis table) share one ADVISOR_BUILD_WAIT; `wait` from now outside a request."""
+    now = time.monotonic()
+    budget = WAITS.get()
+    if budget is None:
+        return now + wait
+    if not budget:
+        budget.append(now + wait)
+    return budget[0]
 
 
 @contextmanager

@@ -42,6 +42,7 @@ from typing import Any
 from .advisor.advice.advisor import COMPILE_SECONDS, Advisor
 from .advisor.analysis.analyst import ANALYSIS_COMPILE_SECONDS, Analyst
 from .advisor.tables.build_process import MAX_RETRY_AFTER, TableBuilding
+from .caller import wait_until
 from .caller import waiting as caller_waiting
 
 log = logging.getLogger(__name__)
@@ -218,7 +219,7 @@ class Warmup:
         here from disk and return), else raise `TableBuilding` with the seconds left."""
         if self.done or self.running:
             return
-        deadline = time.monotonic() + wait
+        deadline = wait_until(wait)  # the request's one budget for its waits
         with caller_waiting():  # the caller's other requests are answered meanwhile
             while True:
                 if self.ready():

@@ -46,7 +46,7 @@ from prometheus_client import Counter
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from ..caller import CALLER, PAUSE
+from ..caller import CALLER, PAUSE, WAITS
 from .auth import Authenticator, Refused
 from .fairshare import FairShare, TooManyInFlight, yield_to_io
 from .problems import (
@@ -188,6 +188,7 @@ class FrontDoor:
                                             partial(self.fair.resume, client))
         paused = PAUSE.set(pause)
         billed = BILL.set(bill)
+        waits = WAITS.set([])  # the request's one budget for waiting on tables
         status = [0]
 
         def tenant_start_response(status_line: str, headers: list[tuple[str, str]],
@@ -203,6 +204,7 @@ class FrontDoor:
             return self.wsgi_app(environ, tenant_start_response)
         finally:
             self.fair.release(client)
+            WAITS.reset(waits)
             BILL.reset(billed)
             PAUSE.reset(paused)
             CALLER.reset(token)

@@ -24,6 +24,7 @@ from service.advisor.tables.build_process import (
     BuildQueueFull,
     BuildSettings,
     TableBuilding,
+    await_build,
     default_build_dir,
 )
 from service.domain.rules import effective_rules
@@ -375,3 +376,24 @@ def test_retry_after_follows_the_build_process_figures_for_that_kind(queue):
     assert queue.retry_after(1, "moments") == 2 and queue.retry_after(1) == 2
     figures.write_text("[]")
     assert queue.retry_after(1, "values") == 1
+
+
+def test_a_requests_waits_share_one_budget(queue):
+    """Within a request (the front door sets `caller.WAITS`), the waits for its tables share
+    one ADVISOR_BUILD_WAIT: a second table waited for after the first gives up at the same
+    deadline, not `wait` later."""
+    from service.caller import WAITS
+
+    budget = WAITS.set([])
+    try:
+        began = time.monotonic()
+        for kind in ("values", "moments"):
+            with pytest.raises(TableBuilding):
+                await_build(queue, house(44), lambda: None, kind=kind, client="a", wait=0.4)
+        assert time.monotonic() - began < 0.7  # one wait of 0.4 s, not two
+    finally:
+        WAITS.reset(budget)
+    began = time.monotonic()  # outside a request: each wait its own
+    with pytest.raises(TableBuilding):
+        await_build(queue, house(45), lambda: None, client="b", wait=0.2)
+    assert time.monotonic() - began >= 0.2

@@ -48,7 +48,7 @@ from typing import Any
 
 from prometheus_client import Gauge, Histogram
 
-from ...caller import current_caller
+from ...caller import current_caller, wait_until
 from ...caller import waiting as caller_waiting
 from ...config import Settings
 from ...domain.rules import RuleSet, effective_rules
@@ -140,7 +140,8 @@ class BuildFailed(RuntimeError):
 
 def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind: str = "values",
                 builtin: bool = False, client: str = "", wait: float = 1.0) -> Any:
-    """Have the build process make a table (`kind`) and wait up to `wait` seconds for it:
+    """Have the build process make a table (`kind`) and wait up to `wait` seconds for it (a
+    request's waits share one such budget, `caller.wait_until`):
     what `load` returns once it is on disk (polled; under gevent other requests run
     meanwhile). Raises `BuildFailed` when its last build failed, `BuildQueueFull` (also after
     the wait: a client ignoring Retry-After cannot ask faster) or `TableBuilding`. `client`
@@ -149,7 +150,7 @@ def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind
     if error is not None:
         what = "table" if kind == "values" else "analysis tables"
         raise BuildFailed(f"the {what} of rules {rs.fingerprint} could not be built: {error}")
-    deadline = time.monotonic() + wait
+    deadline = wait_until(wait)  # the request's one budget for its waits
     try:
         waiting = queue.submit(rs, client or current_client(), builtin=builtin, kind=kind)
     except BuildQueueFull:
