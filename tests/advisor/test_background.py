@@ -397,3 +397,28 @@ def test_a_requests_waits_share_one_budget(queue):
     with pytest.raises(TableBuilding):
         await_build(queue, house(45), lambda: None, client="b", wait=0.2)
     assert time.monotonic() - began >= 0.2
+
+
+def test_retry_after_counts_what_the_job_being_built_has_done_already(queue):
+    """While the build process builds this very job, Retry-After is what is left of its
+    kind's mean, not the whole of it."""
+    queue.directory.mkdir(parents=True, exist_ok=True)
+    figures = queue.directory / "builder.json"
+    figures.write_text(json.dumps({"mean_seconds": 1.0, "kinds": {"moments": 5.0},
+                                   "current": {"job": "abc-moments",
+                                               "started": time.time() - 3.2}}))
+    assert queue.retry_after(1, "moments", "abc-moments") == 2  # 5 - 3.2, rounded up
+    assert queue.retry_after(1, "moments", "other-moments") == 5  # not the one being built
+    assert queue.retry_after(2, "moments", "abc-moments") == 3  # and one more ahead
+    figures.write_text(json.dumps({"kinds": {"moments": 5.0},
+                                   "current": {"job": "abc-moments", "started": 0}}))
+    assert queue.retry_after(1, "moments", "abc-moments") == 1  # overdue: at least 1 s
+
+
+def test_the_build_process_says_which_job_it_builds(queue, settings):
+    rs = house(46)
+    queue.submit(rs, "a")
+    builder = Builder(settings)
+    builder.build(queue.jobs()[0])
+    figures = queue.figures()
+    assert figures["current"] is None and figures["kinds"]["values"] > 0

@@ -163,7 +163,8 @@ def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind
             found = load()
             if found is not None:
                 return found
-    raise TableBuilding(queue.retry_after(waiting, kind), waiting, kind)
+    raise TableBuilding(queue.retry_after(waiting, kind, queue.job_name(rs, kind)), waiting,
+                        kind)
 
 
 def default_build_dir(table_dir: str | Path) -> Path:
@@ -296,15 +297,20 @@ class BuildQueue:
         self.ensure_builder()
         return max(1, len(os.listdir(self.queue_dir)) if self.queue_dir.exists() else 1)
 
-    def mean_build_seconds(self, kind: str | None = None) -> float:
-        """The build process's mean build time, of builds of `kind` when it has measured
-        one (else of all; a default before it measured any)."""
+    def figures(self) -> dict[str, Any]:
+        """What the build process wrote of itself (builder.json: its mean seconds, by kind
+        too, and the job it is building); empty when there is none or it is damaged."""
         try:
             data = json.loads((self.directory / "builder.json").read_bytes())
         except (OSError, ValueError):
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def mean_build_seconds(self, kind: str | None = None,
+                           figures: dict[str, Any] | None = None) -> float:
+        """The build process's mean build time, of builds of `kind` when it has measured
+        one (else of all; a default before it measured any)."""
+        data = self.figures() if figures is None else figures
         by_kind = data.get("kinds")
         measured = by_kind.get(kind) if isinstance(by_kind, dict) else None
         if measured is None:
@@ -316,10 +322,17 @@ class BuildQueue:
         except (TypeError, ValueError):  # a damaged file: the default
             return DEFAULT_BUILD_SECONDS
 
-    def retry_after(self, waiting: int, kind: str | None = None) -> int:
+    def retry_after(self, waiting: int, kind: str | None = None, job: str | None = None) -> int:
         """Seconds until `waiting` queued builds, the last of `kind`, are likely done (1 to
-        MAX_RETRY_AFTER)."""
-        seconds = self.mean_build_seconds(kind) + self.mean_build_seconds() * (waiting - 1)
+        MAX_RETRY_AFTER); less what the build process has already spent on `job` when it is
+        the one being built."""
+        data = self.figures()
+        first = self.mean_build_seconds(kind, data)
+        current = data.get("current")
+        if job is not None and isinstance(current, dict) and current.get("job") == job:
+            with contextlib.suppress(TypeError, ValueError):
+                first = max(0.0, first - (time.time() - float(current["started"])))
+        seconds = first + self.mean_build_seconds(None, data) * (waiting - 1)
         return max(1, min(MAX_RETRY_AFTER, math.ceil(seconds)))
 
     # --- the build process ---------------------------------------------------------------
@@ -475,6 +488,7 @@ class Builder:
             rs, error = None, f"{type(exc).__name__}: {exc}"
         peak_mib = 0.0
         fetched = False
+        self._write_figures({"job": name, "started": time.time()})
         if rs is not None:
             builtin = bool(job.get("builtin"))
             store = self.builtin if builtin and _writable(self.builtin) else self.house
@@ -493,15 +507,13 @@ class Builder:
         seconds = time.monotonic() - started
         outcome = "failed" if error is not None else "shared" if fetched else "built"
         BUILD_SECONDS.labels(kind if kind in KINDS else "unknown", outcome).observe(seconds)
+        if error is None and not fetched:
+            self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
+            before = self.kind_seconds.get(kind)
+            self.kind_seconds[kind] = round(
+                seconds if before is None else 0.7 * before + 0.3 * seconds, 3)
+        self._write_figures(None)  # done: no job being built
         if error is None:
-            if not fetched:
-                self.mean_seconds = 0.7 * self.mean_seconds + 0.3 * seconds
-                before = self.kind_seconds.get(kind)
-                self.kind_seconds[kind] = round(
-                    seconds if before is None else 0.7 * before + 0.3 * seconds, 3)
-            _write_json(self.settings.directory / "builder.json",
-                        {"mean_seconds": round(self.mean_seconds, 3),
-                         "kinds": self.kind_seconds, "pid": os.getpid()})
             log.info("table fetched from the shared store" if fetched else "table built",
                      extra={"variant": job["variant"], "fingerprint": fp, "kind": kind,
                             "seconds": round(seconds, 2), "memory_mib": round(peak_mib, 1)})
@@ -515,6 +527,15 @@ class Builder:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.queue.queue_dir / f"{name}.json")
         self.queue.depth()
+
+    def _write_figures(self, current: dict[str, Any] | None) -> None:
+        """builder.json: the mean seconds of a build (of each kind too) and the job being
+        built now (`current`: its name and when it began), which Retry-After reads."""
+        with contextlib.suppress(OSError):
+            _write_json(self.settings.directory / "builder.json",
+                        {"mean_seconds": round(self.mean_seconds, 3),
+                         "kinds": self.kind_seconds, "current": current,
+                         "pid": os.getpid()})
 
     def evict(self) -> None:
         """Keep at most `keep` house-rules tables, of at most `keep_mib` MiB in all, on disk:
