@@ -32,7 +32,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from typing import Any
 from .advisor.advice.advisor import COMPILE_SECONDS, Advisor
 from .advisor.analysis.analyst import ANALYSIS_COMPILE_SECONDS, Analyst
 from .advisor.tables.build_process import MAX_RETRY_AFTER, TableBuilding
+from .advisor.tables.store import write_atomically
 from .caller import wait_until
 from .caller import waiting as caller_waiting
 
@@ -138,10 +138,8 @@ class Warmup:
         with contextlib.suppress(OSError, ValueError):
             previous = set(json.loads(path.read_bytes()).get("variants", ()))
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": self.key(),
-                                   "variants": sorted(previous | set(self.variants))}))
-        os.replace(tmp, path)
+        text = json.dumps({"key": self.key(), "variants": sorted(previous | set(self.variants))})
+        write_atomically(path, lambda fh: fh.write(text.encode()))
 
     # --- what is missing -------------------------------------------------------------------
     def tables_missing(self) -> list[str]:

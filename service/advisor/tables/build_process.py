@@ -55,7 +55,7 @@ from ...domain.rules import RuleSet, effective_rules
 from ...domain.variants import VARIANT_IDS
 from ...logs import configure_logging
 from .shared import SharedTables
-from .store import FORMAT, StoreChain, TableStore
+from .store import FORMAT, StoreChain, TableStore, write_atomically
 from .strategies import build_moments, build_start, build_strategy, warm_analysis
 
 log = logging.getLogger(__name__)
@@ -625,9 +625,7 @@ def _table_files(store: TableStore, rs: RuleSet) -> dict[Path, tuple[int, int]]:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    write_atomically(path, lambda fh: fh.write(json.dumps(data).encode()))
 
 
 def _load_kernels() -> None:

@@ -25,14 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import threading
 import time
 from pathlib import Path
 
 import redis
 
-from .store import FORMAT
+from .store import FORMAT, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +88,7 @@ class SharedTables:
             return None
         directory.mkdir(parents=True, exist_ok=True)
         for name, data in files.items():
-            path = directory / name
-            tmp = path.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            write_atomically(directory / name, lambda fh, data=data: fh.write(data))
         try:
             self.client.zadd(self.prefix + "lru", {job: time.time()})
         except (redis.RedisError, OSError) as exc:

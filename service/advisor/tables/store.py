@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,15 @@ from ...domain.rules import RuleSet, effective_rules
 FORMAT = 1
 
 V = TypeVar("V")
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write a file through `write(fh)` into a temporary file beside it, then rename it into
+    place: a reader (another process) sees all of it or none of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "wb") as fh:
+        write(fh)
+    os.replace(tmp, path)
 
 
 class TableStore:
@@ -52,10 +61,7 @@ class TableStore:
         """Write the part's table atomically and give it back memory-mapped from the file."""
         path = self.path(rs, part)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        with open(tmp, "wb") as fh:
-            np.save(fh, values)
-        os.replace(tmp, path)
+        write_atomically(path, lambda fh: np.save(fh, values))
         return np.load(path, mmap_mode="r")
 
 
