@@ -11,7 +11,7 @@ import time
 
 from .hostile import post
 from .redis_server import RedisServer
-from .server import Server
+from .server import Server, wait_until
 
 SUGGEST = "/v1/variants/yahtzee/moves/suggest"
 
@@ -47,12 +47,13 @@ def test_the_second_instance_answers_rules_the_first_built(tables):
             print(f"the second instance answered rules the first built in {took:.3f} s")
             assert status == 200, answer[:300]  # no 202: fetched within its wait
             assert json.loads(answer)["best"] == built["best"]
-            assert "table fetched from the shared store" in second.log()
+            # the build process logs the fetch just after the table is in place
+            assert wait_until(lambda: "table fetched from the shared store" in second.log(), 10.0)
             assert "table built" not in second.log()
 
             # the store lost: new rules are built where they are asked, and answered
             store.kill()
             assert _answered(second, _house(18))["best"]
-            assert "shared table store unreachable" in second.log()
+            assert wait_until(lambda: "shared table store unreachable" in second.log(), 10.0)
     finally:
         store.stop()
