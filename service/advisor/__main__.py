@@ -5,6 +5,10 @@ distribution, the moment tables), so that a server starting on them answers ever
 of a built-in variant at once (the image runs it; gunicorn's start makes what is missing).
 ``--values-only``: the value tables alone (the service then makes the rest at its start).
 
+``python -m service.advisor pack``: pack the tables of ``$ADVISOR_TABLE_DIR`` in place for
+shipping (the image's build, after `build`; `tables/packing.py`): a server unpacks them at
+its start.
+
 ``python -m service.advisor serve-builds ...`` is the pod's table build process; the
 service's workers start it when they need it (`tables/build_process.py`)."""
 
@@ -20,6 +24,8 @@ from ..compose import make_advisor, make_analyst, make_warmup
 from ..config import Settings
 from ..domain.variants import VARIANT_IDS
 from .tables.build_process import main as serve_builds
+from .tables.packing import pack
+from .tables.strategies import pack_step
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="build the tables of built-in variants")
     sub.add_parser("serve-builds", help="the table build process (started by the service)")
+    sub.add_parser("pack", help="pack $ADVISOR_TABLE_DIR's tables for shipping (the image's)")
     build.add_argument("variants", nargs="*", choices=[[], *VARIANT_IDS], default=[],
                        metavar="variant", help=f"variant ids (default: all of "
                                                f"{', '.join(VARIANT_IDS)})")
@@ -40,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--analysis", action="store_true",
                        help="the analysis tables too (the default; kept for scripts)")
     args = parser.parse_args(argv)
+    if args.command == "pack":
+        directory = Settings.from_env().advisor_table_dir
+        before, after = pack(directory, pack_step)
+        print(f"packed the tables in {Path(directory).resolve()}: "
+              f"{before / 2**20:.1f} MiB -> {after / 2**20:.1f} MiB")
+        return 0
     ids = args.variants or list(VARIANT_IDS)
     settings = replace(Settings.from_env(), advisor_warm=",".join(ids))
     advisor = make_advisor(settings, background=False)  # this process is the builder

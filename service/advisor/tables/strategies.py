@@ -60,6 +60,18 @@ def early_names(part: str) -> tuple[str, str, str, str]:
     return tuple(f"{part}-early-{x}" for x in ("states", "lo", "off", "data"))
 
 
+#: The step the early distributions' running sums are kept to in a packed table directory
+#: (the image's, `packing`): each probability, and each cumulative probability, within 5.3e-10.
+PROBABILITY_STEP = 2.0**-31
+
+
+def pack_step(table: str) -> float:
+    """The step a table file (its name without suffix) is packed to: `PROBABILITY_STEP` for
+    the early distributions' probabilities (`early_names`' "data"), 0 (bit for bit) for
+    every other table."""
+    return PROBABILITY_STEP if "-early-data-" in f"{table}-" else 0.0
+
+
 def start_state(st: Strategy) -> tuple[int, int, int]:
     """The state (mask, upper code, flags) of a one-part strategy's empty sheet."""
     mask, code, flags, _ = part_state(st.parts[0], empty_sheet(st.rs))
