@@ -31,7 +31,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     ADVISOR_TABLE_DIR=/app/tables \
     PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus \
     ADVISOR_CPU_TARGET=portable \
-    NUMBA_CACHE_SEED=/app/numba-cache \
+    NUMBA_CACHE_SEED=/app/numba-cache.tar.xz \
     NUMBA_CACHE_DIR=/tmp/numba-cache
 RUN groupadd --system --gid 10001 app \
     && useradd --system --uid 10001 --gid app --no-create-home \
@@ -40,10 +40,11 @@ WORKDIR /app
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /app/tables /app/tables
 # The kernels compiled while building the tables, for fixed CPU baselines
-# (ADVISOR_CPU_TARGET=portable: any node, not just one with the build machine's CPU):
-# gunicorn.conf.py copies them to the writable NUMBA_CACHE_DIR at start, so no process
-# compiles them again.
-COPY --from=build /app/numba-cache /app/numba-cache
+# (ADVISOR_CPU_TARGET=portable: any node, not just one with the build machine's CPU), in one
+# archive: gunicorn.conf.py extracts it into the writable NUMBA_CACHE_DIR at start, so no
+# process compiles them again. The tables are packed too: the app unpacks them at start into
+# the build directory under /tmp (service/advisor/tables/packing.py).
+COPY --from=build /app/numba-cache.tar.xz /app/numba-cache.tar.xz
 COPY gunicorn.conf.py ./
 USER 10001:10001
 EXPOSE 8000

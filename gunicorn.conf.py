@@ -12,6 +12,7 @@ import glob
 import os
 import shutil
 import signal
+import tarfile
 import tempfile
 
 from service.config import Settings
@@ -41,13 +42,25 @@ from service.cpus import apply_cpu_target  # noqa: E402
 
 apply_cpu_target(_settings.advisor_cpu_target)
 
-# Compiled advisor kernels shipped read-only in the image (NUMBA_CACHE_SEED) are copied to
-# the writable cache directory before the app loads, so no process compiles them again.
+# Compiled advisor kernels shipped read-only in the image (NUMBA_CACHE_SEED: an archive of
+# numba's cache directory, docker/build-tables.sh) are extracted into the writable cache
+# directory before the app loads, so no process compiles them again. Extracted beside it,
+# then renamed: a start cut short leaves no half cache behind.
 _numba_seed = os.environ.get("NUMBA_CACHE_SEED", "")
 _numba_cache = os.environ.get("NUMBA_CACHE_DIR", "")
-if _numba_seed and _numba_cache and os.path.isdir(_numba_seed) and not os.path.exists(
+if _numba_seed and _numba_cache and os.path.isfile(_numba_seed) and not os.path.exists(
         _numba_cache):
-    shutil.copytree(_numba_seed, _numba_cache)
+    _parent = os.path.dirname(os.path.abspath(_numba_cache))
+    os.makedirs(_parent, exist_ok=True)
+    _unpacked = tempfile.mkdtemp(prefix=".numba-cache-", dir=_parent)
+    with tarfile.open(_numba_seed) as _archive:
+        # the "data" filter where this Python has it (3.11.4+; the documented test for it)
+        _archive.extractall(_unpacked, **({"filter": "data"} if hasattr(
+            tarfile, "data_filter") else {}))
+    try:
+        os.replace(_unpacked, _numba_cache)
+    except OSError:  # another server beside this one extracted it first
+        shutil.rmtree(_unpacked, ignore_errors=True)
 
 # --- Server -------------------------------------------------------------------------------
 bind = [f"0.0.0.0:{_settings.port}"]

@@ -50,3 +50,13 @@ for cpu in ${CPU_BASELINES:-$(printf '%s\ngeneric\n' "$portable" | uniq)}; do
     "$VENV/bin/python" -P -m service.advisor build
 done
 unset NUMBA_CPU_NAME NUMBA_CPU_FEATURES
+# The image ships both packed (a server unpacks them at its start, into /tmp; README's "Image
+# size" has the figures): the tables by `python -m service.advisor pack`
+# (service/advisor/tables/packing.py: bit for bit, but the early distributions' probabilities,
+# kept within 5.3e-10), the kernels' cache as one xz archive beside its directory, which
+# gunicorn.conf.py extracts into NUMBA_CACHE_DIR.
+"$VENV/bin/python" -P -m service.advisor pack
+if [ -n "${NUMBA_CACHE_DIR:-}" ] && [ -d "$NUMBA_CACHE_DIR" ]; then
+    (cd "$NUMBA_CACHE_DIR" && "$VENV/bin/python" -P -m tarfile -c "$NUMBA_CACHE_DIR.tar.xz" .)
+    rm -rf "$NUMBA_CACHE_DIR"
+fi

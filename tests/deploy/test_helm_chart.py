@@ -131,8 +131,8 @@ STANDARD = {
               "digest": "sha256:" + "ab" * 32},
     "priorityClassName": "games-critical",
     "service": {"annotations": {"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}},
-    "resources": {"requests": {"ephemeral-storage": "384Mi"},
-                  "limits": {"ephemeral-storage": "512Mi"}},
+    "resources": {"requests": {"ephemeral-storage": "576Mi"},
+                  "limits": {"ephemeral-storage": "640Mi"}},
     "podDisruptionBudget": {"minAvailable": "", "maxUnavailable": 1},
     "autoscaling": {"behavior": {"scaleUp": {"stabilizationWindowSeconds": 0, "policies": [
         {"type": "Pods", "value": 2, "periodSeconds": 60}]}}},
@@ -1421,8 +1421,8 @@ def test_standard_knobs_reach_the_objects():
     assert objs[("Service", "rel-yahtzee-scoring")]["metadata"]["annotations"] == \
         STANDARD["service"]["annotations"]
     resources = container(objs)["resources"]
-    assert resources["requests"]["ephemeral-storage"] == "384Mi"
-    assert resources["limits"]["ephemeral-storage"] == "512Mi"
+    assert resources["requests"]["ephemeral-storage"] == "576Mi"
+    assert resources["limits"]["ephemeral-storage"] == "640Mi"
     assert resources["requests"]["cpu"] == "1"  # the defaults stay beside them
     assert {"name": "extra-tables", "configMap": {"name": "house-rules"}} in pod["volumes"]
     assert [v["name"] for v in pod["volumes"]] == ["tmp", "api-keys", "extra-tables"]
