@@ -7,6 +7,7 @@ copy."""
 from __future__ import annotations
 
 import filecmp
+import itertools
 import json
 import shutil
 
@@ -55,7 +56,7 @@ def _distributions(rng, count, widest):
     widths = rng.integers(1, widest + 1, size=count)
     off = np.concatenate([[0], np.cumsum(widths)])
     data = np.empty(off[-1])
-    for a, b in zip(off[:-1], off[1:], strict=True):
+    for a, b in itertools.pairwise(off):
         p = rng.dirichlet(np.full(b - a, 0.3)) * np.exp(-rng.uniform(0, 40, b - a))
         p[rng.random(b - a) < 0.05] = 0.0
         data[a:b] = p / p.sum() if p.sum() else 1.0 / (b - a)
@@ -66,7 +67,7 @@ def _worst(data, unpacked, off):
     """The largest error of a probability and of a cumulative probability, per distribution."""
     worst_p = float(np.abs(unpacked - data).max())
     worst_c = 0.0
-    for a, b in zip(off[:-1], off[1:], strict=True):
+    for a, b in itertools.pairwise(off):
         worst_c = max(worst_c, float(np.abs(np.cumsum(unpacked[a:b])
                                             - np.cumsum(data[a:b])).max()))
     return worst_p, worst_c
