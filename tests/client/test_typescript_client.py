@@ -141,7 +141,11 @@ def test_the_client_has_no_any_and_no_casts():
 
 
 def test_the_client_type_checks_strictly(project: Path):
+    began = time.monotonic()
     _run([*TSC, "-p", ".", "--strict", "--noEmit"], timeout=300)
+    types = project / "generated" / "openapi.d.ts"
+    print(f"tsc --strict: {time.monotonic() - began:.1f} s, over generated types of "
+          f"{types.stat().st_size / 1e6:.2f} MB from a spec of {SPEC.stat().st_size / 1e6:.2f} MB")
 
 
 def test_one_generic_function_plays_validates_and_analyses_every_variant(project: Path,
