@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -160,13 +161,22 @@ def _offline_and_clean(page: Page) -> None:
 
 
 def _post(server: str, path: str, body: Any) -> tuple[int, Any]:
-    req = urllib.request.Request(server + path, method="POST", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req) as resp:
-            return resp.status, json.load(resp)
-    except urllib.error.HTTPError as err:
-        return err.code, json.load(err)
+    """The service's answer; asked again (a few times, after Retry-After) while the page's own
+    requests in flight hold this client's share of the server (429 too-many-in-flight)."""
+    for attempt in range(10):
+        req = urllib.request.Request(server + path, method="POST",
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req) as resp:
+                return resp.status, json.load(resp)
+        except urllib.error.HTTPError as err:
+            answer = json.load(err)
+            if (err.code != 429 or answer.get("type") != "/problems/too-many-in-flight"
+                    or attempt == 9):
+                return err.code, answer
+            time.sleep(float(err.headers.get("Retry-After") or 1))
+    raise AssertionError("unreachable")
 
 
 def _no_serious_violation(page: Page, axe: Path, what: str) -> None:
@@ -267,6 +277,13 @@ def _type_dice(page: Page, dice: str) -> None:
     page.click("[data-testid=set-dice]")
 
 
+def _number(text: str) -> int:
+    """A whole number as the page shows it, in any of its languages (1,023 · 1.023 · 1 023)."""
+    digits = re.sub(r"[\s,.\u00a0\u202f]", "", text)
+    assert re.fullmatch(r"-?\d+", digits), text
+    return int(digits)
+
+
 def _new_game_settled(page: Page, condition: str = "true") -> None:
     page.wait_for_function(f"state.def && !state.busy && state.totals && ({condition})",
                            timeout=ADVICE_TIMEOUT)
@@ -311,6 +328,45 @@ def test_typed_dice_show_their_boxes_and_every_word_follows_the_language(page: P
         assert raw not in settings, raw
     assert "3-4-5-6-1 es escalera" in settings and "Doble Generala" in settings
     assert page.evaluate("state.def.id") == "yahtzee"  # this game goes on
+    _offline_and_clean(page)
+
+
+def test_figures_are_written_as_the_language_writes_numbers(page: Page, server: str):
+    """Every figure goes through Intl.NumberFormat in the page's language: an expected score
+    is 245.32 in English, 245,32 in German and French; a share 0.1% in English, 0,1 % in
+    German; the final score's mean and spread likewise."""
+    page.goto(server + "/playground?seed=7")
+    _wait_ready(page)
+    page.wait_for_selector("[data-testid=final-table] tbody tr", state="attached",
+                           timeout=ADVICE_TIMEOUT)
+    page.click("[data-testid=roll]")
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    moves = page.evaluate("state.advice.moves")
+
+    def figures() -> dict[str, str]:
+        return {"expected": page.inner_text("[data-testid=expected-0]"),
+                "regret": page.inner_text("[data-testid=regret-1]"),
+                "share": page.text_content("[data-testid=final-table] tbody tr td >> nth=0"),
+                "caption": page.inner_text("[data-testid=final-caption]")}
+
+    en = figures()
+    assert re.fullmatch(r"\d{1,3}\.\d\d", en["expected"]), en
+    assert abs(float(en["expected"]) - moves[0]["expected_final_score"]) <= 0.005
+    assert re.fullmatch(r"\d+\.\d\d", en["regret"]), en
+    assert abs(float(en["regret"]) - moves[1]["regret"]) <= 0.005
+    assert re.fullmatch(r"\d+\.\d%", en["share"]), en
+    assert re.match(r"Mean \d+\.\d ± \d+\.\d;", en["caption"]), en
+    page.select_option("[data-testid=lang]", "de")
+    de = figures()
+    assert de["expected"] == en["expected"].replace(".", ","), (en, de)
+    assert de["regret"] == en["regret"].replace(".", ","), (en, de)
+    assert re.fullmatch(r"\d+,\d\s%", de["share"]), de  # German: a space before %
+    assert de["share"].split()[0] == en["share"][:-1].replace(".", ","), (en, de)
+    assert re.match(r"Mittel \d+,\d ± \d+,\d;", de["caption"]), de
+    page.select_option("[data-testid=lang]", "fr")
+    assert page.inner_text("[data-testid=expected-0]") == de["expected"]
+    page.select_option("[data-testid=lang]", "en")  # and back: the same figures as at first
+    assert figures() == en
     _offline_and_clean(page)
 
 
@@ -388,7 +444,7 @@ def test_a_whole_game_through_the_playground(page: Page, server: str):
     assert page.get_attribute("[data-testid=game-over]", "role") == "status"
     for row in ("upper", "upper-bonus", "five-bonus", "lower"):  # YAHTZEE has them all
         assert page.locator(f"[data-testid=totals-{row}]").count() == 1
-    shown = int(page.inner_text("[data-testid=total]"))
+    shown = _number(page.inner_text("[data-testid=total]"))
     scorecard = page.evaluate("state.scorecard")
     assert all(v is not None for v in scorecard["boxes"].values())
     # the page's total is the service's total of the page's scorecard
@@ -468,6 +524,34 @@ def test_a_whole_game_by_keyboard_alone(page: Page, server: str):
     _offline_and_clean(page)
 
 
+def test_a_new_game_puts_the_focus_on_roll(page: Page, server: str):
+    """New game by the keyboard: once the new game can be played the focus is on Roll, both
+    when it starts at once (nothing played yet) and after the question (a game under way)."""
+    page.goto(server + "/playground?seed=7")
+    _wait_ready(page)
+    game = page.evaluate("state.game")
+    _tab_to(page, "[data-testid=new-game]")
+    page.keyboard.press("Enter")  # nothing thrown yet: no question
+    _new_game_settled(page, f"state.game > {game}")
+    page.wait_for_function("document.activeElement.id === 'roll'", timeout=5_000)
+    assert _focused(page) == "roll"
+    page.keyboard.press("Enter")  # Roll
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    game = page.evaluate("state.game")
+    _tab_to(page, "[data-testid=new-game]", back=True)
+    page.keyboard.press("Enter")
+    page.locator("[data-testid=confirm]").wait_for(timeout=5_000)
+    assert _focused(page) == "confirm-no"
+    _tab_to(page, "[data-testid=confirm-yes]", back=True)
+    page.keyboard.press("Enter")
+    _new_game_settled(page, f"state.game > {game} && state.throw === 0")
+    page.wait_for_function("document.activeElement.id === 'roll'", timeout=5_000)
+    assert _focused(page) == "roll"
+    page.keyboard.press("Enter")  # and Enter rolls the new game's first throw
+    page.wait_for_function("state.throw === 1", timeout=TURN_TIMEOUT)
+    _offline_and_clean(page)
+
+
 def test_bozo_em_baixo_advice_is_followed_by_its_button(page: Page, server: str):
     """2 2 2 5 6 thrown em baixo is read 1 2 5 5 5: the advice names the dice on the table
     (keep 2-2-2), its button keeps the three 2s and ticks em baixo as the keep says; the tick
@@ -518,7 +602,7 @@ def test_bozo_em_baixo_advice_is_followed_by_its_button(page: Page, server: str)
     status, checked = _post(server, "/v1/variants/bozo/games/validate",
                             {"players": [{"turns": record}]})
     assert status == 200 and checked["valid"] and checked["problems"] == [], checked
-    assert checked["players"][0]["total"] == int(page.inner_text("[data-testid=total]"))
+    assert checked["players"][0]["total"] == _number(page.inner_text("[data-testid=total]"))
     status, analysis = _post(server, "/v1/variants/bozo/games/analyze",
                              {"players": [{"turns": record}]})
     assert status == 200, analysis
@@ -567,17 +651,17 @@ def test_a_game_against_two_computers_its_charts_and_axe(page: Page, server: str
     assert calls["/games/win-probability"] >= 12 and calls["/positions/value"] >= 12
     bots = page.evaluate("state.bots")
     assert [b["level"] for b in bots] == ["beginner", "expert"]
-    totals = [int(page.inner_text("[data-testid=total]"))]
+    totals = [_number(page.inner_text("[data-testid=total]"))]
     for i, bot in enumerate(bots, start=1):
         assert all(v is not None for v in bot["scorecard"]["boxes"].values())
         _, scored = _post(server, "/v1/variants/yahtzee/scorecards/score", bot["scorecard"])
         assert scored["total"] == bot["total"]
-        assert int(page.inner_text(f"[data-testid=player-total-{i}]")) == scored["total"]
+        assert _number(page.inner_text(f"[data-testid=player-total-{i}]")) == scored["total"]
         totals.append(scored["total"])
     over = page.inner_text("[data-testid=game-over]")
     top = max(totals)
     winners = [i for i, t in enumerate(totals) if t == top]
-    assert str(top) in over and ("win" in over or "Tie" in over), over
+    assert f"{top:,}" in over and ("win" in over or "Tie" in over), over
 
     # the charts at the end: the result, not the last round's estimate
     assert page.inner_text("[data-testid=chances-caption]").startswith("Final result")
@@ -585,9 +669,10 @@ def test_a_game_against_two_computers_its_charts_and_axe(page: Page, server: str
     assert all((w > 1) == (i in winners) for i, w in enumerate(widths)), (widths, winners)
     rows = page.eval_on_selector_all("[data-testid=chances-table] tbody tr td",
                                      "cells => cells.map(c => c.textContent)")
-    assert rows == [f"{100 * (i in winners) / len(winners):.1f} %" for i in range(3)]
+    # shares as English writes a percentage (Intl.NumberFormat's): 100.0%, 50.0%, 0.0%
+    assert rows == [f"{(i in winners) / len(winners):.1%}" for i in range(3)]
     assert page.locator("[data-testid=final-chart] rect").count() == 1
-    assert page.inner_text("[data-testid=final-caption]") == f"Final score: {totals[0]}"
+    assert page.inner_text("[data-testid=final-caption]") == f"Final score: {totals[0]:,}"
     _no_serious_violation(page, axe, "playground after a game")
     _screenshot(page, "playground-against-computers.png")
 
@@ -676,6 +761,44 @@ def test_the_histogram_follows_the_range_and_says_when_it_is_sampled(page: Page,
     _offline_and_clean(page)
 
 
+def test_a_column_sheet_shows_each_columns_totals(page: Page, server: str, axe: Path):
+    """Yam's with its column sheet (4 columns): under each column its upper section, upper
+    bonus, lower section and total, and under the sheet the grand total, each as the service
+    gives them for the page's scorecard (scorecards/score), after every turn."""
+    page.goto(server + "/playground?seed=4")
+    _wait_ready(page)
+    _settings(page)
+    page.select_option("[data-testid=variant]", "yams")
+    page.check("[data-testid=option-columns]")
+    _new_game_settled(page, "state.def.id === 'yams' && state.def.columns.length === 4 "
+                            "&& state.totals.columns")
+    rows = {"upper": "upper_subtotal", "upper-bonus": "upper_bonus", "lower": "lower_total",
+            "total": "total"}
+    assert page.locator("[data-testid=sheet-totals-five-bonus]").count() == 0  # Yam's has none
+    options = page.evaluate("state.options")
+    for turn in range(1, 5):
+        page.wait_for_function("t => state.turn === t && state.throw === 0 && !state.busy",
+                               arg=turn, timeout=TURN_TIMEOUT)
+        page.click("[data-testid=roll]")
+        _finish_turn(page)
+        page.wait_for_function("t => state.turn > t && !state.busy", arg=turn,
+                               timeout=TURN_TIMEOUT)
+        status, scored = _post(server, "/v1/variants/yams/scorecards/score",
+                               {**page.evaluate("state.scorecard"), "options": options})
+        assert status == 200 and len(scored["columns"]) == 4, scored
+        for column in scored["columns"]:
+            n = column["column"]
+            shown = {row: _number(page.inner_text(f"[data-testid=column-{row}-{n}]"))
+                     for row in rows}
+            assert shown == {row: column[field] for row, field in rows.items()}, (turn, n)
+        assert _number(page.inner_text("[data-testid=total]")) == scored["total"]
+        assert scored["total"] == sum(c["total"] for c in scored["columns"])
+    assert scored["total"] > 0 and page.inner_text("[data-testid=totals] th") == "Grand total"
+    assert page.evaluate("state.record.length") == 4
+    _no_serious_violation(page, axe, "a column sheet")
+    _offline_and_clean(page)
+
+
 def test_the_phone_layout(browser: Browser, server: str, axe: Path):
     """375 x 812: the dice, your boxes and the players fit with little scrolling, nothing is
     wider than the screen, the chart text is 12 px or more, and a computer's turn shows in the
@@ -723,6 +846,73 @@ def test_the_phone_layout(browser: Browser, server: str, axe: Path):
         assert watch["top"] >= 0 and watch["bottom"] <= PHONE["height"], watch
         assert "Computer 1" in page.inner_text("[data-testid=watch]")
         page.wait_for_function("state.turn === 2 && !state.busy", timeout=TURN_TIMEOUT)
+        _offline_and_clean(page)
+
+
+# Where a box of the sheet is: its row's top and bottom in the window, and whether what is
+# drawn at the box's centre and at its row's name is the box and its row (not an element
+# pinned over them, like the turn's panel on a phone).
+_SIGHT = """(selector) => {
+    const box = document.querySelector(selector);
+    const row = box.closest('tr');
+    const at = (el) => { const r = el.getBoundingClientRect();
+                         return document.elementFromPoint(r.left + r.width / 2,
+                                                          r.top + r.height / 2); };
+    const rect = row.getBoundingClientRect();
+    const hit = at(box);
+    const name = at(row.querySelector('th'));
+    const s = { top: rect.top, bottom: rect.bottom, height: innerHeight,
+                onBox: !!hit && box.contains(hit), onRow: !!name && row.contains(name),
+                hit: hit && (hit.dataset.testid || hit.className || hit.tagName) };
+    s.ok = s.top >= 0 && s.bottom <= s.height && s.onBox && s.onRow;
+    return s;
+}"""
+
+
+def _in_sight(page: Page, selector: str) -> None:
+    """The box `selector` and its row are whole in the window, covered by nothing."""
+    with contextlib.suppress(PlaywrightTimeout):  # the page scrolls in the next frame
+        page.wait_for_function(f"s => ({_SIGHT})(s).ok", arg=selector, timeout=5_000)
+    sight = page.evaluate(_SIGHT, selector)
+    assert sight["top"] >= 0 and sight["bottom"] <= sight["height"], (selector, sight)
+    assert sight["onBox"] and sight["onRow"], (selector, sight)
+
+
+def test_on_a_phone_the_box_to_write_is_never_hidden(browser: Browser, server: str):
+    """375 x 812, where the turn's panel stays pinned over the top of the page: a box chosen
+    by the keyboard low in the sheet, a box focused while it is under the panel, and the box
+    the advice marks best are each scrolled whole into the window, clear of the panel."""
+    with _recording_page(browser, server, viewport=PHONE, is_mobile=True, has_touch=True,
+                         device_scale_factor=2) as page:
+        page.goto(server + "/playground?seed=21")
+        _wait_ready(page)
+        page.click("[data-testid=roll]")
+        page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+        boxes = page.eval_on_selector_all("#sheet button.write",
+                                          "bs => bs.map(b => b.dataset.testid)")
+        assert len(boxes) >= 3, boxes
+        # the page at its top, the lowest box below the window: Tab to it
+        page.evaluate("window.scrollTo(0, 0)")
+        page.focus("[data-testid=roll]")
+        low = f"[data-testid={boxes[-1]}]"
+        _tab_to(page, low)
+        _in_sight(page, low)
+        # a box under the pinned panel (the page scrolled so), focused: it comes out from under
+        under = f"[data-testid={boxes[1]}]"
+        page.evaluate("""(s) => {
+            const panel = document.querySelector('.turn').getBoundingClientRect();
+            const row = document.querySelector(s).closest('tr').getBoundingClientRect();
+            window.scrollBy(0, row.top - panel.height / 2);
+        }""", under)
+        covered = page.evaluate(_SIGHT, under)
+        assert not covered["onBox"], covered  # the panel is over it
+        page.focus(under)
+        _in_sight(page, under)
+        # the advice marks a box best (a YAHTZEE typed, the page at its top): it is in sight
+        page.evaluate("window.scrollTo(0, 0)")
+        _type_dice(page, "6 6 6 6 6")
+        page.wait_for_selector("[data-testid=place-five_of_a_kind].best", timeout=ADVICE_TIMEOUT)
+        _in_sight(page, "[data-testid=place-five_of_a_kind]")
         _offline_and_clean(page)
 
 

@@ -1,12 +1,13 @@
 // The playground: a whole game played in the browser through the service's public API only
 // (GET /v1/variants, POST rules, hands/score, moves/suggest, games/turn, and scorecards/score
-// for a new sheet's totals), against up to three computers (moves/bot), with each player's
-// chance to win (games/win-probability) and your final score's distribution
-// (positions/value) drawn after every round. No build step, no library, nothing from another
-// host: the charts are the page's own SVG.
+// for a new sheet's totals and a column sheet's totals of each column), against up to three
+// computers (moves/bot), with each player's chance to win (games/win-probability) and your
+// final score's distribution (positions/value) drawn after every round. No build step, no
+// library, nothing from another host: the charts are the page's own SVG.
 //
 // Every word a person reads is in six languages: the page's own in words.json, the names of
-// the variants, boxes, options and option values from the variant catalogue.
+// the variants, boxes, options and option values from the variant catalogue; every figure is
+// written as the page's language writes numbers (Intl.NumberFormat).
 //
 // The game is recorded as games/validate takes it (`state.record`: the dice of each throw as
 // thrown, the dice kept, the box, and em baixo for Bozó), the kept dice as the advice names
@@ -80,7 +81,28 @@ function boxName(boxId, column) {
 }
 
 const sorted = (dice) => [...dice].sort((a, b) => a - b);
-const pct = (p) => `${(100 * p).toFixed(1)} %`;
+
+// Every figure the page shows (scores, totals, expected scores, regrets, means, shares) is
+// written as the page's language writes numbers: 245.32 in English, 245,32 in German, 12,5 %
+// in French. One Intl.NumberFormat per language and kind of figure, made on first use.
+const NUMBER_KINDS = {
+  int: { maximumFractionDigits: 0 },
+  1: { minimumFractionDigits: 1, maximumFractionDigits: 1 },
+  2: { minimumFractionDigits: 2, maximumFractionDigits: 2 },
+  pct: { style: "percent", minimumFractionDigits: 1, maximumFractionDigits: 1 },
+};
+const FORMATS = new Map();
+
+function formatter(kind) {
+  const key = `${state.lang}|${kind}`;
+  if (!FORMATS.has(key)) FORMATS.set(key, new Intl.NumberFormat(state.lang, NUMBER_KINDS[kind]));
+  return FORMATS.get(key);
+}
+
+/** A number as the page's language writes it, with `digits` decimals (0: a whole number). */
+const num = (x, digits = 0) => formatter(digits ? digits : "int").format(x);
+/** A share (0..1) as a percentage with one decimal, as the page's language writes it. */
+const pct = (p) => formatter("pct").format(p);
 
 function el(name, attrs = {}, text) {
   const node = document.createElement(name);
@@ -292,7 +314,7 @@ function renderPending() {
 
 function askNewGame() {
   if (!started() || state.over) {
-    newGame();
+    newGame({ focusRoll: true });
     return;
   }
   $("confirm").showModal();
@@ -301,9 +323,12 @@ function askNewGame() {
 
 // ------------------------------------------------------------------------------ a game
 
-async function newGame() {
+/** A new game with the settings chosen. `focusRoll` (a new game the player asked for): once it
+ * can be played, the focus goes to Roll, unless the player has moved it meanwhile. */
+async function newGame({ focusRoll = false } = {}) {
   clearTimeout(settingsTimer);
   const game = ++state.game;
+  const from = document.activeElement;
   const options = readOptions();
   const id = $("variant").value;
   const levels = readBots();
@@ -338,6 +363,8 @@ async function newGame() {
   state.busy = false;
   render();
   renderPlayers();
+  const focus = document.activeElement;
+  if (focusRoll && (focus === from || !focus || focus === document.body)) $("roll").focus();
   await refreshCharts(game);
 }
 
@@ -353,6 +380,21 @@ function startTurn() {
   state.hand = null;
   state.advice = null;
   renderAll();
+}
+
+/** A turn's totals (games/turn's, of the whole sheet), and on a column sheet each column's
+ * too, from scorecards/score of the sheet the turn answered; without them (their request
+ * failed: the error is shown) the sheet shows the grand total only. */
+async function withColumnTotals(game, played) {
+  if (!state.def.columns.length) return played.totals;
+  try {
+    const scored = await api("POST", `${base()}/scorecards/score`,
+                             { ...played.scorecard, options: state.options });
+    return { ...played.totals, columns: scored.columns };
+  } catch (err) {
+    if (game === state.game) message(err.message);
+    return played.totals;
+  }
 }
 
 async function refreshTotals(game) {
@@ -443,6 +485,7 @@ async function afterDice() {
   renderSheet();
   renderAdvice();
   render();
+  revealBest();
   // the last throw: the Roll button is done, the boxes are next
   if (!canRoll() && (document.activeElement === document.body
                      || document.activeElement === $("roll"))) {
@@ -486,17 +529,20 @@ async function write(box, column) {
   render();
   const played = await gameStep(game, "POST", `${base()}/games/turn`, body);
   if (!played) return;
+  const totals = await withColumnTotals(game, played);
+  if (game !== state.game) return;
   const turn = { throws: state.turnThrows, box };
   if (!state.typed) turn.kept = state.turnKept;
   if (column) turn.column = column;
   if (state.emBaixo) turn.em_baixo = true;
   state.record.push(turn);
   state.scorecard = played.scorecard;
-  state.totals = played.totals;
+  state.totals = totals;
   const score = played.earned.score;
   state.you.last = { box, column, score, emBaixo: state.emBaixo };
   const total = played.totals.total;
-  status(() => t("youWrote", { box: boxName(box, column), score, total }));
+  status(() => t("youWrote", { box: boxName(box, column), score: num(score),
+                                total: num(total) }));
   state.hand = null;
   state.advice = null;
   state.dice = Array(state.def.dice).fill(null);
@@ -590,7 +636,7 @@ async function botTurn(bot, game) {
     const total = bot.total;
     status(() => t("botWrote", { name: t("computer", { n: bot.n }),
                                  box: boxName(move.box, move.column),
-                                 score: bot.last.score, total }));
+                                 score: num(bot.last.score), total: num(total) }));
     renderPlayers();
     await pause();
     return played.won;
@@ -620,7 +666,7 @@ function playerName(i) {
 function resultText() {
   const r = state.result;
   if (!r) return "";
-  const total = r.totals[r.winners[0]];
+  const total = num(r.totals[r.winners[0]]);
   if (!state.bots.length) return t(r.winner === 0 ? "won" : "gameOver", { total });
   if (r.winner === 0) return t("won", { total });
   if (r.winner > 0) return t("wonBy", { name: playerName(r.winner), total });
@@ -690,6 +736,52 @@ function renderDice() {
   });
 }
 
+// ------------------------------------------------------------------------------ in sight
+
+// What the player is about to write stays in sight on a phone, where the turn's panel is
+// pinned over the top of the page while the sheet scrolls under it: a box (its row) that
+// takes the focus, or that the advice marks best, is scrolled clear of every pinned element.
+const CLEARANCE = 8;
+
+/** The band of the window, [top, bottom], that no fixed or sticky element (other than one
+ * that holds `target`) covers once pinned. */
+function uncovered(target) {
+  let top = 0;
+  let bottom = window.innerHeight;
+  for (const node of document.body.querySelectorAll("*")) {
+    if (node.contains(target) || target.contains(node)) continue;
+    const style = getComputedStyle(node);
+    if (style.position !== "sticky" && style.position !== "fixed") continue;
+    const height = node.getBoundingClientRect().height;
+    if (!height || style.visibility === "hidden") continue;
+    if (style.top !== "auto") top = Math.max(top, parseFloat(style.top) + height);
+    else if (style.bottom !== "auto") {
+      bottom = Math.min(bottom, window.innerHeight - parseFloat(style.bottom) - height);
+    }
+  }
+  return [top, bottom];
+}
+
+/** Scroll the window (at once, only if needed) so that `node`'s table row, or `node`, is
+ * whole in the uncovered band. */
+function reveal(node) {
+  const target = node.closest("tr") || node;
+  const [top, bottom] = uncovered(target);
+  const r = target.getBoundingClientRect();
+  let by = 0;
+  if (r.top < top + CLEARANCE) by = r.top - top - CLEARANCE;
+  else if (r.bottom > bottom - CLEARANCE) {
+    by = Math.min(r.bottom - bottom + CLEARANCE, r.top - top - CLEARANCE);
+  }
+  if (by) window.scrollBy({ top: by, behavior: "instant" });
+}
+
+/** The box the advice marks best, brought into sight. */
+function revealBest() {
+  const best = document.querySelector("#sheet button.write.best");
+  if (best) reveal(best);
+}
+
 function placementsByCell() {
   const out = new Map();
   for (const p of (state.hand && state.hand.boxes) || []) out.set(`${p.box}|${p.column || 0}`, p);
@@ -705,6 +797,7 @@ function renderSheet() {
     const cells = placementsByCell();
     const table = $("sheet");
     table.innerHTML = "";
+    table.classList.toggle("columns", many);
     const head = el("tr");
     head.append(el("th", { scope: "col" }, t("box")));
     cols.forEach((_, i) => head.append(el("th", { scope: "col", class: "num" },
@@ -722,12 +815,12 @@ function renderSheet() {
         const td = el("td", { class: "num" });
         const p = cells.get(`${box.id}|${column || 0}`);
         if (value !== null) {
-          td.textContent = value;
+          td.textContent = num(value);
         } else if (p && p.open && p.legal && !state.over && !state.busy) {
           const label = column ? t("writeBoxCol", { box: pick(box.labels), n: column,
-                                                     score: p.score })
-            : t("writeBox", { box: pick(box.labels), score: p.score });
-          const extra = [p.five_of_a_kind_bonus ? `+${p.five_of_a_kind_bonus}` : "",
+                                                     score: num(p.score) })
+            : t("writeBox", { box: pick(box.labels), score: num(p.score) });
+          const extra = [p.five_of_a_kind_bonus ? `+${num(p.five_of_a_kind_bonus)}` : "",
                          p.joker ? t("joker") : "", p.wins_game ? "★" : ""]
             .filter(Boolean).join(" ");
           const b = el("button", {
@@ -735,7 +828,7 @@ function renderSheet() {
               && (bestBox.column || null) === column ? " best" : ""}`,
             "data-testid": `place-${box.id}${column ? `-${column}` : ""}`,
             "aria-label": `${label}${extra ? ` (${extra})` : ""}`,
-          }, `${p.score}${extra ? ` ${extra}` : ""}`);
+          }, `${num(p.score)}${extra ? ` ${extra}` : ""}`);
           b.dataset.box = box.id;
           if (column) b.dataset.column = column;
           td.append(b);
@@ -746,8 +839,42 @@ function renderSheet() {
       });
       body.append(tr);
     }
+    if (many) renderColumnTotals(table);
   });
   renderTotals();
+}
+
+/** The totals rows this variant has, as [words, field of the totals, test id]: the upper
+ * section and its bonus where there is one, the five-of-a-kind bonus, then the lower section
+ * (where there is any row before it). */
+function totalRows(def) {
+  const rows = [];
+  if (def.upper_bonus) {
+    rows.push([t("upper"), "upper_subtotal", "upper"]);
+    rows.push([t("upperBonus"), "upper_bonus", "upper-bonus"]);
+  }
+  if (def.five_of_a_kind_bonus) rows.push([t("fiveBonus"), "five_of_a_kind_bonus", "five-bonus"]);
+  if (rows.length) rows.push([t("lower"), "lower_total", "lower"]);
+  return rows;
+}
+
+/** A column sheet's foot: each column's totals under it, as scorecards/score gives them
+ * (games/turn answers the whole sheet's only; the page adds up nothing). */
+function renderColumnTotals(table) {
+  const columns = state.totals && state.totals.columns;
+  if (!columns) return;
+  const foot = table.appendChild(el("tfoot"));
+  const rows = [...totalRows(state.def), [t("columnTotal"), "total", "total"]];
+  for (const [name, field, id] of rows) {
+    const tr = el("tr", { "data-testid": `sheet-totals-${id}`,
+                          class: id === "total" ? "total" : "" });
+    tr.append(el("th", { scope: "row" }, name));
+    for (const c of columns) {
+      tr.append(el("td", { class: "num", "data-testid": `column-${id}-${c.column}` },
+                   num(c[field])));
+    }
+    foot.append(tr);
+  }
 }
 
 function renderTotals() {
@@ -756,24 +883,21 @@ function renderTotals() {
   host.innerHTML = "";
   if (!tot) return;
   const def = state.def;
-  // only the rows this variant has
-  const rows = [];
-  if (def.upper_bonus) {
-    rows.push([`${t("upper")} (${tot.upper_subtotal}/${def.upper_bonus.threshold})`,
-               tot.upper_subtotal, "upper"]);
-    rows.push([t("upperBonus"), tot.upper_bonus, "upper-bonus"]);
-  }
-  if (def.five_of_a_kind_bonus) rows.push([t("fiveBonus"), tot.five_of_a_kind_bonus, "five-bonus"]);
-  if (rows.length) rows.push([t("lower"), tot.lower_total, "lower"]);
+  const many = def.columns.length > 0;
   const body = host.appendChild(el("tbody"));
-  for (const [name, value, id] of rows) {
-    const tr = el("tr", { "data-testid": `totals-${id}` });
-    tr.append(el("th", { scope: "row" }, name), el("td", { class: "num" }, String(value)));
-    body.append(tr);
+  // a column sheet has each column's totals in the sheet's foot: here only the grand total
+  if (!many) {
+    for (const [name, field, id] of totalRows(def)) {
+      const words = id === "upper"
+        ? `${name} (${num(tot.upper_subtotal)}/${num(def.upper_bonus.threshold)})` : name;
+      const tr = el("tr", { "data-testid": `totals-${id}` });
+      tr.append(el("th", { scope: "row" }, words), el("td", { class: "num" }, num(tot[field])));
+      body.append(tr);
+    }
   }
   const tr = el("tr", { class: "total" });
-  tr.append(el("th", { scope: "row" }, t("total")),
-            el("td", { class: "num", "data-testid": "total" }, String(tot.total)));
+  tr.append(el("th", { scope: "row" }, t(many ? "grandTotal" : "total")),
+            el("td", { class: "num", "data-testid": "total" }, num(tot.total)));
   body.append(tr);
 }
 
@@ -784,9 +908,9 @@ function moveText(a) {
     else if (state.def.em_baixo && state.emBaixo) text += ` · ${t("topNext")}`;
     return text;
   }
-  const extra = [a.five_of_a_kind_bonus ? `+${a.five_of_a_kind_bonus}` : "",
+  const extra = [a.five_of_a_kind_bonus ? `+${num(a.five_of_a_kind_bonus)}` : "",
                  a.wins_game ? t("winsGame") : ""].filter(Boolean).join(", ");
-  return `${t("write")} ${boxName(a.box, a.column)} = ${a.score}${extra ? ` (${extra})` : ""}`;
+  return `${t("write")} ${boxName(a.box, a.column)} = ${num(a.score)}${extra ? ` (${extra})` : ""}`;
 }
 
 function follow(a) {
@@ -826,8 +950,9 @@ function renderAdvice() {
       go.addEventListener("click", () => follow(a));
       const td = el("td");
       td.append(go);
-      tr.append(td, el("td", { class: "num" }, a.expected_final_score.toFixed(2)),
-                el("td", { class: "num" }, a.regret.toFixed(2)));
+      tr.append(td, el("td", { class: "num", "data-testid": `expected-${i}` },
+                       num(a.expected_final_score, 2)),
+                el("td", { class: "num", "data-testid": `regret-${i}` }, num(a.regret, 2)));
       body.append(tr);
     });
     host.append(table);
@@ -848,7 +973,7 @@ function lastMoveText(p) {
     return text;
   }
   if (!p.last) return "";
-  return t("wrote", { box: boxName(p.last.box, p.last.column), score: p.last.score })
+  return t("wrote", { box: boxName(p.last.box, p.last.column), score: num(p.last.score) })
     + (p.last.emBaixo ? ` (${t("emBaixoMark")})` : "");
 }
 
@@ -873,7 +998,7 @@ function renderPlayers() {
     if (moving) name.append(el("span", { class: "marker", "aria-hidden": "true" }, "▶ "));
     name.append(playerName(i));
     tr.append(name, el("td", {}, p.level ? t(p.level) : ""),
-              el("td", { class: "num", "data-testid": `player-total-${i}` }, String(p.total)),
+              el("td", { class: "num", "data-testid": `player-total-${i}` }, num(p.total)),
               el("td", { "data-testid": `player-last-${i}` }, lastMoveText(p)));
     body.append(tr);
   });
@@ -999,9 +1124,9 @@ function binned(hist) {
 }
 
 function binLabel(b, i, n) {
-  if (i === 0 && b.folded) return `≤ ${b.to}`;
-  if (i === n - 1 && b.folded) return `≥ ${b.from}`;
-  return b.from === b.to ? String(b.from) : `${b.from}–${b.to}`;
+  if (i === 0 && b.folded) return `≤ ${num(b.to)}`;
+  if (i === n - 1 && b.folded) return `≥ ${num(b.from)}`;
+  return b.from === b.to ? num(b.from) : `${num(b.from)}–${num(b.to)}`;
 }
 
 function drawFinal() {
@@ -1013,14 +1138,14 @@ function drawFinal() {
   if (state.over && state.totals) {
     const total = state.totals.total;
     bins = [{ from: total, to: total, p: 1 }];
-    text = t("finalAt", { total });
+    text = t("finalAt", { total: num(total) });
   } else if (state.value) {
     const dist = state.value;
     bins = dist.histogram && dist.histogram.length ? binned(dist.histogram) : [];
     const q = dist.percentiles || {};
-    text = t("finalSummary", { mean: dist.mean.toFixed(1), sd: dist.sd.toFixed(1),
-                               p25: q["25"], p75: q["75"] });
-    text += dist.exact ? ` (${t("exactDist")})` : ` (${t("sampled", { n: dist.samples })})`;
+    text = t("finalSummary", { mean: num(dist.mean, 1), sd: num(dist.sd, 1),
+                               p25: num(q["25"]), p75: num(q["75"]) });
+    text += dist.exact ? ` (${t("exactDist")})` : ` (${t("sampled", { n: num(dist.samples) })})`;
   } else {
     caption.textContent = state.def ? t("loading") : "";
     fillTable($("final-table"), [t("finalScore"), t("probability")], []);
@@ -1173,9 +1298,8 @@ async function main() {
   });
   $("new-game").addEventListener("click", () => askNewGame());
   $("confirm-yes").addEventListener("click", () => {
-    $("confirm").close();
-    newGame();
-    $("roll").focus();
+    $("confirm").close();  // the focus back on New game, until Roll can take it
+    newGame({ focusRoll: true });
   });
   $("confirm-no").addEventListener("click", () => {
     $("confirm").close();
@@ -1185,6 +1309,14 @@ async function main() {
   $("set-dice").addEventListener("click", () => setDice());
   $("typed").addEventListener("keydown", (e) => {
     if (e.key === "Enter") setDice();
+  });
+  // whatever takes the focus in the game (a box, a move of the advice) is not left under the
+  // turn's panel; the browser has scrolled it into the window first, if it was out
+  document.querySelector("main").addEventListener("focusin", (e) => {
+    const node = e.target;
+    requestAnimationFrame(() => {
+      if (document.activeElement === node) reveal(node);
+    });
   });
   $("sheet").addEventListener("click", (e) => {
     const b = e.target.closest("button.write");
