@@ -13,13 +13,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     VENV=/opt/venv \
     ADVISOR_TABLE_DIR=/app/tables \
-    NUMBA_CACHE_DIR=/app/numba-cache
+    NUMBA_CACHE_DIR=/app/numba-cache \
+    SBOM=/app/sbom.cdx.json
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY requirements/ requirements/
 COPY service/ service/
 COPY docker/ docker/
-RUN sh docker/build-venv.sh && sh docker/build-tables.sh && sh docker/trim-venv.sh
+RUN sh docker/build-venv.sh && sh docker/build-tables.sh && sh docker/trim-venv.sh \
+    && sh docker/build-sbom.sh
 
 FROM ${PYTHON_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="yahtzee-scoring-service" \
@@ -45,6 +47,8 @@ COPY --from=build /app/tables /app/tables
 # process compiles them again. The tables are packed too: the app unpacks them at start into
 # the build directory under /tmp (service/advisor/tables/packing.py).
 COPY --from=build /app/numba-cache.tar.xz /app/numba-cache.tar.xz
+# What the image ships, as a CycloneDX SBOM (docker/build-sbom.sh)
+COPY --from=build /app/sbom.cdx.json /app/sbom.cdx.json
 COPY gunicorn.conf.py ./
 USER 10001:10001
 EXPOSE 8000

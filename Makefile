@@ -44,13 +44,15 @@ test: setup lint
 # locked stay unless the change needs another (`make lock UPGRADE=1`: the newest each range
 # allows). pip-tools runs in a virtualenv of its own (.venv-lock).
 PIP_COMPILE = CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet \
-	--generate-hashes --allow-unsafe --strip-extras --all-build-deps --no-emit-index-url \
+	--generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
 	--no-emit-find-links $(if $(UPGRADE),--upgrade)
 lock:
 	test -x .venv-lock/bin/pip-compile || ($(PYTHON) -m venv .venv-lock \
 		&& .venv-lock/bin/pip install --quiet 'pip-tools>=7.4,<8')
-	$(PIP_COMPILE) -o requirements/runtime.lock pyproject.toml
-	$(PIP_COMPILE) --extra test -c requirements/runtime.lock -o requirements/test.lock pyproject.toml
+	$(PIP_COMPILE) --all-build-deps -o requirements/runtime.lock pyproject.toml
+	$(PIP_COMPILE) --all-build-deps --extra test -c requirements/runtime.lock \
+		-o requirements/test.lock pyproject.toml
+	$(PIP_COMPILE) -c requirements/test.lock -o requirements/sbom.lock requirements/sbom.in
 
 spec: setup
 	$(BIN)/python -m service.web.spec > openapi/openapi.json

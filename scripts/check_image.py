@@ -638,6 +638,7 @@ def run_image(image: str, config: dict[str, Any], work: Path, report: dict[str, 
     report.update(user=user, command=command, port=port, log=str(service_log))
     with container(image) as (name, root):
         report["empty_build_mount_points"] = mount_leftovers(root, mounted)
+        report["sbom"] = check_sbom(root)
         # A first run, of `cat /proc/self/mountinfo`, lets buildah make what it makes in every
         # container it runs, and tells where it mounts files (/etc/hosts, /run/.containerenv):
         # the comparison below leaves those out and sees only what the service wrote.
@@ -704,6 +705,35 @@ def kill_left(proc: subprocess.Popen[bytes]) -> None:
                 os.kill(pid, signal.SIGKILL)
         proc.kill()
         proc.wait()
+
+
+#: The image's SBOM (docker/build-sbom.sh) and the lock the image installs.
+SBOM_PATH = "/app/sbom.cdx.json"
+RUNTIME_LOCK = ROOT / "requirements" / "runtime.lock"
+
+
+def check_sbom(root: Path) -> dict[str, Any]:
+    """The image's SBOM: a CycloneDX document whose root component is the service and whose
+    components hold every package of requirements/runtime.lock at its locked version (what
+    trim-venv.sh removes aside); raise CheckFailed otherwise."""
+    path = root / SBOM_PATH.lstrip("/")
+    if not path.is_file():
+        raise CheckFailed(f"the image has no SBOM at {SBOM_PATH}")
+    sbom = json.loads(path.read_text())
+    root_name = sbom.get("metadata", {}).get("component", {}).get("name")
+    if sbom.get("bomFormat") != "CycloneDX" or root_name != "yahtzee-scoring-service":
+        raise CheckFailed(f"{SBOM_PATH} is not the service's CycloneDX SBOM: {root_name!r}")
+    norm = lambda name: re.sub(r"[-_.]+", "-", name).lower()  # noqa: E731 (PEP 503)
+    listed = {norm(c["name"]): c.get("version") for c in sbom.get("components", [])}
+    trimmed = {"pip", "setuptools", "wheel"}
+    locked = dict(re.findall(r"^([A-Za-z0-9._-]+)==(\S+)", RUNTIME_LOCK.read_text(), re.M))
+    wrong = {name: (version, listed.get(norm(name))) for name, version in locked.items()
+             if norm(name) not in trimmed and listed.get(norm(name)) != version}
+    if wrong:
+        raise CheckFailed(f"{SBOM_PATH} disagrees with {RUNTIME_LOCK.name} (locked, listed): "
+                          f"{wrong}")
+    return {"path": SBOM_PATH, "spec_version": sbom.get("specVersion"),
+            "components": len(listed)}
 
 
 def compiled_at_start(root: Path, config: dict[str, Any]) -> list[str] | None:

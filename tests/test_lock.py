@@ -1,8 +1,9 @@
 """The lock files (requirements/*.lock, made by `make lock` with pip-tools) hold
-pyproject.toml's dependencies: every dependency the project declares is locked, at a version
-its range allows, with the hashes pip checks (`--require-hashes`: make, .ci/run and the
-image install from them and refuse anything else); the image's lock agrees with the tests'
-(the image built is the one tested); and nothing of one machine is written in them."""
+pyproject.toml's dependencies (and sbom.lock the image's SBOM tool alone): every dependency
+the project declares is locked, at a version its range allows, with the hashes pip checks
+(`--require-hashes`: make, .ci/run and the image install from them and refuse anything
+else); the image's lock agrees with the tests' (the image built is the one tested); and
+nothing of one machine is written in them."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 RUNTIME, TEST = ROOT / "requirements" / "runtime.lock", ROOT / "requirements" / "test.lock"
+SBOM = ROOT / "requirements" / "sbom.lock"  # the image's SBOM tool alone
 _PIN = re.compile(r"^([A-Za-z0-9._-]+)==([^\s\\]+)")
 
 
@@ -64,7 +66,7 @@ def test_every_dependency_has_an_upper_bound():
         assert any(s.operator in ("<", "<=", "==", "~=") for s in req.specifier), req
 
 
-@pytest.mark.parametrize("lock", [RUNTIME, TEST])
+@pytest.mark.parametrize("lock", [RUNTIME, TEST, SBOM])
 def test_every_pin_has_hashes_and_no_machine_is_named(lock):
     locked = pins(lock)
     assert locked
@@ -77,4 +79,13 @@ def test_every_pin_has_hashes_and_no_machine_is_named(lock):
 def test_the_image_installs_what_the_tests_ran_with():
     runtime, test = pins(RUNTIME), pins(TEST)
     for name, (version, _) in runtime.items():
+        assert test.get(name, (None,))[0] == version, (name, version, test.get(name))
+
+
+def test_the_sbom_tool_is_locked_as_the_tests_run_it():
+    """requirements/sbom.lock (docker/build-sbom.sh installs it alone) pins the SBOM tool and
+    what it needs at the test lock's versions, within pyproject.toml's range."""
+    sbom, test = pins(SBOM), pins(TEST)
+    assert "cyclonedx-bom" in sbom
+    for name, (version, _) in sbom.items():
         assert test.get(name, (None,))[0] == version, (name, version, test.get(name))

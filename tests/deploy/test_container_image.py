@@ -97,7 +97,8 @@ def test_the_image_builds_runs_as_its_user_and_plays_a_game(tmp_path: Path) -> N
     image, run = report["image"], report["run"]
     print(f"image {image['size_mib']} MiB on a {image['base_size_mib']} MiB base; build "
           f"{report['build'].get('seconds')} s; ready {run['ready_seconds']} s (the chart's "
-          f"startup budget {_startup_budget():.0f} s); base {report['base']}")
+          f"startup budget {_startup_budget():.0f} s); base {report['base']}; SBOM "
+          f"{run['sbom']}")
 
     # Built (retried at most once, after a transient buildah failure the report names), and
     # small enough.

@@ -127,6 +127,8 @@ class Image:
         env["VENV_ARGS"] = "--without-pip"
         env["PIP_ARGS"] = "--no-deps --no-build-isolation --no-index"
         env["LOCK"] = ""  # the dependencies come from the test virtualenv (docstring)
+        # the SBOM tool too: the test virtualenv's, not one installed from the index
+        env["SBOM_TOOL"] = str(Path(sys.executable).parent / "cyclonedx-py")
         # the kernels compiled for one CPU baseline, not two (the real image's build does both:
         # tests/deploy/test_container_image.py)
         env["CPU_BASELINES"] = portable_cpu(platform.machine(),
@@ -193,6 +195,21 @@ def test_table_build_step(image):
     assert image.table_step == "ran"
     tables = image.path(image.stages[0].env()["ADVISOR_TABLE_DIR"])
     assert any(tables.iterdir()), "python -m service.advisor build wrote nothing"
+
+
+def test_the_sbom_lists_what_the_venv_holds(image):
+    """docker/build-sbom.sh: a CycloneDX document of the image's virtualenv, the service as
+    its root component, every other installed distribution a component at its version."""
+    sbom = json.loads(image.path(image.stages[0].env()["SBOM"]).read_text())
+    assert sbom["bomFormat"] == "CycloneDX"
+    assert sbom["metadata"]["component"]["name"] == "yahtzee-scoring-service"
+    listed = {c["name"].lower(): c["version"]
+              for c in [*sbom["components"], sbom["metadata"]["component"]]}
+    venv = subprocess.run([str(image.venv / "bin/python"), "-c",
+                           "import importlib.metadata as m, json; print(json.dumps("
+                           "{d.metadata['Name'].lower(): d.version for d in m.distributions()}))"],
+                          capture_output=True, text=True, check=True).stdout
+    assert json.loads(venv).items() <= listed.items()
 
 
 def _free_port() -> int:
