@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .counting import column_number
 from .errors import InvalidInput, Problem, escape_pointer_token
 from .rules import RuleSet, joker_values
 from .scoring import Column, HandScore, Placement, Sheet, score_hand
@@ -200,7 +201,7 @@ def _bonus_boxes(rs: RuleSet, c: int, values: tuple[int | None, ...], chips: int
         return hit
     v = rs.variant
     ids = v.box_ids
-    col_no = c + 1 if v.columns else None
+    col_no = column_number(c, bool(v.columns))
     first_only = v.columns and v.columns[c] == "first_throw"
     faces_for = _five_faces(rs)
     # boxes whose value only a five of a kind gives are tried first, scratches last

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .consistency import plural
+from .counting import column_index, turn_number
 from .dice import Hand, normalise
 from .errors import Problem
 from .rules import RuleSet
@@ -190,7 +191,7 @@ def replay_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameReplay
                 pl.records.append(_record(r, turn, None, pl.total, "after_end"))
                 continue
             if not _in_turn(counts, pl.index, r):
-                problems.append(Problem(tptr, f"turn {r + 1} of {pl.name} is out of turn: "
+                problems.append(Problem(tptr, f"turn {turn_number(r)} of {pl.name} is out of turn: "
                                               f"players play in the order listed, one turn "
                                               f"each per round", "out_of_turn"))
             outcome, status = _replay_turn(rs, pl.sheet, turn, tptr, problems)
@@ -291,12 +292,12 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     if (box is None or box not in v.box_ids or column_problem(rs, column, ptrs) is not None
             or sheet.won or is_complete(sheet)):
         return None
-    col = sheet.columns[(column or 1) - 1]
+    col = sheet.columns[column_index(column)]
     if col.filled(box):
         return None
     value = 0 if turn.get("scratch") else turn.get("points") or 0
     columns = [Column(dict(c.boxes), c.five_of_a_kind_bonuses) for c in sheet.columns]
-    columns[(column or 1) - 1].boxes[box] = value
+    columns[column_index(column)].boxes[box] = value
     saved = sheet.saved_throws + (v.throws - throw if v.saved_throws else 0)
     new = Sheet(columns, max(saved, 0), False)
     before, after = sheet_totals(rs, sheet), sheet_totals(rs, new)
@@ -368,8 +369,9 @@ def _record(r: int, turn: dict[str, Any], outcome: TurnOutcome | None, running: 
             status: str) -> TurnRecord:
     throws = len(turn.get("throws") or [])
     if outcome is None:
-        return TurnRecord(r + 1, status, throws, None, running, None)
-    return TurnRecord(r + 1, status, throws, outcome.dice or None, running, outcome.earned())
+        return TurnRecord(turn_number(r), status, throws, None, running, None)
+    return TurnRecord(turn_number(r), status, throws, outcome.dice or None, running,
+                      outcome.earned())
 
 
 def _answer(rs: RuleSet, game: dict[str, Any], base: str, players: list[_Player],

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .boxes import full_value, pattern_match
+from .counting import column_number
 from .dice import FACES, Hand, bottom_faces, counts_of, normalise, patterns_of
 from .errors import InvalidInput, Problem, pointer
 from .rules import RuleSet
@@ -284,7 +285,8 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
     boxes: list[Placement] = []
     if v.columns:
         for c, (column, order) in enumerate(zip(sheet.columns, v.columns)):
-            boxes += _column_placements(rs, h, counts, throw, column, order, c + 1)
+            boxes += _column_placements(rs, h, counts, throw, column, order,
+                                        column_number(c))
     else:
         boxes = _column_placements(rs, h, counts, throw, sheet.columns[0], v.order, None)
     if sheet.won:  # the game was won at once: nothing more may be entered
@@ -380,7 +382,7 @@ def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, Any
                 "five_of_a_kind_bonuses", "total")
         result = {k: sum(c[k] for c in cols) for k in keys}
         result["complete"] = all(c["complete"] for c in cols)
-        result["columns"] = [dict(c, column=i + 1, order=o)
+        result["columns"] = [dict(c, column=column_number(i), order=o)
                              for i, (c, o) in enumerate(zip(cols, rs.variant.columns))]
     result["won"] = sheet.won
     result["complete"] = result["complete"] or sheet.won

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .consistency import bonus_points, check_sheet, placements_of, scratch_keeps_bonus
+from .counting import column_index, turn_number
 from .errors import INPUT_CODES, IllegalMove, InvalidInput, Problem
 from .rules import RuleSet
 from .scorecards import filled_count, is_complete, sheet_totals
@@ -149,13 +150,13 @@ def move_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, box: str | None,
         return None
     if not p.open:
         return Problem(ptrs.box, f"box {box!r} is already filled", "box_filled")
-    order = v.columns[column - 1] if v.columns and column else v.order
+    order = v.columns[column_index(column)] if v.columns and column else v.order
     where = f"column {column}" if column else "this sheet"
     if order == "first_throw" and throw != 1:
         return Problem(ptrs.column if column else ptrs.box,
                        f"{where} takes first-throw results only; these dice stand on throw "
                        f"{throw}", "first_throw_only")
-    col = sheet.columns[column - 1 if column else 0]
+    col = sheet.columns[column_index(column)]
     open_ids = [b for b in v.box_ids if not col.filled(b)]
     if box not in _order_allowed(order, open_ids, throw == 1):
         way = "top to bottom" if order == "down" else "bottom to top"
@@ -190,7 +191,7 @@ def apply_turn(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None, th
     joker = zero = False
     if p is not None:
         zero = scratch and p.score != 0  # a chosen 0 where the dice score more
-        col = columns[(p.column or 1) - 1]
+        col = columns[column_index(p.column)]
         col.boxes[p.box] = 0 if zero else p.score
         box, column = p.box, p.column
         if not zero:
@@ -209,7 +210,7 @@ def apply_turn(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None, th
     return TurnOutcome(box, column, score, joker, five, upper, first_bonus,
                        first and hs.wins_game, score + five + upper, sheet=after,
                        dice=list(hs.dice), scored_dice=list(hs.scored_dice), throw=throw,
-                       turn=filled_count(sheet) + 1,
+                       turn=turn_number(filled_count(sheet)),
                        turns_left=0 if game_over else v.turns - filled, game_over=game_over,
                        scratch=zero)
 

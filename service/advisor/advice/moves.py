@@ -14,6 +14,7 @@ from itertools import combinations
 from typing import Any
 
 from ...domain.consistency import check_sheet
+from ...domain.counting import column_index
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput, Problem
 from ...domain.rules import RuleSet
@@ -184,7 +185,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     for p in hs.boxes:
         if not p.legal:
             continue
-        col = (p.column or 1) - 1
+        col = column_index(p.column)
         pi, bi = st.box_part[(col, p.box)]
         part = st.parts[pi]
         m = part.solution.model

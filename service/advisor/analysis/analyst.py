@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...domain.counting import column_number
 from ...domain.rules import RuleSet, effective_rules
 from ...domain.scoring import Sheet, empty_sheet, parse_scorecard
 from ..advice import moves as advice
@@ -286,7 +287,7 @@ class Analyst:
         for (pi, bi), p in sorted(boxes.items(), key=lambda kv: -kv[1]):
             part = st.parts[pi]
             listed.append({"box": part.solution.model.box_ids[bi],
-                           "column": part.column + 1 if columns else None,
+                           "column": column_number(part.column, columns),
                            "probability": round(p, 9)})
         return {"expected_points": round(expected, 6), "boxes_with_points": listed}
 

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ...domain.counting import column_number, turn_number
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput
 from ...domain.games import ReplayedTurn, player_name, replay_game
@@ -339,8 +340,8 @@ class GameAnalyzer:
         scored = bottom_faces(hand) if read_bottom else tuple(hand)
         if wins:
             best = {key: move[key] for key in ("action", "box", "column", "score")}
-            return Decision(ti + 1, t, list(hand), list(scored), move, best, pos.total + c1,
-                            0.0, pos.total + c1, 0.0, 0.0, "best")
+            return Decision(turn_number(ti), t, list(hand), list(scored), move, best,
+                            pos.total + c1, 0.0, pos.total + c1, 0.0, 0.0, "best")
         b1, b2 = view.hand_value(h, t)
         d = int(view.DEC[t, h]) if t < pos.last else -1
         if d >= 0 and d == int(self.keeps.hand_keep[h]):
@@ -349,7 +350,7 @@ class GameAnalyzer:
             ch = view.choice(h, t)
             part = self.st.parts[ch.part]
             best = {"action": "score", "box": part.solution.model.box_ids[ch.box],
-                    "column": part.column + 1 if self.rs.variant.columns else None,
+                    "column": column_number(part.column, bool(self.rs.variant.columns)),
                     "score": round(ch.score)}
         else:
             # the policy's keep as the next throw reads it: these dice of the hand read the
@@ -365,9 +366,9 @@ class GameAnalyzer:
             sd = float(np.sqrt(max(0.0, var)))
         regret = max(0.0, b1 - c1)
         near = self._near_best(view, pos, t, h, b1)
-        return Decision(ti + 1, t, list(hand), list(scored), move, best, pos.total + c1, sd,
-                        pos.total + b1, float(np.sqrt(max(0.0, b2 - b1 * b1))), regret,
-                        classify(regret, near))
+        return Decision(turn_number(ti), t, list(hand), list(scored), move, best,
+                        pos.total + c1, sd, pos.total + b1,
+                        float(np.sqrt(max(0.0, b2 - b1 * b1))), regret, classify(regret, near))
 
     def _near_best(self, view: TurnView, pos: Position, t: int, h: int, b1: float) -> int:
         """How many options (keeps, each with its better announcement in Bozó, and boxes)
