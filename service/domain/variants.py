@@ -126,6 +126,10 @@ class UpperBonus:
     amount: int
 
 
+#: Where a further five of a kind must be written to earn its bonus (`FiveOfAKindBonus`).
+BONUS_PLACEMENTS = ("any", "matching_upper")
+
+
 @dataclass(frozen=True)
 class FiveOfAKindBonus:
     """Extra points for a further five of a kind (YAHTZEE bonus, extra Kniffel).

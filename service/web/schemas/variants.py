@@ -6,7 +6,13 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...domain.boxes import PATTERNS, SCORINGS
-from ...domain.variants import ALL_BOX_IDS, COLUMN_ORDERS, LANGS, VARIANT_IDS
+from ...domain.variants import (
+    ALL_BOX_IDS,
+    BONUS_PLACEMENTS,
+    COLUMN_ORDERS,
+    LANGS,
+    VARIANT_IDS,
+)
 from .common import EchoRulesSchema, RulesRequestFields
 
 
@@ -59,16 +65,42 @@ class BoxDefinitionSchema(ma.Schema):
         "description": "Boxes that must hold their score (not a scratch) first"})
 
 
+#: An option's value: every option of the catalogue takes booleans or strings.
+OPTION_VALUE = {"type": ["boolean", "string"]}
+
+
+class UpperBonusDefinitionSchema(ma.Schema):
+    """A variant's upper-section bonus."""
+
+    threshold = fields.Integer(required=True, metadata=_d(
+        "Upper total that earns the bonus (itself included)"))
+    amount = fields.Integer(required=True, metadata=_d("Points of the bonus"))
+
+
+class FiveOfAKindBonusDefinitionSchema(ma.Schema):
+    """A variant's bonus per further five of a kind (YAHTZEE bonus, extra Kniffel)."""
+
+    amount = fields.Integer(required=True, metadata=_d("Points per bonus"))
+    needs_made_box = fields.Boolean(required=True, metadata=_d(
+        "Earned only while the five-of-a-kind box holds its score, not a 0"))
+    placement = fields.String(required=True, validate=validate.OneOf(BONUS_PLACEMENTS),
+                              metadata=_d('Where the further five of a kind must be written: '
+                                          '"any" box, or "matching_upper", the number box '
+                                          'of its face (Kniffel)'))
+
+
 class OptionDefinitionSchema(ma.Schema):
     """An option of a variant, with what a person reads of it in six languages."""
 
     name = fields.String(required=True, metadata=_d("The option's name in `options`"))
     labels = _in_each_language("The option's name for people")
-    choices = fields.List(fields.Raw(), required=True, metadata=_d("Its possible values"))
+    choices = fields.List(fields.Raw(metadata=OPTION_VALUE), required=True,
+                          metadata=_d("Its possible values"))
     choice_labels = fields.List(_in_each_language("A value's name"), required=True,
                                 metadata=_d("Each value's name for people, in each language "
                                             "(in the order of `choices`)"))
-    default = fields.Raw(required=True, metadata=_d("Its value when not given"))
+    default = fields.Raw(required=True, metadata={**OPTION_VALUE,
+                                                  **_d("Its value when not given")})
     description = fields.String(required=True, metadata=_d("What it changes (in English)"))
     descriptions = _in_each_language("What it changes")
 
@@ -86,10 +118,12 @@ class VariantDefinitionSchema(ma.Schema):
     turns = fields.Integer(required=True, metadata=_d("Turns a game has (one box a turn)"))
     boxes = fields.List(fields.Nested(BoxDefinitionSchema), required=True, metadata=_d(
         "The boxes in sheet order"))
-    upper_bonus = fields.Dict(allow_none=True, required=True, metadata=_d(
-        "{threshold, amount}: the bonus once the number boxes reach the threshold; null: none"))
-    five_of_a_kind_bonus = fields.Dict(allow_none=True, required=True, metadata=_d(
-        "{amount, needs_made_box, placement}: points per further five of a kind; null: none"))
+    upper_bonus = fields.Nested(UpperBonusDefinitionSchema, allow_none=True, required=True,
+                                metadata=_d("The bonus once the number boxes reach the "
+                                            "threshold; null: none"))
+    five_of_a_kind_bonus = fields.Nested(FiveOfAKindBonusDefinitionSchema, allow_none=True,
+                                         required=True, metadata=_d(
+                                             "Points per further five of a kind; null: none"))
     joker = fields.String(required=True, validate=validate.OneOf(("forced", "free", "none")),
                           metadata=_d("The Joker rule for a five of a kind thrown while its "
                                       "box is filled"))
