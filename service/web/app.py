@@ -19,7 +19,7 @@ from .compression import register_compression
 from .fairshare import FairShare
 from .fast import ScoringFastPath
 from .frontdoor import FrontDoor, Router, register_quota_handlers
-from .ops import init_ops
+from .ops import OpsMiddleware, init_ops
 from .pages import pages
 from .quotas import Quotas
 
@@ -73,12 +73,24 @@ def create_app(settings: Settings | None = None) -> Flask:
     register_busy_handlers(app)
     register_compression(app)
     register_quota_handlers(app)
-    router = Router(app)
-    # the scoring endpoints' common case, without Flask's dispatch
-    app.wsgi_app = ScoringFastPath(app, app.wsgi_app, router)  # type: ignore[method-assign]
-    # who is calling, quotas and fair share, before any of the API (inside the ops layer)
+    init_ops(app, settings)
+    router = Router(app)  # the one reading of a request's route, for every layer
     fair = FairShare(settings.in_flight_per_worker, settings.tenant_in_flight_wait)
-    app.wsgi_app = FrontDoor(app.wsgi_app, router, auth,  # type: ignore[method-assign]
-                             quotas, fair)
-    init_ops(app, settings, router)
+    # The pipeline, in the order a request meets it; Flask (the API, errors, pages) last.
+    app.wsgi_app = pipeline(  # type: ignore[method-assign]
+        # request id, CORS and preflight, metrics, the access log
+        lambda inner: OpsMiddleware(inner, settings, router),
+        # who is calling, quotas and fair share, before any of the API
+        lambda inner: FrontDoor(inner, router, auth, quotas, fair),
+        # the scoring endpoints' common case, without Flask's dispatch
+        lambda inner: ScoringFastPath(app, inner, router),
+        app=app.wsgi_app)
+    return app
+
+
+def pipeline(*layers: Callable[[Any], Any], app: Any) -> Any:
+    """The WSGI app of `layers` around `app`, the first the outermost: each layer is called
+    with what it wraps (the layers after it, then `app`) and returns the wrapped app."""
+    for layer in reversed(layers):
+        app = layer(app)
     return app

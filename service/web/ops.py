@@ -1,7 +1,8 @@
 """Operations: health, readiness, metrics, request ids, JSON logs and CORS.
 
-One entry point, `init_ops(app, settings, router)`, which the application factory calls. The ops
-endpoints live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI document:
+Two parts, which the application factory uses: `init_ops(app, settings)` (the endpoints and
+JSON logging) and `OpsMiddleware` (the outermost layer of its pipeline). The ops endpoints
+live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI document:
 
     GET /healthz   200 while the process can answer at all (liveness)
     GET /readyz    200 once the advisor's tables and kernels are ready, else 503 (readiness:
@@ -280,14 +281,12 @@ class OpsMiddleware:
         return [b""]
 
 
-def init_ops(app: Flask, settings: Settings, router: Router | None = None) -> None:
-    """Wire the ops endpoints, request ids, JSON logging, CORS and metrics into `app`
-    (`router`: the app's front door's, whose route of a request names it in the metrics;
-    a router of its own by default)."""
+def init_ops(app: Flask, settings: Settings) -> None:
+    """Wire the ops endpoints (/healthz, /readyz, /metrics) and JSON logging into `app`. The
+    per-request work (request ids, CORS, metrics) is `OpsMiddleware`, which the app's
+    pipeline puts outermost (`service.web.app.create_app`)."""
     if "ops" in app.extensions:
         raise RuntimeError("init_ops was already called on this app")
     app.extensions["ops"] = {"settings": settings}
     configure_logging(settings.log_level, settings.log_format)
     app.register_blueprint(ops_blueprint)
-    app.wsgi_app = OpsMiddleware(app.wsgi_app, settings,  # type: ignore[method-assign]
-                                 router or Router(app))

@@ -58,12 +58,15 @@ STAND_IN_APP = '''\
 from flask import Flask
 
 from service.config import Settings
-from service.web.ops import init_ops
+from service.web.frontdoor import Router
+from service.web.ops import OpsMiddleware, init_ops
 
 
 def create_app():
     app = Flask("stand-in")
-    init_ops(app, Settings.from_env())
+    settings = Settings.from_env()
+    init_ops(app, settings)
+    app.wsgi_app = OpsMiddleware(app.wsgi_app, settings, Router(app))
     return app
 '''
 

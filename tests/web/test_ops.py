@@ -13,7 +13,8 @@ from prometheus_client import REGISTRY
 
 from service.config import Settings
 from service.logs import JsonFormatter
-from service.web.ops import init_ops, valid_request_id
+from service.web.frontdoor import Router
+from service.web.ops import OpsMiddleware, init_ops, valid_request_id
 
 
 def make_app(**overrides) -> Flask:
@@ -28,8 +29,15 @@ def make_app(**overrides) -> Flask:
         return {"n": n}
 
     app.extensions["advisor"] = FakeAdvisor()
-    init_ops(app, Settings(**overrides))
+    with_ops(app, Settings(**overrides))
     return app
+
+
+def with_ops(app: Flask, settings: Settings) -> None:
+    """The ops layer on a tiny app: its endpoints and logging, and its middleware around
+    the app, as create_app's pipeline puts it."""
+    init_ops(app, settings)
+    app.wsgi_app = OpsMiddleware(app.wsgi_app, settings, Router(app))
 
 
 class FakeAdvisor:
@@ -86,7 +94,7 @@ def test_ops_endpoints_stay_out_of_the_openapi_spec():
         return {}
 
     api.register_blueprint(blp)
-    init_ops(app, Settings())
+    with_ops(app, Settings())
     paths = set(api.spec.to_dict()["paths"])
     assert paths == {"/v1/things"}
     assert app.test_client().get("/healthz").status_code == 200
