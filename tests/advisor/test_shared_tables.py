@@ -1,11 +1,13 @@
 """The cluster's shared table store (service/advisor/tables/shared.py) on a real
-redis-server: a table one pod's build process built, another's fetches, checked file by file;
-a damaged entry is dropped; the store is bounded; and losing it costs speed, not answers."""
+redis-server: a table one pod's build process built, another pod's request fetches (or its
+build process, for a job queued), checked file by file; a damaged entry is dropped; the store
+is bounded; and losing it costs speed, not answers, nor a request's wait each time."""
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -36,10 +38,15 @@ def _pod(base: Path, url: str, mib: int = 64) -> Builder:
     return Builder(settings, idle_exit=0)
 
 
-def _build(builder: Builder, rs=RULES, kind: str = "values") -> None:
-    """Queue one job and let the build process take it."""
-    BuildQueue(builder.settings, autostart=False).submit(rs, "client", kind=kind)
+def _build(builder: Builder, rs=RULES, kind: str = "values", fetch: bool = True) -> bool:
+    """Ask for a table as a request does: fetched from the store at once (`fetch`), or
+    queued and taken by the build process. Whether the request fetched it."""
+    if BuildQueue(builder.settings, autostart=False).submit(rs, "client", kind=kind,
+                                                            fetch=fetch) == 0:
+        assert builder.next_job() is None  # nothing was queued
+        return True
     builder.build(builder.next_job())
+    return False
 
 
 def test_a_table_built_by_one_pod_is_fetched_by_another(tmp_path, redis, caplog):
@@ -50,14 +57,22 @@ def test_a_table_built_by_one_pod_is_fetched_by_another(tmp_path, redis, caplog)
     built = sorted((tmp_path / "a" / "build").glob("*.npy"))
     assert built and "table built" in caplog.text
     caplog.clear()
-    _build(second)
+    assert _build(second)  # the request fetched it: no build, no job
     fetched = sorted((tmp_path / "b" / "build").glob("*.npy"))
     assert "table fetched from the shared store" in caplog.text
     assert [p.name for p in fetched] == [p.name for p in built]
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(built, fetched, strict=True))
+    # a job queued all the same: the build process fetches it instead of building it
+    third = _pod(tmp_path / "c", url)
+    caplog.clear()
+    assert not _build(third, fetch=False)
+    assert "table fetched from the shared store" in caplog.text
+    assert "table built" not in caplog.text
+    assert [p.read_bytes() for p in sorted((tmp_path / "c" / "build").glob("*.npy"))] == [
+        p.read_bytes() for p in built]
     # the analysis tables too (their own job), on top of the value tables
     _build(first, kind="moments")
-    _build(second, kind="moments")
+    assert _build(second, kind="moments")
     names = sorted(p.name for p in (tmp_path / "b" / "build").glob("*.npy"))
     assert any(n.endswith("-m1-v1.npy") for n in names) and len(names) > len(fetched)
 
@@ -104,10 +119,17 @@ def test_losing_the_store_costs_speed_not_answers(tmp_path, caplog):
     pod = _pod(tmp_path / "a", url)
     server.kill()
     caplog.set_level(logging.INFO)
-    _build(pod)  # the store is gone: built here, with one warning
+    assert not _build(pod)  # the store is gone: built here, one warning by each process
     assert "table built" in caplog.text
-    assert caplog.text.count("shared table store unreachable") == 1
+    assert caplog.text.count("shared table store unreachable") == 2  # request, builder
     assert sorted((tmp_path / "a" / "build").glob("*.npy"))
+    # a request does not wait out the store's timeout again while it is down
+    queue = BuildQueue(pod.settings, autostart=False)
+    assert queue.shared is not None
+    queue.shared.fetch("job", tmp_path / "x", quick=True)  # fails: marks it down
+    began = time.monotonic()
+    assert queue.shared.fetch("job", tmp_path / "x", quick=True) is None
+    assert time.monotonic() - began < 0.1
     server.start()
     try:
         assert SharedTables(url).fetch(RULES.fingerprint, tmp_path / "x") is None  # empty

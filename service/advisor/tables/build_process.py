@@ -157,6 +157,13 @@ def await_build(queue: BuildQueue, rs: RuleSet, load: Callable[[], Any], *, kind
         with caller_waiting():
             time.sleep(max(0.0, deadline - time.monotonic()))
         raise
+    if waiting == 0:  # fetched from the cluster's shared store
+        found = load()
+        if found is not None:
+            return found
+        # fetched, yet not a table here: built here, as without the store
+        waiting = queue.submit(rs, client or current_client(), builtin=builtin, kind=kind,
+                               fetch=False)
     with caller_waiting():  # the caller's other requests are answered meanwhile
         while time.monotonic() < deadline:
             time.sleep(0.05)
@@ -215,6 +222,41 @@ class BuildQueue:
         self.store = TableStore(self.directory)
         self._last_spawn = 0.0
         self._spawn_lock = threading.Lock()
+        self._shared: SharedTables | None = None
+
+    @property
+    def shared(self) -> SharedTables | None:
+        """The cluster's shared table store (ADVISOR_SHARED_TABLES) as this process reaches
+        it, made on first use (in the worker, after the fork); None without one."""
+        if self._shared is None and self.settings.shared_url:
+            self._shared = SharedTables(self.settings.shared_url, self.settings.shared_mib)
+        return self._shared
+
+    def evict(self) -> None:
+        """Keep at most `keep` house-rules tables, of at most `keep_mib` MiB in all, on disk:
+        remove the least recently used (workers touch a table's files when they map them and
+        while they use them; they drop a table whose files are gone)."""
+        builtin = _builtin_fingerprints()
+        tables: dict[str, list[Path]] = {}
+        for path in self.settings.directory.glob("*.npy"):
+            parts = path.name.split("-")
+            if len(parts) >= 3 and parts[1] not in builtin:
+                tables.setdefault(parts[1], []).append(path)
+        stats = {}
+        for fp, paths in tables.items():
+            with contextlib.suppress(FileNotFoundError):
+                sts = [p.stat() for p in paths]
+                stats[fp] = (max(st.st_mtime for st in sts), sum(st.st_size for st in sts))
+        size = sum(nbytes for _, nbytes in stats.values())
+        count = len(stats)
+        for fp in sorted(stats, key=lambda f: stats[f][0]):  # least recently used first
+            if count <= self.settings.keep and size <= self.settings.keep_mib * 2**20:
+                break
+            for p in tables[fp]:
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+            count -= 1
+            size -= stats[fp][1]
 
     # --- jobs --------------------------------------------------------------------------
     @staticmethod
@@ -266,13 +308,22 @@ class BuildQueue:
             return None
 
     def submit(self, rs: RuleSet, client: str, builtin: bool = False,
-               kind: str = "values") -> int:
+               kind: str = "values", fetch: bool = True) -> int:
         """Queue a build of the table (`kind`: one of `KINDS`; once: a job already waiting
         is reused) and make sure a build process runs. Returns how many jobs wait; raises
-        BuildQueueFull."""
+        BuildQueueFull. Rules not built in: fetched from the cluster's shared store first when
+        it holds them (unless not `fetch`; 0 jobs wait then, and nothing is queued or
+        charged: no build)."""
         if kind not in KINDS:
             raise ValueError(f"unknown kind of build {kind!r}")
         path = self._job_path(rs, kind)
+        if fetch and not path.exists() and not builtin and self.shared is not None and (
+                self.shared.fetch(self.job_name(rs, kind), self.directory, quick=True)):
+            log.info("table fetched from the shared store", extra={
+                "variant": rs.variant.id, "fingerprint": rs.fingerprint, "kind": kind,
+                "by": "request"})
+            self.evict()  # within the pod's bounds, as after a build
+            return 0  # another pod built it: on disk now, nothing to build or wait for
         if not path.exists():
             jobs = self.jobs()
             s = self.settings
@@ -517,7 +568,7 @@ class Builder:
             log.info("table fetched from the shared store" if fetched else "table built",
                      extra={"variant": job["variant"], "fingerprint": fp, "kind": kind,
                             "seconds": round(seconds, 2), "memory_mib": round(peak_mib, 1)})
-            self.evict()
+            self.queue.evict()
         else:
             log.error("table build failed", extra={"variant": job.get("variant"),
                                                    "fingerprint": fp, "kind": kind,
@@ -537,31 +588,6 @@ class Builder:
                          "kinds": self.kind_seconds, "current": current,
                          "pid": os.getpid()})
 
-    def evict(self) -> None:
-        """Keep at most `keep` house-rules tables, of at most `keep_mib` MiB in all, on disk:
-        remove the least recently used (workers touch a table's files when they map them and
-        while they use them; they drop a table whose files are gone)."""
-        builtin = _builtin_fingerprints()
-        tables: dict[str, list[Path]] = {}
-        for path in self.settings.directory.glob("*.npy"):
-            parts = path.name.split("-")
-            if len(parts) >= 3 and parts[1] not in builtin:
-                tables.setdefault(parts[1], []).append(path)
-        stats = {}
-        for fp, paths in tables.items():
-            with contextlib.suppress(FileNotFoundError):
-                sts = [p.stat() for p in paths]
-                stats[fp] = (max(st.st_mtime for st in sts), sum(st.st_size for st in sts))
-        size = sum(nbytes for _, nbytes in stats.values())
-        count = len(stats)
-        for fp in sorted(stats, key=lambda f: stats[f][0]):  # least recently used first
-            if count <= self.settings.keep and size <= self.settings.keep_mib * 2**20:
-                break
-            for p in tables[fp]:
-                with contextlib.suppress(FileNotFoundError):
-                    p.unlink()
-            count -= 1
-            size -= stats[fp][1]
 
 
 #: The build process's name (/proc/<pid>/comm, `ps -o comm`): tells it from the workers.

@@ -14,10 +14,13 @@ Layout, every key under ``yahtzee:tables:v<FORMAT>:`` (a new table format is a n
     lru            a sorted set: each job by when it was last stored or fetched
     sizes          a hash: each job's bytes
 
-Every file is checked on read (its size and digest against the manifest); an entry that does
-not match is dropped and the table built here. Stored tables are bounded (`max_mib`): the
-least recently used are removed first. Losing the store costs speed, not answers: every call
-has a short timeout, and a failed one means "build it here" (logged once per outage).
+A worker asked for a table it does not have fetches it from the store itself, before it queues
+a build (no build, no wait for the build process); the build process fetches too, before it
+builds a job. Every file is checked on read (its size and digest against the manifest); an
+entry that does not match is dropped and the table built here. Stored tables are bounded
+(`max_mib`): the least recently used are removed first. Losing the store costs speed, not
+answers: every call has a short timeout, a failed one means "build it here" (logged once per
+outage), and a request does not try the store again for RETRY_DOWN seconds.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds a call to the store may take (connecting included) before the table is built here.
 TIMEOUT = 2.0
+#: Seconds a fetch is not tried after the store failed to answer (`fetch(..., quick=True)`,
+#: a request's): during an outage a request does not wait out TIMEOUT each time.
+RETRY_DOWN = 30.0
 
 
 class SharedTables:
@@ -47,22 +53,27 @@ class SharedTables:
         self.prefix = f"yahtzee:tables:v{FORMAT}:"
         self.max_bytes = max_mib * 2**20
         self._down = False
+        self._down_since = 0.0
 
     def _failed(self, what: str, exc: Exception) -> None:
         if not self._down:
             log.warning("shared table store unreachable: tables are built here meanwhile",
                         extra={"doing": what, "error": f"{type(exc).__name__}: {exc}"})
         self._down = True
+        self._down_since = time.monotonic()
 
     def _up(self) -> None:
         if self._down:
             log.info("shared table store reachable again")
         self._down = False
 
-    def fetch(self, job: str, directory: Path) -> list[str] | None:
+    def fetch(self, job: str, directory: Path, quick: bool = False) -> list[str] | None:
         """Write the job's files into `directory` when the store holds them, each checked
         against its manifest: their names, or None (not stored, not matching, or the store
-        unreachable)."""
+        unreachable). `quick` (a request asking): not tried for RETRY_DOWN seconds after the
+        store failed to answer."""
+        if quick and self._down and time.monotonic() - self._down_since < RETRY_DOWN:
+            return None
         key = self.prefix + job
         try:
             entry = self.client.hgetall(key)
