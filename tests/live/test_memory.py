@@ -66,10 +66,14 @@ def test_memory_after_a_flood_of_house_rules_stays_within_the_bound(tables):
                 assert status in (200, 202, 429)
                 if status == 200:
                     wanted.remove(item)
+                    # the table used; the pod keeps CACHE_SIZE tables, so a build finishing
+                    # meanwhile may remove it (least recently used by the build process's
+                    # clock), and the rules get the documented 202 again
                     for dice in ([1, 1, 1, 1, 1], [2, 3, 4, 5, 6], [6, 6, 5, 5, 1]):
                         for throw in (1, 2, 3):
                             assert post(srv.port, f"/v1/variants/{vid}/moves/suggest",
-                                        {**body, "dice": dice, "throw": throw})[0] == 200
+                                        {**body, "dice": dice, "throw": throw}
+                                        )[0] in (200, 202)
                 peak = max(peak, pod_mib(srv))
             time.sleep(0.3)
         assert not wanted, f"not built in time: {wanted}"
