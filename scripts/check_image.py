@@ -656,7 +656,7 @@ def run_image(image: str, config: dict[str, Any], work: Path, report: dict[str, 
             report["ready_seconds"] = wait_for_ok(proc, base_url, "/readyz", started,
                                                   service_log)
             report["game"] = play(base_url)
-            report["metrics"] = check_metrics(base_url)
+            report["metrics"] = check_metrics(base_url, service_log)
             report["healthcheck"] = healthcheck(name, user, config, port)
             report["uids"] = sorted({uid_of(p) for p in service_processes(proc.pid)})
             if report["uids"] != [int(user.split(":")[0])]:
@@ -778,15 +778,16 @@ def uid_of(pid: int) -> int:
         return int(next(line for line in f if line.startswith("Uid:")).split()[1])
 
 
-def check_metrics(base_url: str) -> dict[str, Any]:
-    """/metrics counts the game's requests, in Prometheus text format."""
+def check_metrics(base_url: str, service_log: Path) -> dict[str, Any]:
+    """/metrics counts the game's requests, in Prometheus text format (else CheckFailed,
+    with the service log's end)."""
     status, ctype, body = request(base_url, "GET", "/metrics")
     text = body.decode()
     counted = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                   if line.startswith("http_requests_total{"))
     if status != 200 or not ctype.startswith("text/plain") or counted < len(GAME):
         raise CheckFailed(f"/metrics: {status} {ctype}, {counted} requests counted, wanted at "
-                          f"least {len(GAME)}:\n{text[:600]}")
+                          f"least {len(GAME)}:\n{text[:600]}\n{tail(service_log)}")
     return {"http_requests_total": counted}
 
 

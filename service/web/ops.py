@@ -21,6 +21,7 @@ carry it. All of this per-request work is WSGI middleware (`OpsMiddleware`), not
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import random
@@ -158,15 +159,40 @@ def metrics() -> Response:
     builds = getattr(current_app.extensions.get("advisor"), "builds", None)
     if builds is not None:  # `table_build_queue_depth`: what the queue holds now
         builds.depth()
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(WorkerFiles(directory))
     else:
         registry = REGISTRY
     # content_type, not mimetype: CONTENT_TYPE_LATEST names its charset already
     return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+
+
+class WorkerFiles:
+    """The metrics of every process, read from their files in PROMETHEUS_MULTIPROC_DIR:
+    prometheus-client's `MultiProcessCollector`, less the files that are still empty.
+
+    A process makes its file first and sizes it after, so for a moment the file has no
+    header; prometheus-client then fails the whole scrape (struct.error, its issue #1199),
+    and for good if the process died in that moment. An empty file holds no value yet:
+    skipping it loses nothing. The rest is `MultiProcessCollector.merge`, its public API."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def collect(self) -> Any:
+        """The merged metrics of every file with a header (the registry's collector API)."""
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        files = []
+        for path in glob.glob(os.path.join(self.directory, "*.db")):
+            try:
+                if os.path.getsize(path) >= 8:  # `used` (4 bytes) and its padding
+                    files.append(path)
+            except FileNotFoundError:  # a live gauge's file, removed with its process
+                pass
+        return MultiProcessCollector.merge(files, accumulate=True)
 
 
 def _origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
