@@ -257,6 +257,51 @@ def test_docs_render_every_operation_offline(page: Page, server: str, axe: Path)
     _offline_and_clean(page)
 
 
+def test_the_docs_body_example_follows_the_variant_chosen(page: Page, server: str):
+    """A templated operation's body examples are one per variant, named by its id: generala
+    chosen in the variant parameter picks generala's example (YAHTZEE's boxes, the body shown
+    first, are a 409 for generala), and executed it answers 200; opened again, the operation
+    keeps it. A body the user has edited stays theirs."""
+    shown = json.load(urllib.request.urlopen(server + "/docs/openapi.json"))
+    examples = shown["paths"]["/v1/variants/{variant}/hands/score"]["post"]["requestBody"][
+        "content"]["application/json"]["examples"]
+    status, _ = _post(server, "/v1/variants/generala/hands/score", examples["yahtzee"]["value"])
+    assert status == 409  # why the example must follow
+    op = "#operations-hands-scoreHand"
+    variant = f'{op} tr[data-param-name="variant"] select'
+    chosen = f"{op} .opblock-section-request-body select.examples-select-element"
+    body = page.locator(f"{op} .opblock-section-request-body textarea")
+    page.goto(server + "/docs")
+    page.locator(f"{op} .opblock-summary-control").click()
+    body.wait_for(timeout=30_000)
+    assert json.loads(body.input_value()) == examples["yahtzee"]["value"]
+    page.select_option(variant, "generala")
+    page.wait_for_function("s => document.querySelector(s).value === 'generala'", arg=chosen,
+                           timeout=10_000)
+    assert json.loads(body.input_value()) == examples["generala"]["value"]
+    page.locator(f"{op} .execute").click()
+    page.locator(f"{op} .live-responses-table tr.response").wait_for(timeout=30_000)
+    assert page.inner_text(f"{op} .live-responses-table tr.response .response-col_status") \
+        .strip() == "200"
+    assert "/v1/variants/generala/hands/score" in page.inner_text(f"{op} .request-url")
+    # closed and opened again: Swagger UI draws the first example, the page follows again
+    page.locator(f"{op} .opblock-summary-control").click()
+    body.wait_for(state="detached", timeout=10_000)
+    page.locator(f"{op} .opblock-summary-control").click()
+    body.wait_for(timeout=30_000)
+    page.wait_for_function("s => document.querySelector(s).value === 'generala'", arg=chosen,
+                           timeout=10_000)
+    assert page.input_value(variant) == "generala"
+    assert json.loads(body.input_value()) == examples["generala"]["value"]
+    # the user's own body is not overwritten by a variant chosen after it
+    mine = '{"dice": [1, 1, 1, 1, 1], "throw": 1}'
+    body.fill(mine)
+    page.select_option(variant, "yatzy")
+    page.wait_for_timeout(300)  # longer than the page takes to follow a variant
+    assert body.input_value() == mine
+    _offline_and_clean(page)
+
+
 # --------------------------------------------------------------------------- the playground
 
 
@@ -355,18 +400,65 @@ def test_figures_are_written_as_the_language_writes_numbers(page: Page, server: 
     assert re.fullmatch(r"\d+\.\d\d", en["regret"]), en
     assert abs(float(en["regret"]) - moves[1]["regret"]) <= 0.005
     assert re.fullmatch(r"\d+\.\d%", en["share"]), en
-    assert re.match(r"Mean \d+\.\d ± \d+\.\d;", en["caption"]), en
+    assert re.match(r"Mean \d+\.\d, standard deviation \d+\.\d;", en["caption"]), en
     page.select_option("[data-testid=lang]", "de")
     de = figures()
     assert de["expected"] == en["expected"].replace(".", ","), (en, de)
     assert de["regret"] == en["regret"].replace(".", ","), (en, de)
     assert re.fullmatch(r"\d+,\d\s%", de["share"]), de  # German: a space before %
     assert de["share"].split()[0] == en["share"][:-1].replace(".", ","), (en, de)
-    assert re.match(r"Mittel \d+,\d ± \d+,\d;", de["caption"]), de
+    assert re.match(r"Mittel \d+,\d, Standardabweichung \d+,\d;", de["caption"]), de
     page.select_option("[data-testid=lang]", "fr")
     assert page.inner_text("[data-testid=expected-0]") == de["expected"]
     page.select_option("[data-testid=lang]", "en")  # and back: the same figures as at first
     assert figures() == en
+    _offline_and_clean(page)
+
+
+# The spread of the final score in each language's words: named, not a bare ± (which in this
+# project's own reports is a standard error as often as a deviation).
+STANDARD_DEVIATION = {"en": "standard deviation", "pt": "desvio-padrão",
+                      "es": "desviación estándar", "de": "Standardabweichung",
+                      "sv": "standardavvikelse", "fr": "écart type"}
+
+
+def test_every_advice_figure_says_what_it_is(page: Page, server: str):
+    """In each of the page's six languages, every figure of the advice says what it is: a
+    move's expected final score and regret by their columns' headings, a five-of-a-kind bonus
+    by its name (in a move, and in the name of the box that would take it), the final score's
+    mean, standard deviation and middle half by their words."""
+    words = json.load(urllib.request.urlopen(server + "/static/playground/words.json"))
+    assert set(words) == set(STANDARD_DEVIATION)
+    page.goto(server + "/playground?seed=7")
+    _wait_ready(page)
+    _type_dice(page, "6 6 6 6 6")
+    page.locator("[data-testid=place-five_of_a_kind]").click()  # YAHTZEE: 50
+    page.wait_for_function("state.turn === 2 && !state.busy && state.value !== null",
+                           timeout=TURN_TIMEOUT)
+    _type_dice(page, "6 6 6 6 6")  # a second one: its writes earn the bonus
+    page.wait_for_selector("[data-testid=best-move]", timeout=ADVICE_TIMEOUT)
+    for lang, table in words.items():
+        page.select_option("[data-testid=lang]", lang)
+        # each figure of the moves' table under its column's heading
+        headings = page.evaluate("""() => [...document.querySelectorAll(
+            '#advice tbody td.num')].map(td => td.closest('table').tHead.rows[0]
+            .cells[td.cellIndex].textContent)""")
+        assert headings and set(headings) == {table["expected"], table["regret"]}, lang
+        # the bonus named in every move that earns it, and in its box's name
+        moves = page.eval_on_selector_all("#best button.move, #advice button.move",
+                                          "bs => bs.map(b => b.textContent)")
+        bonus = [m for m in moves if "+100" in m]
+        assert bonus, (lang, moves)
+        assert all(f"{table['fiveBonus']} +100" in m for m in bonus), (lang, bonus)
+        box = page.get_attribute("[data-testid=place-sixes]", "aria-label")
+        assert f"({table['fiveBonus']} +100" in box and "★" not in box, (lang, box)
+        # the final score's summary: the template's words around the figures
+        caption = page.inner_text("[data-testid=final-caption]")
+        figure = r"[\d.,\s\u00a0\u202f]+?"
+        summary = figure.join(re.escape(part) for part in re.split(r"\{\w+\}",
+                                                                   table["finalSummary"]))
+        assert re.match(summary, caption), (lang, caption)
+        assert STANDARD_DEVIATION[lang] in caption and "±" not in caption, (lang, caption)
     _offline_and_clean(page)
 
 

@@ -39,3 +39,44 @@ function mendAccessibility() {
 
 new MutationObserver(mendAccessibility).observe(document.body,
                                                 { childList: true, subtree: true });
+
+// A templated operation's body examples are one per variant, each named by the variant's id
+// (the spec's requestBody examples): the example follows the variant chosen, or the body
+// sent would be another variant's (its boxes a 409 here). It is picked as a user picks it,
+// a change event on the example select, so Swagger UI writes that example into the body.
+// A body the user has edited ([Modified value]) is theirs, and a variant without an example
+// keeps what it has: both left alone.
+function exampleFollowsVariant(operation) {
+  var field = operation.querySelector('tr[data-param-name="variant"] select, '
+                                      + 'tr[data-param-name="variant"] input');
+  var select = operation.querySelector(
+    ".opblock-section-request-body select.examples-select-element");
+  if (!field || !select || select.value === field.value
+      || select.value === "__MODIFIED__VALUE__") return;
+  var known = Array.prototype.some.call(select.options, function (option) {
+    return option.value === field.value;
+  });
+  if (!known) return;
+  select.value = field.value;
+  select.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+document.addEventListener("change", function (event) {
+  var operation = event.target.closest
+    && event.target.closest('.swagger-ui tr[data-param-name="variant"]')
+    && event.target.closest(".opblock");
+  if (operation) exampleFollowsVariant(operation);
+});
+
+// An operation opened again draws its body with the first example, its variant as chosen
+// before: the example is made to follow once the body's select is drawn (marked, so that
+// the user's own later choice of an example is not overruled).
+new MutationObserver(function () {
+  document.querySelectorAll(".swagger-ui .opblock-section-request-body "
+                            + "select.examples-select-element:not([data-follows-variant])")
+    .forEach(function (select) {
+      select.setAttribute("data-follows-variant", "");
+      var operation = select.closest(".opblock");
+      if (operation) exampleFollowsVariant(operation);
+    });
+}).observe(document.body, { childList: true, subtree: true });

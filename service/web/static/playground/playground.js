@@ -823,11 +823,16 @@ function renderSheet() {
           const extra = [p.five_of_a_kind_bonus ? `+${num(p.five_of_a_kind_bonus)}` : "",
                          p.joker ? t("joker") : "", p.wins_game ? "★" : ""]
             .filter(Boolean).join(" ");
+          // the box shows the figures in short; its name says what each is (the bonus by
+          // name, the star in words)
+          const named = [p.five_of_a_kind_bonus ? bonusText(p.five_of_a_kind_bonus) : "",
+                         p.joker ? t("joker") : "", p.wins_game ? t("winsGame") : ""]
+            .filter(Boolean).join(", ");
           const b = el("button", {
             class: `write${bestBox && bestBox.box === box.id
               && (bestBox.column || null) === column ? " best" : ""}`,
             "data-testid": `place-${box.id}${column ? `-${column}` : ""}`,
-            "aria-label": `${label}${extra ? ` (${extra})` : ""}`,
+            "aria-label": `${label}${named ? ` (${named})` : ""}`,
           }, `${num(p.score)}${extra ? ` ${extra}` : ""}`);
           b.dataset.box = box.id;
           if (column) b.dataset.column = column;
@@ -901,6 +906,12 @@ function renderTotals() {
   body.append(tr);
 }
 
+/** A five-of-a-kind bonus by its name ("Five-of-a-kind bonus +100"): a bare "+100" would not
+ * say what it is. */
+function bonusText(bonus) {
+  return `${t("fiveBonus")} +${num(bonus)}`;
+}
+
 function moveText(a) {
   if (a.action === "keep") {
     let text = `${t("keep")} ${a.dice.length ? a.dice.join("-") : t("nothing")}`;
@@ -908,7 +919,7 @@ function moveText(a) {
     else if (state.def.em_baixo && state.emBaixo) text += ` · ${t("topNext")}`;
     return text;
   }
-  const extra = [a.five_of_a_kind_bonus ? `+${num(a.five_of_a_kind_bonus)}` : "",
+  const extra = [a.five_of_a_kind_bonus ? bonusText(a.five_of_a_kind_bonus) : "",
                  a.wins_game ? t("winsGame") : ""].filter(Boolean).join(", ");
   return `${t("write")} ${boxName(a.box, a.column)} = ${num(a.score)}${extra ? ` (${extra})` : ""}`;
 }
