@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Yahtzee scoring service: build with `docker build -t yahtzee-scoring:3.0.0 .`
+# Yahtzee scoring service: build with `docker build -t yahtzee-scoring:4.0.0 .`
 # (docs/deploy.md). The build stage makes a virtualenv and the advisor's tables, then trims the
 # virtualenv of what the runtime never loads; the runtime stage copies both onto a clean slim
 # image and runs gunicorn as an unprivileged user. Nothing is written outside /tmp at run time,

@@ -18,7 +18,8 @@ reads OpenAPI 3.0 only; optic took 4 min 46 s on this 2.7 MB document and failed
 - a request accepts less: a type, an enum value or a property (where no other is allowed)
   taken away, a property made required, a bound tightened;
 - an answer promises less or says more than a client expects: a property taken away or no
-  longer required, a type or an enum value added, an item's schema changed that way.
+  longer required, a type or an enum value added, an item's schema changed that way;
+- an object made a union of several (`oneOf`): a typed client must narrow it first.
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ class Diff:
         if key in self._seen:
             return
         self._seen.add(key)
+        if "properties" in old and "properties" not in new and "oneOf" in new:
+            # one object made a union of several (a move: a keep or a placement): the same
+            # JSON may come, but a typed client must narrow it before reading a member's field
+            self.add(where, "an object is now a union (oneOf): a typed client narrows it")
+            return
         loose, tight = (old, new) if side == "request" else (new, old)
         ot, nt = self._types(loose), self._types(tight)
         widened = ot is not None and nt is not None and not ot <= nt and not (

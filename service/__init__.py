@@ -7,4 +7,4 @@ holds every setting; the entry points (the app factory, gunicorn.conf.py, the ad
 command line) read it and pass what each part needs.
 """
 
-__version__ = "3.0.0"
+__version__ = "4.0.0"

@@ -27,6 +27,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from service import __version__
+
 from ..docs.test_references import anchors
 from .test_docs import settings_read
 
@@ -301,7 +303,7 @@ def test_pdb_only_with_more_than_one_pod():
 @pytest.mark.parametrize(
     ("values", "image"),
     [
-        (None, "yahtzee-scoring:3.0.0"),  # appVersion
+        (None, f"yahtzee-scoring:{__version__}"),  # appVersion
         ({"image": {"tag": "2.3.4"}}, "yahtzee-scoring:2.3.4"),
         ({"image": {"repository": "registry.example/games/yahtzee", "tag": "sha-abc123"}},
          "registry.example/games/yahtzee:sha-abc123"),

@@ -297,7 +297,9 @@ def test_a_move_is_written_as_its_schema_writes_it(move):
     """moves/suggest writes its moves with their schemas' compiled dumps (a suggestion has
     some 30): the same JSON as marshmallow's dump of the move's kind, the objectives'
     figures (read from `measures`) and the rounding included."""
-    from service.web.schemas.moves import _MOVE_DUMPS, KeepMoveSchema, ScoreMoveSchema
+    from service.web.schemas.common import MoveUnionField
+    from service.web.schemas.moves import MOVE, KeepMoveSchema, ScoreMoveSchema
 
     schema = KeepMoveSchema() if move.action == "keep" else ScoreMoveSchema()
-    assert json.dumps(_MOVE_DUMPS[move.action](move)) == json.dumps(schema.dump(move))
+    field = MoveUnionField(MOVE)
+    assert json.dumps(field.serialize("m", {"m": move})) == json.dumps(schema.dump(move))

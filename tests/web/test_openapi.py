@@ -187,11 +187,29 @@ def test_boxes_an_option_adds_are_named_only_with_it_whatever_the_other_options(
         assert (r.status_code == 200) == known, (options, r.get_json())
 
 
-def test_moves_are_a_discriminated_union():
-    spec = json.loads(SPEC.read_text())
-    best = spec["components"]["schemas"]["MoveSuggestion"]["properties"]["best"]
-    assert best["discriminator"]["propertyName"] == "action"
-    assert {r["$ref"].rsplit("/", 1)[1] for r in best["oneOf"]} == {"KeepMove", "ScoreMove"}
+@pytest.mark.parametrize(("answer", "field", "union", "members"), [
+    ("MoveSuggestion", "best", "Move", {"keep": "KeepMove", "score": "ScoreMove"}),
+    ("Decision", "move", "PlayedMove", {"keep": "PlayedKeep", "score": "PlayedScore"}),
+    ("WinMove", "max_win", "MoveChance", {"keep": "KeepChance", "score": "PlacementChance"}),
+])
+def test_every_move_is_a_union_discriminated_by_its_action(answer, field, union, members):
+    """A suggested move, a decision's move and a move with its chances: each a union of a
+    keep and a placement whose `action` is a literal, the mapping naming its own members,
+    on the templated paths and (narrowed) on each variant's."""
+    schemas = json.loads(SPEC.read_text())["components"]["schemas"]
+    assert schemas[answer]["properties"][field]["$ref"].endswith(f"/{union}")
+    for suffix in ("", "_yahtzee", "_bozo"):
+        if f"{union}{suffix}" not in schemas:
+            continue
+        node = schemas[f"{union}{suffix}"]
+        mapping = node["discriminator"]["mapping"]
+        assert node["discriminator"]["propertyName"] == "action"
+        assert [r["$ref"] for r in node["oneOf"]] == list(mapping.values())
+        for action, member in members.items():
+            assert mapping[action].rsplit("/", 1)[1] in (member, f"{member}{suffix}")
+            target = schemas[mapping[action].rsplit("/", 1)[1]]
+            assert target["properties"]["action"]["enum"] == [action]
+            assert "action" in target["required"]
 
 
 def undescribed(schema: dict, path: str) -> list[str]:

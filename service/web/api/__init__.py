@@ -44,8 +44,6 @@ COMPONENTS = {
     "VariantList": variant_schemas.VariantListSchema,
     "MoveSuggestRequest": move_schemas.MoveSuggestRequestSchema,
     "MoveSuggestion": move_schemas.MoveSuggestionSchema,
-    "KeepMove": move_schemas.KeepMoveSchema,
-    "ScoreMove": move_schemas.ScoreMoveSchema,
     "BotMoveRequest": move_schemas.BotMoveRequestSchema,
     "BotMove": move_schemas.BotMoveSchema,
     "TurnRequest": game_schemas.TurnRequestSchema,
@@ -124,6 +122,12 @@ def register_api(app: Flask) -> Api:
     for name, schema in COMPONENTS.items():
         if name not in api.spec.components.schemas:  # a nested schema may have made it
             api.spec.components.schema(name, schema=schema)
+    # the moves: each union of a keep and a placement, and its members (`MoveUnionField`)
+    for members in common.MOVE_UNIONS.values():
+        for component, schema in members.values():
+            api.spec.components.schema(component, schema=schema)
+    for name, union in common.union_components().items():
+        api.spec.components.schema(name, component=union)
     for blp in BLUEPRINTS:
         api.register_blueprint(blp)
     add_variant_paths(api.spec)

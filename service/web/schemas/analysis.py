@@ -18,6 +18,7 @@ from .common import (
     MAX_WIN_PLAYERS,
     AnswerFields,
     BoxColumnFields,
+    MoveUnionField,
     NamedPlayerFields,
     Rounded,
     RulesRequestFields,
@@ -27,6 +28,7 @@ from .common import (
     _int,
     box_id,
     dice_field,
+    move_union,
     throw_stood_on,
     values_method,
 )
@@ -55,12 +57,6 @@ def _final_sd(attribute: str | None = None) -> Rounded:
     """The standard deviation of a final score (to 6 decimals), read from `attribute`."""
     return Rounded(6, required=True, attribute=attribute, metadata={
         "description": 'Standard deviation of the final score'})
-
-
-def _action() -> fields.String:
-    """What a move does: keep dice, or score them in a box."""
-    return fields.String(required=True, validate=validate.OneOf(("keep", "score")), metadata={
-        "description": 'keep or score'})
 
 
 def _turn_number() -> fields.Integer:
@@ -184,26 +180,41 @@ class PositionValueSchema(AnswerFields):
 # --------------------------------------------------------------------------- games
 
 
-class PlayedMoveSchema(ma.Schema):
-    """A move as a decision shows it (the one played, or the best): a keep or a placement,
-    without its values (the decision's)."""
+class PlayedKeepSchema(ma.Schema):
+    """A keep as a decision shows it (the one played, or the best), without its values (the
+    decision's)."""
 
-    action = _action()
-    dice = fields.List(fields.Integer(), metadata={
-        "description": "keep: the dice kept, as thrown (top faces)"})
+    action = fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
+        "description": "keep: these dice kept, the others thrown again"})
+    dice = fields.List(fields.Integer(), required=True, metadata={
+        "description": "The dice kept, as thrown (top faces)"})
     em_baixo = fields.Boolean(metadata={
-        "description": "keep (Bozó): the next throw announced 'em baixo' (read by its bottom "
+        "description": "Bozó only: the next throw announced 'em baixo' (read by its bottom "
                        "faces). A recorded game says it of its last throw only: for a keep "
                        "before an earlier throw the analysis takes the announcement that "
                        "made that keep worth most"})
-    box = box_id(metadata={
-        "description": 'score: the box written'})
-    column = fields.Integer(allow_none=True, metadata={
-        "description": 'score: column number on a column sheet, else null'})
-    score = fields.Integer(metadata={"description": 'score: points written in the box'})
+
+
+class PlayedScoreSchema(ma.Schema):
+    """A placement as a decision shows it (the one played, or the best), without its values
+    (the decision's); the one played says what it earned."""
+
+    action = fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
+        "description": "score: a box written"})
+    box = box_id(required=True, metadata={"description": "The box written"})
+    column = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "Column number on a column sheet, else null"})
+    score = fields.Integer(required=True, metadata={
+        "description": "Points written in the box"})
     five_of_a_kind_bonus = fields.Integer(metadata={
-        "description": 'score: five-of-a-kind bonus points earned'})
-    upper_bonus = fields.Integer(metadata={"description": 'score: upper bonus points secured'})
+        "description": "The move played: five-of-a-kind bonus points it earned"})
+    upper_bonus = fields.Integer(metadata={
+        "description": "The move played: upper bonus points it secured"})
+
+
+#: A decision's move: a keep or a placement (`analysis.games.Decision`'s `move`, `best`).
+PLAYED_MOVE = move_union("PlayedMove", keep=("PlayedKeep", PlayedKeepSchema),
+                         score=("PlayedScore", PlayedScoreSchema))
 
 
 class DecisionSchema(ma.Schema):
@@ -216,9 +227,9 @@ class DecisionSchema(ma.Schema):
     scored_dice = fields.List(fields.Integer(), required=True, metadata={
         "description": "The same dice as read (Bozó: the bottom faces of a throw read em "
                        "baixo; see `move.em_baixo`), sorted"})
-    move = fields.Nested(PlayedMoveSchema, required=True, metadata={
+    move = MoveUnionField(PLAYED_MOVE, required=True, metadata={
         "description": "The move played"})
-    best = fields.Nested(PlayedMoveSchema, required=True, metadata={
+    best = MoveUnionField(PLAYED_MOVE, required=True, metadata={
         "description": "The best move"})
     expected_final_score = Rounded(6, required=True, metadata={
         "description": "Expected final total after the move, under optimal play after it"})
@@ -363,23 +374,40 @@ class PlayerChancesSchema(ma.Schema):
         "description": "Expected share of the win (a k-way tie counts 1/k); sums to 1"})
 
 
-class MoveChanceSchema(ma.Schema):
-    """A move with its expected final score and its expected share of the win
-    (`win.MoveChance`: a keep or a placement, with the fields of its kind)."""
+def _chance_fields() -> dict[str, fields.Field]:
+    """What a move says of its chances (both kinds of `MoveChance`)."""
+    return {
+        "expected_final_score": Rounded(6, required=True, metadata={
+            "description": "Expected final score of the move"}),
+        "win_share": Rounded(9, required=True, metadata={
+            "description": "Expected share of the win after this move, playing on to "
+                           "maximise it (ties shared)"}),
+    }
 
-    action = _action()
-    expected_final_score = Rounded(6, required=True, metadata={
-        "description": 'Expected final score of the move'})
-    win_share = Rounded(9, required=True, metadata={
-        "description": "Expected share of the win after this move, playing on to maximise "
-                       "it (ties shared)"})
-    dice = fields.List(fields.Integer(), metadata={
-        "description": "keep: the dice to keep as thrown (top faces)"})
-    em_baixo = fields.Boolean(metadata={
-        "description": "keep (Bozó): announce em baixo before the next throw"})
-    box = box_id(metadata={
-        "description": 'score: the box to fill'})
-    score = fields.Integer(metadata={"description": 'score: points the box receives'})
+
+KeepChanceSchema = ma.Schema.from_dict({
+    "action": fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
+        "description": "keep: keep these dice and throw the others"}),
+    **_chance_fields(),
+    "dice": fields.List(fields.Integer(), required=True, metadata={
+        "description": "The dice to keep as thrown (top faces)"}),
+    "em_baixo": fields.Boolean(required=True, metadata={
+        "description": "Bozó: announce em baixo before the next throw (always false "
+                       "elsewhere)"}),
+}, name="KeepChanceSchema")
+
+PlacementChanceSchema = ma.Schema.from_dict({
+    "action": fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
+        "description": "score: fill a box now"}),
+    **_chance_fields(),
+    "box": box_id(required=True, metadata={"description": "The box to fill"}),
+    "score": fields.Integer(required=True, metadata={
+        "description": "Points the box receives"}),
+}, name="PlacementChanceSchema")
+
+#: A move with its chances (`win.MoveChance`: `KeepChance` or `PlacementChance`).
+MOVE_CHANCE = move_union("MoveChance", keep=("KeepChance", KeepChanceSchema),
+                         score=("PlacementChance", PlacementChanceSchema))
 
 
 class WinMoveSchema(ma.Schema):
@@ -390,8 +418,10 @@ class WinMoveSchema(ma.Schema):
         "description": "The win shares are exact (late in a game: see method)"})
     method = fields.String(required=True, metadata={
         "description": "How the win shares are computed (exact, or the approximation)"})
-    max_expected_score = fields.Nested(MoveChanceSchema, required=True)
-    max_win = fields.Nested(MoveChanceSchema, required=True)
+    max_expected_score = MoveUnionField(MOVE_CHANCE, required=True, metadata={
+        "description": "The move of the best expected score, with its share of the win"})
+    max_win = MoveUnionField(MOVE_CHANCE, required=True, metadata={
+        "description": "The move of the best share of the win"})
     differs = fields.Boolean(required=True, metadata={
         "description": "Winning is likelier with another move than the expected-score one"})
 

@@ -469,6 +469,51 @@ class PlacementFields(BoxColumnFields):
 
 
 
+# --------------------------------------------------------------------------- moves
+#: The unions of a keep and a placement (`MoveUnionField`): the union's component name ->
+#: (action -> (the member's component name, its schema)). The API registers each member and
+#: each union as a component (`union_components`), so a generator types `action` as a
+#: literal and narrows a move by it.
+MOVE_UNIONS: dict[str, dict[str, tuple[str, type[ma.Schema]]]] = {}
+
+
+def move_union(name: str, keep: tuple[str, type[ma.Schema]],
+               score: tuple[str, type[ma.Schema]]) -> str:
+    """Declare the union `name` of a keep and a placement, discriminated by `action`
+    ("keep", "score"), from the component name and schema of each (returns `name`)."""
+    MOVE_UNIONS[name] = {"keep": keep, "score": score}
+    return name
+
+
+def union_components() -> dict[str, dict[str, Any]]:
+    """Every declared union as an OpenAPI component: `oneOf` its members, discriminated by
+    `action`, the mapping naming the members of its own `oneOf`."""
+    out = {}
+    for name, members in MOVE_UNIONS.items():
+        refs = {tag: f"#/components/schemas/{component}"
+                for tag, (component, _) in members.items()}
+        out[name] = {"oneOf": [{"$ref": ref} for ref in refs.values()],
+                     "discriminator": {"propertyName": "action", "mapping": refs}}
+    return out
+
+
+class MoveUnionField(fields.Field):
+    """A move of a union `move_union` declared: a keep or a placement, written by the schema
+    of its `action` (compiled: `compiled_dump`); in the spec, a reference to the union."""
+
+    def __init__(self, union: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.openapi_doc = {"$ref": f"#/components/schemas/{union}"}
+        self.dumps = {tag: compiled_dump(schema)
+                      for tag, (_, schema) in MOVE_UNIONS[union].items()}
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        if value is None:
+            return None
+        action = value["action"] if isinstance(value, Mapping) else value.action
+        return self.dumps[action](value)
+
+
 # --------------------------------------------------------------------------- dumping fast
 # An answer is dumped by its schema: `@blp.response` runs marshmallow's dump, and the scoring
 # fast path (`web/fast.py`) the same schema compiled (`compiled_dump`): the fields it

@@ -14,14 +14,15 @@ from .common import (
     MAX_THROW,
     MAX_WIN_PLAYERS,
     HandAnswerFields,
+    MoveUnionField,
     PlacementFields,
     Rounded,
     RulesRequestFields,
     ScorecardSchema,
     _bool,
     _int,
-    compiled_dump,
     dice_field,
+    move_union,
     values_method,
 )
 
@@ -144,28 +145,8 @@ ScoreMoveSchema = PlacementFields.from_dict({
 }, name="ScoreMoveSchema")
 
 
-class MoveField(fields.Field):
-    """A move (`Move`), a keep or a placement: a union discriminated by `action` in the spec,
-    written by the schema of its kind."""
-
-    openapi_doc = {
-        "oneOf": [{"$ref": "#/components/schemas/KeepMove"},
-                  {"$ref": "#/components/schemas/ScoreMove"}],
-        "discriminator": {"propertyName": "action",
-                          "mapping": {"keep": "#/components/schemas/KeepMove",
-                                      "score": "#/components/schemas/ScoreMove"}},
-    }
-
-    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
-        if value is None:
-            return None
-        action = value["action"] if isinstance(value, dict) else value.action
-        return _MOVE_DUMPS[action](value)
-
-
-#: How each kind of move is written: its schema's dump, compiled (`compiled_dump`: a
-#: suggestion writes some 30 moves, and marshmallow's dump of them cost a quarter of it).
-_MOVE_DUMPS = {"keep": compiled_dump(KeepMoveSchema), "score": compiled_dump(ScoreMoveSchema)}
+#: A suggested move: a keep or a placement, with its values (`advice.moves.Move`).
+MOVE = move_union("Move", keep=("KeepMove", KeepMoveSchema), score=("ScoreMove", ScoreMoveSchema))
 
 
 class PositionAnswerFields(HandAnswerFields):
@@ -195,8 +176,8 @@ class MoveSuggestionSchema(PositionAnswerFields):
     expected_final_score = Rounded(6, required=True, metadata={
         "description": "Expected final total under optimal play from here (the best "
                        "move's value)"})
-    best = MoveField(required=True, metadata={"description": "The best move"})
-    moves = fields.List(MoveField(), required=True, metadata={
+    best = MoveUnionField(MOVE, required=True, metadata={"description": "The best move"})
+    moves = fields.List(MoveUnionField(MOVE), required=True, metadata={
         "description": "Every move (the best first), ranked by expected final score (with "
                        "objective win: by win share, target: by target probability; then by "
                        "expected final score)"})
@@ -228,7 +209,7 @@ class BotMoveSchema(PositionAnswerFields):
     seed = fields.Integer(required=True, metadata={
         "description": "The seed the move was drawn with (sent, or drawn by the service): "
                        "sent again with the same position, it gives the same move"})
-    move = MoveField(required=True, metadata={
+    move = MoveUnionField(MOVE, required=True, metadata={
         "description": "The move: a keep or a box, with its expected final score under "
                        "optimal play afterwards and its regret against the best move"})
     best_expected_final_score = Rounded(6, required=True, metadata={
