@@ -49,6 +49,7 @@ from werkzeug.routing import Rule
 from ..caller import CALLER, PAUSE, WAITS
 from .auth import Authenticator, Refused
 from .fairshare import FairShare, TooManyInFlight, yield_to_io
+from .openapi import deprecation_of
 from .problems import (
     PROBLEM_MEDIA_TYPE,
     TYPE_QUOTA_EXCEEDED,
@@ -85,6 +86,8 @@ class Route:
     args: dict[str, Any] | None
     error: HTTPException | None
     operation: str | None
+    #: the headers announcing the operation's deprecation (`openapi.Deprecation`), if any
+    deprecation: tuple[tuple[str, str], ...] = ()
 
 
 class Router:
@@ -99,11 +102,16 @@ class Router:
             raise RuntimeError("the router remembers routes by method and path only")
         self.app = app
         self.operations: dict[str, str] = {}
+        self.deprecations: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         for rule in app.url_map.iter_rules():
             blueprint = app.blueprints.get(rule.endpoint.rpartition(".")[0])
             operation = getattr(blueprint, "operation_class", None)
             if operation is not None:
                 self.operations[rule.endpoint] = operation
+            for method in rule.methods or ():
+                found = deprecation_of(app.view_functions.get(rule.endpoint), method)
+                if found is not None:
+                    self.deprecations[(rule.endpoint, method)] = found.headers()
         self._cache: dict[tuple[str, str], Route] = {}
 
     def route(self, environ: dict[str, Any]) -> Route:
@@ -120,7 +128,8 @@ class Router:
             except HTTPException as exc:
                 route = Route(None, None, exc, None)
             else:
-                route = Route(rule, args, None, self.operations.get(rule.endpoint))
+                route = Route(rule, args, None, self.operations.get(rule.endpoint),
+                              self.deprecations.get((rule.endpoint, key[0]), ()))
                 if len(self._cache) >= ROUTE_CACHE:
                     self._cache.clear()
                 self._cache[key] = route
@@ -148,7 +157,10 @@ class FrontDoor:
         child.inc()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        operation = self.router.route(environ).operation
+        route = self.router.route(environ)
+        if route.deprecation:  # on every answer of a deprecated operation, refusals too
+            start_response = partial(_announce, start_response, route.deprecation)
+        operation = route.operation
         if operation is None:  # no operation: a page, health, a 404, 405 or redirect
             yield_to_io()  # its turn among the worker's connections
             return self.wsgi_app(environ, start_response)
@@ -226,6 +238,12 @@ class FrontDoor:
 
 
 _REASONS = {401: "Unauthorized", 403: "Forbidden", 429: "Too Many Requests"}
+
+
+def _announce(start_response: Any, announced: tuple[tuple[str, str], ...], status_line: str,
+              headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+    """start_response with the headers of a deprecated operation (`Route.deprecation`)."""
+    return start_response(status_line, [*headers, *announced], exc_info)
 
 
 def register_quota_handlers(app: Flask) -> None:

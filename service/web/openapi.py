@@ -4,13 +4,17 @@ the blueprint factory."""
 
 from __future__ import annotations
 
+import calendar
 import copy
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, TypeVar
 
 from apispec import APISpec, BasePlugin
 from flask_smorest import Blueprint
+from werkzeug.http import http_date
 from werkzeug.routing import BaseConverter, Rule
 
 from ..domain.variants import VARIANT_IDS
@@ -252,6 +256,57 @@ def _component_name(parameter: Any) -> Any:
     if isinstance(parameter, dict) and set(parameter) == {"$ref"}:
         return parameter["$ref"].rsplit("/", 1)[1]
     return parameter
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """An operation on its way out (docs/releases.md, "Deprecations"): deprecated by the
+    release of `since`, answered until `sunset` at least (it goes in a major release after
+    it), the way to move written at `link`. Every answer of the operation says so, whatever
+    its status: `Deprecation` (RFC 9745: the date, as `@` and its Unix time), `Sunset` (RFC
+    8594: an HTTP date) and `Link` (`rel="deprecation"`); the document marks it
+    `deprecated`, with the date in `x-sunset`."""
+
+    since: date
+    sunset: date
+    link: str
+
+    def __post_init__(self) -> None:
+        if self.sunset <= self.since:
+            raise ValueError(f"a sunset ({self.sunset}) comes after the deprecation "
+                             f"({self.since})")
+
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The answer's headers that announce it."""
+        return (("Deprecation", f"@{calendar.timegm(self.since.timetuple())}"),
+                ("Sunset", http_date(self.sunset)),
+                ("Link", f'<{self.link}>; rel="deprecation"'))
+
+
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+def deprecated(blp: Blueprint, since: date, sunset: date, link: str) -> Callable[[View], View]:
+    """Mark a view method deprecated (`Deprecation`): in the document, and on every answer
+    (the front door adds the headers: `frontdoor.Router` reads them off the view)."""
+    deprecation = Deprecation(since, sunset, link)
+
+    def mark(view: View) -> View:
+        view.deprecation = deprecation  # type: ignore[attr-defined]
+        return blp.doc(deprecated=True, **{"x-sunset": sunset.isoformat()})(view)
+
+    return mark
+
+
+def deprecation_of(view: Any, method: str) -> Deprecation | None:
+    """The `Deprecation` of a view function's `method` (a MethodView's method, or the
+    function itself), if it is marked."""
+    cls = getattr(view, "view_class", None)
+    name = method.lower()
+    if name == "head" and cls is not None and not hasattr(cls, "head"):
+        name = "get"  # as MethodView answers HEAD
+    handler = getattr(cls, name, view)
+    return getattr(handler, "deprecation", None)
 
 
 def new_blueprint(name: str, description: str, operation_class: str = "scoring") -> Blueprint:

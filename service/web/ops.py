@@ -53,7 +53,7 @@ REQUEST_ID_HEADER = "X-Request-ID"
 #: 202 (table being built), a 429 or a 503, the tenant's quotas (`service.web.quotas`) and
 #: what a 401 asks for.
 EXPOSED_HEADERS = (f"{REQUEST_ID_HEADER}, Retry-After, RateLimit, RateLimit-Policy, "
-                   f"WWW-Authenticate")
+                   f"WWW-Authenticate, Deprecation, Sunset, Link")
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 #: Methods a browser may use cross-origin (the API's; preflight answers with this list).
