@@ -80,7 +80,7 @@ def played(rs, st, rng: random.Random, turns: int | None = None, mistakes: float
     out, sheets, firsts = [], [], []
     n = rs.variant.dice
     for _ in range(turns or len(rs.variant.box_ids)):
-        if score_sheet(rs, sheet)["complete"]:
+        if score_sheet(rs, sheet).complete:
             break
         sheets.append(deepcopy(sheet))
         dice = sorted(rng.randint(1, 6) for _ in range(n))

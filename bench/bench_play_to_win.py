@@ -86,8 +86,8 @@ def game(analyst: Analyst, rs: RuleSet, pair: int, seed: int, win_seat: int,
     sheets = [empty_sheet(rs), empty_sheet(rs)]
     while True:
         for s in (0, 1):
-            if score_sheet(rs, sheets[s])["complete"]:
-                totals = [int(score_sheet(rs, sh)["total"]) for sh in sheets]
+            if score_sheet(rs, sheets[s]).complete:
+                totals = [int(score_sheet(rs, sh).total) for sh in sheets]
                 if totals[win_seat] == totals[1 - win_seat]:
                     return 0.5
                 return 1.0 if totals[win_seat] > totals[1 - win_seat] else 0.0

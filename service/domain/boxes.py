@@ -54,7 +54,8 @@ class Box:
         return replace(self, **changes)
 
     def as_data(self) -> dict[str, Any]:
-        """The box's scoring definition as plain data (for fingerprints and the API)."""
+        """The box's scoring definition as plain data: what the rules' fingerprint hashes
+        (`rules.definition`), not an answer (the API's is `rules.BoxDefinition`)."""
         data: dict[str, Any] = {
             "id": self.id,
             "section": self.section,

@@ -28,12 +28,14 @@ checks the order too). Scoring endpoints answer 422 for an inconsistent sheet;
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .counting import column_number
 from .errors import InvalidInput, Problem, escape_pointer_token
-from .rules import RuleSet, joker_values
-from .scoring import Column, HandScore, Placement, Sheet, score_hand
+from .rules import RuleSet, UnderRules, joker_values
+from .scorecards import Scorecard, scorecard_of
+from .scoring import Column, HandScore, Placement, Sheet, SheetTotals, score_hand, score_sheet
 
 _FIRST_SETS: dict[str, tuple[frozenset[int], ...]] = {}
 
@@ -291,19 +293,32 @@ def scratch_keeps_bonus(rs: RuleSet) -> bool:
 VALUE_CODES = ("value_not_achievable", "first_throw_only", "requires_made_box")
 
 
-def audit(rs: RuleSet, sheet: Sheet, totals: dict, base: str = "") -> dict:
-    """`score_sheet` totals with the audit of the sheet: top-level `valid` and `problems`
-    (pointer, code, detail), and the per-box and per-column `achievable` flags set from the
-    same problems, so the answer states one rule."""
+@dataclass(slots=True, kw_only=True)
+class ScorecardTotals(UnderRules, SheetTotals):
+    """A scorecard totalled and audited (scorecards/score's answer,
+    `ScorecardTotalsSchema`): its totals (`SheetTotals`), the scorecard as read (every box
+    listed), and whether some game by these rules could produce it (`valid`), with every
+    reason it could not (`problems`: pointer, code, detail)."""
+
+    rules: RuleSet = field(repr=False)
+    scorecard: Scorecard
+    valid: bool
+    problems: list[Problem]
+
+
+def audit(rs: RuleSet, sheet: Sheet, final: bool = False, base: str = "") -> ScorecardTotals:
+    """The sheet's totals (`score_sheet`, empty boxes as 0 when `final`) with its audit:
+    `valid` and `problems` (pointer, code, detail), and the per-box `achievable` flags set
+    from the same problems, so the answer states one rule. `base`: the sheet's pointer in
+    the request."""
+    totals = score_sheet(rs, sheet, final)
     problems = sheet_problems(rs, sheet, base)
     by_pointer = {p.pointer for p in problems if p.code in VALUE_CODES}
-    columns = totals.get("columns") or [totals]
-    for c, col in enumerate(columns):
+    boxes = [col.boxes for col in totals.columns] if totals.columns else [totals.boxes or []]
+    for c, checks in enumerate(boxes):
         where = column_pointer(rs, base, c)
-        for b in col["boxes"]:
-            b["achievable"] = f"{where}/boxes/{escape_pointer_token(b['box'])}" \
-                not in by_pointer
-    totals["valid"] = not problems
-    totals["problems"] = [{"pointer": p.pointer, "code": p.code, "detail": p.detail}
-                          for p in problems]
-    return totals
+        for b in checks:
+            b.achievable = f"{where}/boxes/{escape_pointer_token(b.box)}" not in by_pointer
+    return ScorecardTotals(**{f.name: getattr(totals, f.name) for f in fields(SheetTotals)},
+                           rules=rs, scorecard=scorecard_of(rs, sheet), valid=not problems,
+                           problems=problems)

@@ -25,13 +25,14 @@ from .consistency import plural
 from .counting import column_index, turn_number
 from .dice import Hand, normalise
 from .errors import Problem
-from .rules import RuleSet
-from .scorecards import filled_count, is_complete, scorecard_data, sheet_totals
+from .rules import RuleSet, UnderRules
+from .scorecards import Scorecard, filled_count, is_complete, scorecard_of, sheet_totals
 from .scoring import (
     Column,
     HandScore,
     Placement,
     Sheet,
+    Totals,
     dice_problems,
     em_baixo_problems,
     empty_sheet,
@@ -108,18 +109,18 @@ class PlayerResult:
     player: int
     name: str
     turns: list[TurnRecord]
-    scorecard: dict[str, Any]
-    totals: dict[str, int]
+    scorecard: Scorecard
+    totals: Totals
     total: int
     complete: bool
     won: bool
 
 
 @dataclass(frozen=True, slots=True)
-class GameValidation:
-    """games/validate's answer (`GameValidationSchema`, beside the variant and rules): no
-    problem found, every problem in document order, whether and how the game ended, the
-    winners, the standings and each player's game."""
+class GameValidation(UnderRules):
+    """games/validate's answer (`GameValidationSchema`): no problem found, every problem in
+    document order, whether and how the game ended, the winners, the standings and each
+    player's game, under the rules `rules`."""
 
     valid: bool
     problems: list[Problem]
@@ -128,6 +129,7 @@ class GameValidation:
     winners: list[int]
     standings: list[Standing]
     players: list[PlayerResult]
+    rules: RuleSet = field(kw_only=True, repr=False)
 
 
 @dataclass
@@ -302,7 +304,7 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     new = Sheet(columns, max(saved, 0), False)
     before, after = sheet_totals(rs, sheet), sheet_totals(rs, new)
     filled = filled_count(new)
-    upper = after["upper_bonus"] - before["upper_bonus"]
+    upper = after.upper_bonus - before.upper_bonus
     return TurnOutcome(box, column, value, upper_bonus=upper, points=value + upper, sheet=new,
                        dice=[], scored_dice=[], throw=throw, turn=filled,
                        turns_left=v.turns - filled, game_over=filled == v.turns)
@@ -380,12 +382,12 @@ def _answer(rs: RuleSet, game: dict[str, Any], base: str, players: list[_Player]
     for pl, data in zip(players, game.get("players") or []):
         totals = sheet_totals(rs, pl.sheet)
         claimed = data.get("total")
-        if claimed is not None and claimed != totals["total"]:
+        if claimed is not None and claimed != totals.total:
             problems.append(Problem(f"{base}/players/{pl.index}/total",
                                     f"claimed {claimed}, but the sheet totals "
-                                    f"{totals['total']}", "total_mismatch"))
+                                    f"{totals.total}", "total_mismatch"))
         out_players.append(PlayerResult(pl.index, pl.name, pl.records,
-                                        scorecard_data(rs, pl.sheet), totals, totals["total"],
+                                        scorecard_of(rs, pl.sheet), totals, totals.total,
                                         is_complete(pl.sheet), pl.sheet.won))
     standings = _standings(out_players, winner, game_over)
     winners = [s.player for s in standings if s.rank == 1] if game_over else []
@@ -397,7 +399,7 @@ def _answer(rs: RuleSet, game: dict[str, Any], base: str, players: list[_Player]
     ended_by = None if not game_over else ("instant_win" if winner is not None
                                            else "sheets_full")
     return GameValidation(not problems, problems, game_over, ended_by, winners, standings,
-                          out_players)
+                          out_players, rules=rs)
 
 
 def _standings(players: list[PlayerResult], winner: int | None,

@@ -33,7 +33,15 @@ from .boxes import (
 )
 from .dice import Hand, all_hands, counts_of
 from .errors import InvalidInput, Problem, UnknownVariant, pointer
-from .variants import OPTION_APPLIERS, VARIANTS, UpperBonus, Variant, unknown_box
+from .variants import (
+    OPTION_APPLIERS,
+    VARIANTS,
+    FiveOfAKindBonus,
+    OptionSpec,
+    UpperBonus,
+    Variant,
+    unknown_box,
+)
 
 BOX_OVERRIDE_FIELDS = ("value", "scoring", "first_throw_bonus", "first_throw_value",
                        "wins_on_first_throw")
@@ -68,10 +76,24 @@ class RuleSet:
         """Position of a box in sheet order."""
         return self.variant.box_ids.index(box_id)
 
-    def describe(self) -> dict[str, Any]:
-        """The effective rules as echoed in responses: variant, options, overrides, hash."""
-        return {"variant": self.variant.id, "options": self.options,
-                "overrides": self.overrides, "fingerprint": self.fingerprint}
+
+
+class UnderRules:
+    """What an answer computed under a table of rules states once: the rules (`rules`, a
+    `RuleSet`, which the API echoes as `rules`: the variant's id, the options, the house
+    rules, the fingerprint) and so the variant it is about (`variant`).
+
+    Mixed into the answers of the domain and the advisor (`scoring.HandScore`,
+    `games.GameValidation`, the advisor's `Suggestion`...), each a dataclass that declares
+    its `rules` field."""
+
+    __slots__ = ()
+    rules: RuleSet
+
+    @property
+    def variant(self) -> str:
+        """The id of the variant the answer is about."""
+        return self.rules.id
 
 
 def canonical(data: Any) -> str:
@@ -325,7 +347,8 @@ def _override_five_bonus(v: Variant, data: Any, problems: list[Problem]) -> Vari
 
 
 def definition(v: Variant) -> dict[str, Any]:
-    """Everything that decides a score, as plain data: what the fingerprint hashes."""
+    """Everything that decides a score, as plain data: what the fingerprint hashes (its
+    canonical JSON: `canonical`), not an answer (the API's is `VariantDefinition`)."""
     return {
         "variant": v.id,
         "dice": v.dice,
@@ -382,22 +405,100 @@ def build_rule_set(v: Variant, options: dict[str, Any], overrides: dict[str, Any
     )
 
 
-def definition_document(rs: RuleSet) -> dict[str, Any]:
-    """The effective rules as the API shows them: sheet with labels, rules, score ranges."""
-    v = rs.variant
-    doc = definition(v)
-    boxes = []
-    for i, (b, data) in enumerate(zip(v.boxes, doc["boxes"])):
-        boxes.append({**data, "labels": b.labels, "rule": describe(b), "min_score": 0,
-                      "max_score": rs.max_score[i]})
-    doc.update({
-        "id": v.id, "name": v.name, "labels": v.labels, "description": v.description,
-        "turns": v.turns, "boxes": boxes, "sources": list(v.sources),
-        "fingerprint": rs.fingerprint,
-        "options": [{"name": o.name, "labels": o.labels, "choices": list(o.choices),
-                     "choice_labels": list(o.choice_labels), "default": o.default,
-                     "description": o.description, "descriptions": o.descriptions}
-                    for o in v.options],
-    })
-    del doc["variant"]
-    return doc
+@dataclass(frozen=True)
+class BoxDefinition:
+    """A box of a table's sheet as the API shows it (`BoxDefinitionSchema`): the box's data
+    (`Box`), its names, its rule in a sentence and its range of scores. The fields of a
+    pattern or a scoring the box has not (`value` but for fixed scoring, `face`, `n`,
+    `groups`, `runs`, `value_by_face`) are None: not part of the answer."""
+
+    id: str
+    section: str
+    labels: dict[str, str]
+    rule: str
+    min_score: int
+    max_score: int
+    pattern: str
+    scoring: str
+    first_throw_bonus: int
+    first_throw_value: int | None
+    wins_on_first_throw: bool
+    requires: tuple[str, ...]
+    value: int | None = None
+    face: int | None = None
+    n: int | None = None
+    groups: tuple[int, ...] | None = None
+    runs: tuple[tuple[int, ...], ...] | None = None
+    value_by_face: dict[str, int] | None = None
+
+    @staticmethod
+    def of(b: Box, max_score: int) -> BoxDefinition:
+        """The definition of box `b`, whose highest score under the table's rules is
+        `max_score`."""
+        return BoxDefinition(
+            b.id, b.section, b.labels, describe(b), 0, max_score, b.pattern, b.scoring,
+            b.first_throw_bonus, b.first_throw_value, b.wins_on_first_throw, b.requires,
+            value=b.value if b.scoring == "fixed" else None,
+            face=b.face if b.pattern == "face" else None,
+            n=b.n if b.pattern in ("n_kind", "pairs") else None,
+            groups=b.groups or None, runs=b.runs or None,
+            value_by_face={str(f): v for f, v in b.value_by_face} or None)
+
+
+@dataclass(frozen=True)
+class VariantDefinition:
+    """A table's rules as the API shows them (`VariantDefinitionSchema`): the variant's
+    names, dice, throws and turns, its sheet (`BoxDefinition`s), bonuses, Joker and order
+    rules, columns, the options a request may set (`OptionSpec`s), its sources and the
+    rules' fingerprint."""
+
+    id: str
+    name: str
+    labels: dict[str, str]
+    description: str
+    dice: int
+    throws: int
+    turns: int
+    boxes: tuple[BoxDefinition, ...]
+    upper_bonus: UpperBonus | None
+    five_of_a_kind_bonus: FiveOfAKindBonus | None
+    joker: str
+    order: str
+    columns: tuple[str, ...]
+    saved_throws: bool
+    em_baixo: bool
+    options: tuple[OptionSpec, ...]
+    sources: tuple[str, ...]
+    fingerprint: str
+
+    @staticmethod
+    def of(rs: RuleSet) -> VariantDefinition:
+        """The definition of a table's rules: its sheet with labels, rules, score ranges."""
+        v = rs.variant
+        return VariantDefinition(
+            v.id, v.name, v.labels, v.description, v.dice, v.throws, v.turns,
+            tuple(BoxDefinition.of(b, most) for b, most in zip(v.boxes, rs.max_score,
+                                                                strict=True)),
+            v.upper_bonus, v.five_of_a_kind_bonus, v.joker, v.order, v.columns,
+            v.saved_throws, v.em_baixo, v.options, v.sources, rs.fingerprint)
+
+
+@dataclass(frozen=True)
+class VariantList:
+    """Every variant's definition (`VariantListSchema`), default options."""
+
+    variants: tuple[VariantDefinition, ...]
+
+
+@dataclass(frozen=True)
+class EffectiveRules:
+    """A table's effective rules and its definition after options and house rules
+    (`EffectiveRulesSchema`)."""
+
+    rules: RuleSet
+    definition: VariantDefinition
+
+    @staticmethod
+    def of(rs: RuleSet) -> EffectiveRules:
+        """The effective rules of a table, with their definition."""
+        return EffectiveRules(rs, VariantDefinition.of(rs))

@@ -1,42 +1,59 @@
-"""A sheet as the API writes it: the scorecard object (`scorecard_data`, what
+"""A sheet as the API writes it: the scorecard object (`Scorecard`, what
 `scoring.parse_scorecard` reads back), its totals in the API's words, and how far it is
 filled."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from .rules import RuleSet
-from .scoring import Column, Sheet, score_sheet
+from .scoring import Column, Sheet, Totals, score_sheet
 
 
-def scorecard_data(rs: RuleSet, sheet: Sheet) -> dict[str, Any]:
-    """A sheet as the API's scorecard object: every box (null = open), the five-of-a-kind
-    bonuses, saved throws and won; valid to send back unchanged in the next request."""
+@dataclass(frozen=True, slots=True)
+class ColumnCard:
+    """One column of a scorecard as the API writes it (`ColumnSchema`): every box (None =
+    open) and the five-of-a-kind bonuses won in it."""
+
+    boxes: dict[str, int | None]
+    five_of_a_kind_bonuses: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scorecard:
+    """A sheet as the API's scorecard object (`ScorecardSchema`), valid to send back
+    unchanged in the next request: a one-column sheet's boxes and five-of-a-kind bonuses,
+    or a column sheet's `columns` (the other fields None: not part of the answer), the
+    saved throws and whether the game was won at once."""
+
+    saved_throws: int
+    won: bool
+    boxes: dict[str, int | None] | None = None
+    five_of_a_kind_bonuses: int | None = None
+    columns: list[ColumnCard] | None = None
+
+
+def scorecard_of(rs: RuleSet, sheet: Sheet) -> Scorecard:
+    """A sheet as the API's scorecard object: every box (None = open), the five-of-a-kind
+    bonuses, saved throws and won."""
     ids = rs.variant.box_ids
 
-    def column(c: Column) -> dict[str, Any]:
+    def column(c: Column) -> ColumnCard:
         # a sheet holds only its variant's boxes (`parse_scorecard`, `empty_sheet`), in their
         # order: as many is every box; a sheet made otherwise gets the missing ones as open
         boxes = dict(c.boxes) if len(c.boxes) == len(ids) else {b: c.boxes.get(b) for b in ids}
-        return {"boxes": boxes, "five_of_a_kind_bonuses": c.five_of_a_kind_bonuses}
+        return ColumnCard(boxes, c.five_of_a_kind_bonuses)
 
     if rs.variant.columns:
-        data: dict[str, Any] = {"columns": [column(c) for c in sheet.columns]}
-    else:
-        data = column(sheet.columns[0])
-    data["saved_throws"] = sheet.saved_throws
-    data["won"] = sheet.won
-    return data
+        return Scorecard(sheet.saved_throws, sheet.won,
+                         columns=[column(c) for c in sheet.columns])
+    one = column(sheet.columns[0])
+    return Scorecard(sheet.saved_throws, sheet.won, one.boxes, one.five_of_a_kind_bonuses)
 
 
-def sheet_totals(rs: RuleSet, sheet: Sheet) -> dict[str, int]:
+def sheet_totals(rs: RuleSet, sheet: Sheet) -> Totals:
     """The sheet's totals (`score_sheet`), in the API's words."""
-    t = score_sheet(rs, sheet)
-    upper, upper_bonus, lower, total = (t["upper_subtotal"], t["upper_bonus"],
-                                        t["lower_total"], t["total"])
-    return {"upper_subtotal": upper, "upper_bonus": upper_bonus, "lower_total": lower,
-            "five_of_a_kind_bonus": total - upper - upper_bonus - lower, "total": total}
+    return score_sheet(rs, sheet).totals()
 
 
 def filled_count(sheet: Sheet) -> int:

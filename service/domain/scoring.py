@@ -15,7 +15,7 @@ from .boxes import full_value, pattern_match
 from .counting import column_number
 from .dice import FACES, Hand, bottom_faces, counts_of, normalise, patterns_of
 from .errors import InvalidInput, Problem, pointer
-from .rules import RuleSet
+from .rules import RuleSet, UnderRules
 from .variants import UPPER_IDS, unknown_box
 
 
@@ -64,8 +64,10 @@ class Placement:
 
 
 @dataclass
-class HandScore:
-    """The result of scoring one hand against a sheet."""
+class HandScore(UnderRules):
+    """The result of scoring one hand against a sheet (hands/score's answer,
+    `HandScoreSchema`): the dice sorted, the faces scored, the throw, every box's
+    placement, whether the hand wins the game at once or is a Joker, its patterns."""
 
     dice: Hand
     scored_dice: Hand
@@ -74,6 +76,79 @@ class HandScore:
     wins_game: bool
     joker: bool
     patterns: tuple[str, ...] = field(default=())
+    rules: RuleSet = field(kw_only=True, repr=False)
+
+
+@dataclass
+class HandValidation(UnderRules):
+    """Whether a hand is legal for the variant, and what it forms (hands/validate's answer,
+    `HandValidationSchema`): every problem (pointer, detail); when every die is a face,
+    the hand sorted, its face counts, sum and patterns (else None: not part of the
+    answer)."""
+
+    valid: bool
+    dice_count: int
+    problems: list[Problem]
+    dice: list[int] | None = None
+    counts: dict[str, int] | None = None
+    sum: int | None = None
+    patterns: list[str] | None = None
+    rules: RuleSet = field(kw_only=True, repr=False)
+
+
+@dataclass(slots=True)
+class Totals:
+    """A sheet's totals (`TotalsFields`: games/turn's and games/validate's `totals`)."""
+
+    upper_subtotal: int
+    upper_bonus: int
+    lower_total: int
+    five_of_a_kind_bonus: int
+    total: int
+
+
+@dataclass(slots=True)
+class BoxCheck:
+    """A box of a totalled sheet (`BoxCheckSchema`): its value (None: open; 0 for an open
+    box of a final sheet), whether it has an entry, and whether a hand could have put that
+    value there."""
+
+    box: str
+    score: int | None
+    filled: bool
+    achievable: bool
+
+
+@dataclass(slots=True, kw_only=True)
+class ColumnTotals(Totals):
+    """The totals of one column of a column sheet (`ColumnTotalsSchema`): its number, its
+    order rule, its boxes."""
+
+    five_of_a_kind_bonuses: int
+    column: int
+    order: str
+    complete: bool
+    boxes: list[BoxCheck]
+
+
+@dataclass(slots=True, kw_only=True)
+class SheetTotals(Totals):
+    """A sheet's totals as `score_sheet` gives them (`SheetTotalsFields` and the totals of
+    `ScorecardTotalsSchema`): the five-of-a-kind bonuses won, whether it is complete or
+    won at once, whether empty boxes counted as 0 (`final`), and every box (a one-column
+    sheet: `boxes`) or every column's totals (a column sheet: `columns`), the other None."""
+
+    five_of_a_kind_bonuses: int
+    complete: bool
+    won: bool
+    final: bool
+    boxes: list[BoxCheck] | None = None
+    columns: list[ColumnTotals] | None = None
+
+    def totals(self) -> Totals:
+        """The totals alone."""
+        return Totals(self.upper_subtotal, self.upper_bonus, self.lower_total,
+                      self.five_of_a_kind_bonus, self.total)
 
 
 # --------------------------------------------------------------------------- scorecards
@@ -110,7 +185,8 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
 
     Shape: ``{"boxes": {id: int|null}, "five_of_a_kind_bonuses": int, "saved_throws": int,
     "won": bool}``; with the `columns` option, ``{"columns": [four of {"boxes", ...}]}`` (left
-    out: every column empty). `scorecards.scorecard_data` writes a Sheet back in this shape.
+    out: every column empty). `scorecards.Scorecard` is a Sheet as the API writes it back in
+    this shape.
     """
     if data is None:
         return empty_sheet(rs)
@@ -296,33 +372,33 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
     wins = throw == 1 and any(rs.wins_first[h])
     return HandScore(dice=hand, scored_dice=scored, throw=throw, boxes=boxes,
                      wins_game=wins, joker=any(p.joker for p in boxes),
-                     patterns=patterns_of(scored))
+                     patterns=patterns_of(scored), rules=rs)
 
 
 def validate_hand(rs: RuleSet, dice: Any, throw: Any = None,
-                  sheet: Sheet | None = None) -> dict[str, Any]:
+                  sheet: Sheet | None = None) -> HandValidation:
     """Whether `dice` is a legal hand of the variant, with what it forms when it is."""
     sheet = sheet or empty_sheet(rs)
     problems = dice_problems(rs, dice) + throw_problems(rs, throw, sheet)
     faces_ok = isinstance(dice, list) and all(
         isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)
-    result: dict[str, Any] = {"valid": not problems, "dice_count": rs.variant.dice,
-                              "problems": [{"pointer": p.pointer, "detail": p.detail}
-                                           for p in problems]}
-    if faces_ok:
-        hand = normalise(dice)
-        c = counts_of(hand)
-        result["dice"] = list(hand)
-        result["counts"] = {str(f): c[f] for f in FACES}
-        result["sum"] = sum(hand)
-        result["patterns"] = list(patterns_of(hand)) if len(hand) == rs.variant.dice else []
-    return result
+    if not faces_ok:
+        return HandValidation(not problems, rs.variant.dice, problems, rules=rs)
+    hand = normalise(dice)
+    c = counts_of(hand)
+    return HandValidation(not problems, rs.variant.dice, problems, list(hand),
+                          {str(f): c[f] for f in FACES}, sum(hand),
+                          list(patterns_of(hand)) if len(hand) == rs.variant.dice else [],
+                          rules=rs)
 
 
 # --------------------------------------------------------------------------- totals
 
 
-def _column_totals(rs: RuleSet, column: Column, final: bool) -> dict[str, Any]:
+def _column_totals(rs: RuleSet, column: Column, final: bool, number: int = 0,
+                   order: str = "") -> ColumnTotals:
+    """A column's totals: column `number` of a column sheet, filled in `order` (the one
+    column of any other sheet: 0 and "", which `score_sheet` does not answer)."""
     v = rs.variant
     values = {b: (0 if final and val is None else val) for b, val in column.boxes.items()}
     upper = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
@@ -340,17 +416,13 @@ def _column_totals(rs: RuleSet, column: Column, final: bool) -> dict[str, Any]:
             if val and any(not values.get(req) for req in b.requires):
                 # made only after the required box was made: it cannot be empty or 0
                 ok = False
-        boxes.append({"box": b.id, "score": val, "filled": val is not None, "achievable": ok})
-    return {
-        "upper_subtotal": upper,
-        "upper_bonus": upper_bonus,
-        "lower_total": lower,
-        "five_of_a_kind_bonus": bonus,
-        "five_of_a_kind_bonuses": column.five_of_a_kind_bonuses,
-        "total": upper + upper_bonus + lower + bonus,
-        "complete": all(val is not None for val in values.values()),
-        "boxes": boxes,
-    }
+        boxes.append(BoxCheck(b.id, val, val is not None, ok))
+    return ColumnTotals(upper_subtotal=upper, upper_bonus=upper_bonus, lower_total=lower,
+                        five_of_a_kind_bonus=bonus, total=upper + upper_bonus + lower + bonus,
+                        five_of_a_kind_bonuses=column.five_of_a_kind_bonuses, column=number,
+                        order=order,
+                        complete=all(val is not None for val in values.values()),
+                        boxes=boxes)
 
 
 def five_of_a_kind_bonuses_possible(rs: RuleSet, column: Column) -> bool:
@@ -368,23 +440,30 @@ def five_of_a_kind_bonuses_possible(rs: RuleSet, column: Column) -> bool:
         five is not None and (not fb or not fb.needs_made_box or five != 0))
 
 
-def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, Any]:
+def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> SheetTotals:
     """Totals of a sheet: upper subtotal and bonus, lower total, bonuses, total, complete.
 
     With `final`, boxes still empty count as scratches (0). A column sheet gives the
     totals of each column and their sums.
     """
-    cols = [_column_totals(rs, c, final) for c in sheet.columns]
     if not rs.variant.columns:
-        result = cols[0]
-    else:
-        keys = ("upper_subtotal", "upper_bonus", "lower_total", "five_of_a_kind_bonus",
-                "five_of_a_kind_bonuses", "total")
-        result = {k: sum(c[k] for c in cols) for k in keys}
-        result["complete"] = all(c["complete"] for c in cols)
-        result["columns"] = [dict(c, column=column_number(i), order=o)
-                             for i, (c, o) in enumerate(zip(cols, rs.variant.columns))]
-    result["won"] = sheet.won
-    result["complete"] = result["complete"] or sheet.won
-    result["final"] = final
-    return result
+        one = _column_totals(rs, sheet.columns[0], final)
+        return SheetTotals(upper_subtotal=one.upper_subtotal, upper_bonus=one.upper_bonus,
+                           lower_total=one.lower_total,
+                           five_of_a_kind_bonus=one.five_of_a_kind_bonus, total=one.total,
+                           five_of_a_kind_bonuses=one.five_of_a_kind_bonuses,
+                           complete=one.complete or sheet.won, won=sheet.won, final=final,
+                           boxes=one.boxes)
+    cols = []
+    for i, (c, o) in enumerate(zip(sheet.columns, rs.variant.columns)):
+        number = column_number(i)
+        assert number is not None  # the columns of a column sheet are numbered
+        cols.append(_column_totals(rs, c, final, number, o))
+    return SheetTotals(upper_subtotal=sum(c.upper_subtotal for c in cols),
+                       upper_bonus=sum(c.upper_bonus for c in cols),
+                       lower_total=sum(c.lower_total for c in cols),
+                       five_of_a_kind_bonus=sum(c.five_of_a_kind_bonus for c in cols),
+                       total=sum(c.total for c in cols),
+                       five_of_a_kind_bonuses=sum(c.five_of_a_kind_bonuses for c in cols),
+                       complete=all(c.complete for c in cols) or sheet.won, won=sheet.won,
+                       final=final, columns=cols)

@@ -14,18 +14,19 @@ column, the first-throw score, the game won at once (docs/rules.md, decisions 3-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .consistency import bonus_points, check_sheet, placements_of, scratch_keeps_bonus
 from .counting import column_index, turn_number
 from .errors import INPUT_CODES, IllegalMove, InvalidInput, Problem
-from .rules import RuleSet
-from .scorecards import filled_count, is_complete, sheet_totals
+from .rules import RuleSet, UnderRules
+from .scorecards import Scorecard, filled_count, is_complete, scorecard_of, sheet_totals
 from .scoring import (
     Column,
     HandScore,
     Placement,
     Sheet,
+    Totals,
     _order_allowed,
     dice_problems,
     em_baixo_problems,
@@ -91,6 +92,34 @@ class TurnOutcome(Earned):
         return Earned(self.box, self.column, self.score, self.joker,
                       self.five_of_a_kind_bonus, self.upper_bonus, self.first_throw_bonus,
                       self.wins_game, self.points)
+
+
+@dataclass(slots=True)
+class TurnResult(UnderRules):
+    """A turn played as games/turn answers it (`TurnResultSchema`): the dice (sorted) and
+    the faces scored, the throw they stood on, the sheet after the turn as the API's
+    scorecard (to send with the next turn), what the turn earned, the sheet's totals, the
+    turn's number, the turns left, and whether the game is over or won at once."""
+
+    dice: list[int]
+    scored_dice: list[int]
+    throw: int
+    scorecard: Scorecard
+    earned: Earned
+    totals: Totals
+    turn: int
+    turns_left: int
+    game_over: bool
+    won: bool
+    rules: RuleSet = field(kw_only=True, repr=False)
+
+    @staticmethod
+    def of(rs: RuleSet, outcome: TurnOutcome) -> TurnResult:
+        """The answer of a turn played under `rs` (`play_turn`'s outcome)."""
+        return TurnResult(outcome.dice, outcome.scored_dice, outcome.throw,
+                          scorecard_of(rs, outcome.sheet), outcome.earned(),
+                          sheet_totals(rs, outcome.sheet), outcome.turn, outcome.turns_left,
+                          outcome.game_over, outcome.sheet.won, rules=rs)
 
 
 def column_problem(rs: RuleSet, column: int | None, ptrs: Pointers) -> Problem | None:
@@ -204,7 +233,7 @@ def apply_turn(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None, th
                 upper = p.upper_bonus
                 first_bonus = _first_throw_bonus(rs, hs, p, first)
         else:
-            upper = sheet_totals(rs, after)["upper_bonus"] - sheet_totals(rs, sheet)["upper_bonus"]
+            upper = sheet_totals(rs, after).upper_bonus - sheet_totals(rs, sheet).upper_bonus
     filled = filled_count(after)
     game_over = won or filled == v.turns
     return TurnOutcome(box, column, score, joker, five, upper, first_bonus,

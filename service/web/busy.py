@@ -15,6 +15,7 @@ pattern, with the request itself as the address to ask again.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import marshmallow as ma
@@ -29,6 +30,7 @@ from ..advisor.tables.build_process import (
 from .body import json_response
 from .openapi import RETRY_AFTER_HEADER
 from .problems import TYPE_BUILD_QUEUE_FULL, TYPE_TABLE_BUILD_FAILED, problem_response
+from .schemas.common import compiled_dump
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,30 @@ class TableBuildingSchema(ma.Schema):
     retry_after = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1), metadata={
         "description": "Seconds to wait before asking again (also the Retry-After header)"})
     detail = ma.fields.String(required=True, metadata={"description": "The same, in words"})
+
+
+@dataclass(frozen=True, slots=True)
+class Building:
+    """The answer of a request whose table is being built (the 202, `TableBuildingSchema`):
+    what is being built, how many tables wait, when to ask again, and why in words."""
+
+    building: str
+    waiting: int
+    retry_after: int
+    detail: str
+    status: str = "building"
+
+    @staticmethod
+    def of(err: TableBuilding) -> Building:
+        """The answer to a request that met `err`."""
+        why = err.detail or (f"The advisor's {err.what} for these rules is being built "
+                             f"({err.waiting} table(s) waiting in this server)")
+        return Building(err.what, err.waiting, err.retry_after,
+                        f"{why}; ask again in {err.retry_after} s")
+
+
+#: The 202's dump (`@blp.response` does not write it: the advisor's error does)
+_dump_building = compiled_dump(TableBuildingSchema)
 
 
 BUSY_DOC: dict[str, Any] = {
@@ -74,12 +100,8 @@ def register_busy_handlers(app: Flask) -> None:
 
     @app.errorhandler(TableBuilding)
     def _building(err: TableBuilding) -> Response:
-        why = err.detail or (f"The advisor's {err.what} for these rules is being built "
-                             f"({err.waiting} table(s) waiting in this server)")
-        body = {"status": "building", "building": err.what, "waiting": err.waiting,
-                "retry_after": err.retry_after,
-                "detail": f"{why}; ask again in {err.retry_after} s"}
-        return json_response(body, 202, {"Retry-After": str(err.retry_after)})
+        return json_response(_dump_building(Building.of(err)), 202,
+                             {"Retry-After": str(err.retry_after)})
 
     @app.errorhandler(BuildQueueFull)
     def _full(err: BuildQueueFull) -> Response:

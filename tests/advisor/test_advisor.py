@@ -99,7 +99,7 @@ def _play_one_game(rs, st, rng: random.Random) -> int:
         sheet.columns[0].boxes[choice.box] = choice.score
     from service.domain.scoring import score_sheet
 
-    return int(score_sheet(rs, sheet, final=True)["total"])
+    return int(score_sheet(rs, sheet, final=True).total)
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import zlib
+from dataclasses import astuple
 from functools import cache
 from itertools import combinations
 
@@ -16,7 +17,7 @@ from service.advisor import Advisor
 from service.advisor.advice import moves as advice
 from service.advisor.advice.moves import TIE, Move
 from service.advisor.analysis.analyst import Analyst
-from service.advisor.analysis.games import analyze
+from service.advisor.analysis.games import PlayedScore, analyze
 from service.advisor.analysis.simulate import simulate
 from service.advisor.analysis.turn_view import TurnView
 from service.advisor.kernels.distribution import Distribution
@@ -288,9 +289,10 @@ def test_coach_probability_of_yacht_after_keeping_three_threes():
     [outlook] = ANALYST.coach(st, sheet, 1, [((3, 3, 3), False)])
     # two dice to turn into 3s in two throws: 1/36 + 10/36 * 1/6 + 25/36 * 1/36
     p = 1 / 36 + 10 / 36 / 6 + 25 / 36 / 36
-    assert outlook["boxes_with_points"] == [
-        {"box": "five_of_a_kind", "column": None, "probability": pytest.approx(p, abs=1e-9)}]
-    assert outlook["expected_points"] == pytest.approx(50 * p, abs=1e-6)
+    [chance] = outlook.boxes_with_points
+    assert (chance.box, chance.column) == ("five_of_a_kind", None)
+    assert chance.probability == pytest.approx(p, abs=1e-9)
+    assert outlook.expected_points == pytest.approx(50 * p, abs=1e-6)
 
 
 def test_coach_probabilities_add_up_within_one_turn():
@@ -299,9 +301,9 @@ def test_coach_probabilities_add_up_within_one_turn():
     sheet = empty_sheet(rs)
     keeps = [((3, 3), False), ((1, 2, 3, 4), False), ((), False)]
     for out in ANALYST.coach(st, sheet, 1, keeps):
-        total = sum(b["probability"] for b in out["boxes_with_points"])
+        total = sum(b.probability for b in out.boxes_with_points)
         assert 0 < total <= 1 + 1e-9
-        assert out["expected_points"] > 0
+        assert out.expected_points > 0
 
 
 def test_keep_values_are_means_of_the_next_throw_in_one_precision():
@@ -341,7 +343,7 @@ def _played_game(rs, rng: random.Random, mistakes: float) -> dict | None:
     while True:
         from service.domain.scoring import score_sheet
 
-        if score_sheet(rs, sheet)["complete"]:
+        if score_sheet(rs, sheet).complete:
             break
         dice = sorted(rng.randint(1, 6) for _ in range(n))
         throws, kept = [], []
@@ -382,12 +384,12 @@ def test_skill_and_luck_add_up_to_the_difference(vid):
         assert p.skill + p.luck == pytest.approx(diff, abs=1e-5)
         assert p.difference == pytest.approx(diff, abs=1e-5)
         assert p.decision_count == sum(len(t["throws"]) for t in game["turns"])
-        assert sum(p.classes.values()) == p.decision_count
+        assert sum(astuple(p.classes)) == p.decision_count
         assert p.mean_regret == pytest.approx(p.total_regret / p.decision_count, abs=1e-6)
     perfect = out.players[0]
     assert perfect.total_regret == pytest.approx(0.0, abs=1e-4)
-    assert perfect.classes["inaccuracy"] + perfect.classes["mistake"] + \
-        perfect.classes["blunder"] == 0
+    assert perfect.classes.inaccuracy + perfect.classes.mistake + \
+        perfect.classes.blunder == 0
 
 
 def test_a_bad_placement_is_a_blunder_and_keeps_without_kept_dice_are_not_judged():
@@ -397,8 +399,8 @@ def test_a_bad_placement_is_a_blunder_and_keeps_without_kept_dice_are_not_judged
     out = analyze(ANALYST, rs, game).players[0]
     assert out.decision_count == 1  # the keep was not given: only the placement is judged
     [dec] = out.turns[0].decisions
-    assert dec.move["box"] == "ones" and dec.class_ == "blunder"
-    assert dec.best["action"] in ("keep", "score") and dec.regret > 5
+    assert dec.move.box == "ones" and dec.class_ == "blunder"
+    assert dec.best.action in ("keep", "score") and dec.regret > 5
     assert out.skill + out.luck == pytest.approx(out.difference, abs=1e-6)
 
 
@@ -448,11 +450,11 @@ def test_an_instant_win_is_the_best_move_and_ends_every_players_game(vid, face, 
         assert winner.decisions == []  # stopping without a box is not judged
         return
     [dec] = winner.decisions
-    assert dec.move["box"] == box and dec.regret == 0.0 and dec.class_ == "best"
-    assert dec.best == {k: dec.move[k] for k in ("action", "box", "column", "score")}
+    assert dec.move.box == box and dec.regret == 0.0 and dec.class_ == "best"
+    assert dec.best == PlayedScore(dec.move.box, dec.move.column, dec.move.score)
     assert dec.expected_final_score == dec.best_expected_final_score == winner.final_total
     assert dec.sd == dec.best_sd == 0.0
-    assert winner.classes["best"] == 1 and winner.total_regret == 0.0
+    assert winner.classes.best == 1 and winner.total_regret == 0.0
     # the tables' value of the hand (the game going on) is above the total it ends on
     pos = Position.of(ANALYST.strategy(rs), empty_sheet(rs))
     view = TurnView(pos, ANALYST.tables(ANALYST.strategy(rs)))

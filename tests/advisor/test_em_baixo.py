@@ -128,9 +128,9 @@ def test_games_recorded_as_the_answers_give_them_replay_and_analyses_add_up(seed
                 assert dec.regret == pytest.approx(
                     dec.best_expected_final_score - dec.expected_final_score, abs=3e-6)
                 for move in (dec.move, dec.best):
-                    if move["action"] == "keep":
-                        assert _within(dec.dice, move["dice"])
-                        assert isinstance(move["em_baixo"], bool)
+                    if move.action == "keep":
+                        assert _within(dec.dice, move.dice)
+                        assert isinstance(move.em_baixo, bool)
 
 
 def test_em_baixo_is_used_and_followed_in_those_games():
@@ -143,4 +143,4 @@ def test_em_baixo_is_used_and_followed_in_those_games():
     for game in games:
         [p] = analyze(ANALYST, rs, {"players": [game]}).players
         assert p.total_regret == pytest.approx(0.0, abs=1e-4)
-        assert p.classes["inaccuracy"] + p.classes["mistake"] + p.classes["blunder"] == 0
+        assert p.classes.inaccuracy + p.classes.mistake + p.classes.blunder == 0

@@ -88,7 +88,7 @@ def test_the_target_probability_of_every_move_matches_a_brute_force_last_turn(
     sug = ANALYST.advisor.suggest(rs, dice, throw, sheet)
     target = sug.current_total + above
     ranked = rank_to_target(ANALYST, rs, sheet, dice, throw, False, target, sug)
-    assert ranked.objective == "target" and ranked.extra["target_exact"] is True
+    assert ranked.objective == "target" and ranked.extra.target_exact is True
     value, keep_value, _ = _brute_force(rs, sheet, target, sug.current_total)
     assert ranked.best.measures["target_probability"] == pytest.approx(
         value(tuple(sorted(dice)), throw), abs=1e-9)
@@ -125,7 +125,7 @@ def test_mid_game_a_box_moves_probability_matches_games_of_the_advisors_play():
     sug = ANALYST.advisor.suggest(rs, dice, throw, sheet)
     target = int(sug.expected_final_score) + 20
     ranked = rank_to_target(ANALYST, rs, sheet, dice, throw, False, target, sug)
-    assert ranked.extra["target_exact"] is False
+    assert ranked.extra.target_exact is False
     st = ANALYST.strategy(rs)
     hs = score_hand(rs, dice, throw, sheet)
     a = ranked.best

@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.domain.consistency import bonus_points, placements_of
+from service.domain.games import validate_game
 from service.domain.rules import RuleSet, effective_rules
-from service.domain.scorecards import scorecard_data, sheet_totals
+from service.domain.scorecards import scorecard_of, sheet_totals
 from service.domain.scoring import Sheet, empty_sheet, max_throw, score_hand
 from service.domain.turn import play_turn
+from service.web.schemas.common import ScorecardSchema
+from service.web.schemas.games import GameValidationSchema
 
 
 @dataclass
@@ -124,7 +127,7 @@ def random_game(variant: str, seed: int, players: int = 2, options: dict | None 
                 break
         if over:
             break
-    totals = [sheet_totals(rs, s)["total"] for s in sheets]
+    totals = [sheet_totals(rs, s).total for s in sheets]
     body: dict[str, Any] = {
         "players": [{"name": f"P{i}", "turns": turns[i], "total": totals[i]}
                     for i in range(players)]}
@@ -142,6 +145,18 @@ def random_game(variant: str, seed: int, players: int = 2, options: dict | None 
     return gen
 
 
+def scorecard_json(rs: RuleSet, sheet: Sheet) -> dict[str, Any]:
+    """A sheet as the API writes it in an answer (`scorecard_of`, dumped by the answer's
+    schema): what a request sends back."""
+    return ScorecardSchema().dump(scorecard_of(rs, sheet))
+
+
+def validation_json(rs: RuleSet, game: dict[str, Any]) -> dict[str, Any]:
+    """games/validate's answer to `game`, as the API writes it (`validate_game`, dumped by
+    the answer's schema)."""
+    return GameValidationSchema().dump(validate_game(rs, game))
+
+
 def final_scorecards(gen: Generated) -> list[dict[str, Any]]:
     """Each player's final sheet as a scorecard object."""
-    return [scorecard_data(gen.rs, s) for s in gen.sheets]
+    return [scorecard_json(gen.rs, s) for s in gen.sheets]

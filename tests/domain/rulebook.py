@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from service.domain.rules import RuleSet, effective_rules
-from service.domain.scoring import HandScore, Placement, parse_scorecard, score_hand, score_sheet
+from service.domain.scoring import (
+    HandScore,
+    Placement,
+    SheetTotals,
+    parse_scorecard,
+    score_hand,
+    score_sheet,
+)
 
 UPPER = ("ones", "twos", "threes", "fours", "fives", "sixes")
 YAHTZEE_LOWER = ("three_of_a_kind", "four_of_a_kind", "full_house", "small_straight",
@@ -74,7 +81,7 @@ def box_ids(variant: str, options: dict[str, Any] | None = None,
 
 def totals(variant: str, boxes: dict[str, int | None], *,
            options: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
-           bonuses: int = 0, final: bool = False) -> dict[str, Any]:
+           bonuses: int = 0, final: bool = False) -> SheetTotals:
     """Totals of a one-column sheet."""
     rs = rules(variant, options, overrides)
     card: dict[str, Any] = {"boxes": boxes}

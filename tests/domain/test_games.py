@@ -10,12 +10,12 @@ import pytest
 
 from service.domain.consistency import sheet_problems
 from service.domain.errors import IllegalMove, InvalidInput
-from service.domain.games import validate_game
 from service.domain.rules import effective_rules
-from service.domain.scorecards import scorecard_data, sheet_totals
+from service.domain.scorecards import sheet_totals
 from service.domain.scoring import parse_scorecard
 from service.domain.turn import play_turn
 
+from .gamegen import scorecard_json, validation_json
 from .rulebook import UPPER, filled_except
 
 
@@ -86,8 +86,8 @@ def test_kniffel_extra_50_is_outside_the_upper_subtotal():
     assert out.score == 10 and out.five_of_a_kind_bonus == 50
     rs = effective_rules("kniffel")
     totals = sheet_totals(rs, out.sheet)
-    assert totals["upper_subtotal"] == 10 and totals["five_of_a_kind_bonus"] == 50
-    assert totals["total"] == 110
+    assert totals.upper_subtotal == 10 and totals.five_of_a_kind_bonus == 50
+    assert totals.total == 110
 
 
 def test_maxi_yatzy_saves_and_spends_throws():
@@ -105,7 +105,7 @@ def test_the_answer_scorecard_goes_back_unchanged():
     rs = effective_rules("yahtzee", {"columns": True})
     out = turn("yahtzee", None, [1, 1, 1, 2, 2], 2, "ones", column=1,
                options={"columns": True})
-    data = scorecard_data(rs, out.sheet)
+    data = scorecard_json(rs, out.sheet)
     assert data["columns"][0]["boxes"]["ones"] == 3
     assert parse_scorecard(rs, data) == out.sheet
 
@@ -286,7 +286,7 @@ def codes(result: dict[str, Any]) -> list[tuple[str, str]]:
 def check(variant: str, players: list[list[dict]], options: dict | None = None,
           **extra: Any) -> dict[str, Any]:
     game = {"players": [{"turns": t} for t in players], **extra}
-    return asdict(validate_game(effective_rules(variant, options), game))
+    return validation_json(effective_rules(variant, options), game)
 
 
 def test_a_partial_game_is_valid_so_far():
@@ -371,12 +371,12 @@ def test_claimed_points_and_totals_are_checked():
                         ("/players/0/turns/1/points", "points_mismatch")]
     game = {"players": [{"turns": [T([1, 1, 1, 2, 3], box="ones")], "total": 4}],
             "winners": [0]}
-    r = asdict(validate_game(effective_rules("generala"), game))
+    r = validation_json(effective_rules("generala"), game)
     assert codes(r) == [("/players/0/total", "total_mismatch"),
                         ("/winners", "winners_before_end")]
     game["winners"] = [3]
     assert ("/winners/0", "unknown_player") in codes(
-        asdict(validate_game(effective_rules("generala"), game)))
+        validation_json(effective_rules("generala"), game))
 
 
 def test_claimed_winners_of_a_finished_game():
@@ -441,5 +441,5 @@ def test_a_whole_game_totals_match_the_sheet():
     assert r["game_over"] and r["winners"] == [0]
     rs = effective_rules("yahtzee_basic")
     final = parse_scorecard(rs, r["players"][0]["scorecard"])
-    assert r["players"][0]["total"] == sheet_totals(rs, final)["total"]
+    assert r["players"][0]["total"] == sheet_totals(rs, final).total
     assert r["players"][0]["turns"][-1]["running_total"] == r["players"][0]["total"]

@@ -229,10 +229,10 @@ def test_sheet_total_is_the_sum_of_its_parts(variant, data):
     boxes = data.draw(sheet_states(variant))
     final = data.draw(st.booleans())
     t = score_sheet(rs, parse_scorecard(rs, {"boxes": boxes}), final=final)
-    assert t["total"] == (t["upper_subtotal"] + t["upper_bonus"] + t["lower_total"]
-                          + t["five_of_a_kind_bonus"])
+    assert t.total == (t.upper_subtotal + t.upper_bonus + t.lower_total
+                       + t.five_of_a_kind_bonus)
     ub = rs.variant.upper_bonus
-    assert t["upper_bonus"] == (ub.amount if ub and t["upper_subtotal"] >= ub.threshold else 0)
-    assert t["complete"] == (final or len(boxes) == len(rs.variant.boxes))
+    assert t.upper_bonus == (ub.amount if ub and t.upper_subtotal >= ub.threshold else 0)
+    assert t.complete == (final or len(boxes) == len(rs.variant.boxes))
     requires = {b.id for b in rs.variant.boxes if b.requires}
-    assert all(b["achievable"] for b in t["boxes"] if b["box"] not in requires)
+    assert all(b.achievable for b in t.boxes if b.box not in requires)

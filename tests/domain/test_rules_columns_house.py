@@ -68,9 +68,9 @@ def test_each_column_has_its_own_upper_bonus(variant, amount):
             upper_sheet(5, 10, 15, 20, 25, 30),  # 105
             {}]
     t = score_sheet(rs, parse_scorecard(rs, {"columns": [{"boxes": c} for c in cols]}))
-    assert [c["upper_bonus"] for c in t["columns"]] == [amount, 0, amount, 0]
-    assert t["upper_bonus"] == 2 * amount
-    assert t["total"] == 63 + 62 + 105 + 2 * amount
+    assert [c.upper_bonus for c in t.columns] == [amount, 0, amount, 0]
+    assert t.upper_bonus == 2 * amount
+    assert t.total == 63 + 62 + 105 + 2 * amount
 
 
 # --------------------------------------------------------------------------- house rules
@@ -103,12 +103,12 @@ def test_house_rule_remove_box():
 ])
 def test_house_rule_upper_bonus_threshold(upper, bonus):
     o = {"upper_bonus": {"threshold": 60, "amount": 30}}
-    assert totals("yahtzee", upper, overrides=o)["upper_bonus"] == bonus
+    assert totals("yahtzee", upper, overrides=o).upper_bonus == bonus
 
 
 def test_house_rule_no_upper_bonus():
     t = totals("yahtzee", upper_sheet(5, 10, 15, 20, 25, 30), overrides={"upper_bonus": None})
-    assert t["upper_bonus"] == 0
+    assert t.upper_bonus == 0
 
 
 def test_house_rule_five_of_a_kind_bonus():
@@ -116,7 +116,7 @@ def test_house_rule_five_of_a_kind_bonus():
     result = hand("yahtzee", [4, 4, 4, 4, 4], overrides=o, boxes={"five_of_a_kind": 50})
     assert placement(result, "fours").five_of_a_kind_bonus == 50
     t = totals("yahtzee", {"five_of_a_kind": 50}, overrides=o, bonuses=2)
-    assert t["five_of_a_kind_bonus"] == 100
+    assert t.five_of_a_kind_bonus == 100
 
 
 BAD_OVERRIDES = [

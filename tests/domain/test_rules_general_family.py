@@ -157,8 +157,8 @@ def test_sheet_boxes(variant, options, boxes):
 def test_no_upper_bonus(variant):
     """§7 "No upper bonus"; §8-§11 state none."""
     t = totals(variant, upper_sheet(5, 10, 15, 20, 25, 30))
-    assert t["upper_bonus"] == 0
-    assert t["total"] == 105
+    assert t.upper_bonus == 0
+    assert t.total == 105
 
 
 def test_general_11_defaults_to_no_wrap():

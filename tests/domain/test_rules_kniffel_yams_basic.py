@@ -70,7 +70,7 @@ def test_thirteen_boxes_of_yahtzee(variant):
     (upper_sheet(3, 6, 9, 12, 15, 18), 35), (upper_sheet(3, 6, 9, 12, 15, 17), 0)])
 def test_upper_bonus_35_at_63(variant, upper, bonus):
     """§2, §3, §4: bonus 35 at >= 63 (seed 004: "63 exatos ja bastam", Kniffel too)."""
-    assert totals(variant, upper)["upper_bonus"] == bonus
+    assert totals(variant, upper).upper_bonus == bonus
 
 
 # --------------------------------------------------------------------------- no Joker

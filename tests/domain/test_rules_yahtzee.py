@@ -200,18 +200,18 @@ MAX_SHEET = {**upper_sheet(5, 10, 15, 20, 25, 30), "three_of_a_kind": 30,
 def test_maximum_without_bonus_yahtzees_is_375():
     """§1 / seed 004: 105 + 35 + 30*3 + 25 + 30 + 40 + 50 = 375."""
     t = totals(Y, MAX_SHEET)
-    assert t["upper_subtotal"] == 105
-    assert t["upper_bonus"] == 35
-    assert t["total"] == 375
-    assert t["complete"]
-    assert all(b["achievable"] for b in t["boxes"])
+    assert t.upper_subtotal == 105
+    assert t.upper_bonus == 35
+    assert t.total == 375
+    assert t.complete
+    assert all(b.achievable for b in t.boxes)
 
 
 def test_maximum_with_a_yahtzee_every_turn_is_1575():
     """§1 / seed 004: twelve further Yahtzees at +100 each: 375 + 1200."""
     t = totals(Y, MAX_SHEET, bonuses=12)
-    assert t["five_of_a_kind_bonus"] == 1200
-    assert t["total"] == 1575
+    assert t.five_of_a_kind_bonus == 1200
+    assert t.total == 1575
 
 
 @pytest.mark.parametrize(("upper", "bonus"), [
@@ -222,15 +222,15 @@ def test_maximum_with_a_yahtzee_every_turn_is_1575():
 def test_upper_bonus_35_at_63_or_more(upper, bonus):
     """§1: +35 when the upper total is >= 63 (63 itself qualifies; seed 004)."""
     t = totals(Y, upper)
-    assert t["upper_bonus"] == bonus
-    assert t["total"] == sum(upper.values()) + bonus
+    assert t.upper_bonus == bonus
+    assert t.total == sum(upper.values()) + bonus
 
 
 def test_an_empty_box_of_a_finished_game_counts_as_a_scratch():
     """Shared mechanics / seed 004: "uma casa sem marcar" is a 0."""
     sheet = {k: v for k, v in MAX_SHEET.items() if k != "chance"}
     t = totals(Y, sheet, final=True)
-    assert t["total"] == 375 - 30
+    assert t.total == 375 - 30
 
 
 def test_game_has_13_turns():
@@ -271,6 +271,6 @@ def test_bonus_chips_without_50_in_the_box_are_not_scored_silently(variant, opti
 def test_upper_and_lower_sections():
     """Shared mechanics: upper = the six number boxes, lower = the rest."""
     t = totals(Y, {"ones": 3, "sixes": 18, "chance": 20, "full_house": 25})
-    assert t["upper_subtotal"] == 21
-    assert t["lower_total"] == 45
-    assert t["total"] == 66
+    assert t.upper_subtotal == 21
+    assert t.lower_total == 45
+    assert t.total == 66

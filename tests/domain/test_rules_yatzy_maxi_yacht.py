@@ -136,8 +136,8 @@ def test_second_yatzy_no_bonus_no_joker():
 def test_upper_bonus(variant, upper, bonus):
     """§5 bonus 50 at >= 63; §6 +100 at >= 84; §13 no bonus."""
     t = totals(variant, upper)
-    assert t["upper_bonus"] == bonus
-    assert t["total"] == sum(upper.values()) + bonus
+    assert t.upper_bonus == bonus
+    assert t.total == sum(upper.values()) + bonus
 
 
 def test_yatzy_maximum_is_374():
@@ -146,8 +146,8 @@ def test_yatzy_maximum_is_374():
              "three_of_a_kind": 18, "four_of_a_kind": 24, "small_straight": 15,
              "large_straight": 20, "full_house": 28, "chance": 30, "five_of_a_kind": 50}
     t = totals(YZ, sheet)
-    assert t["total"] == 374
-    assert all(b["achievable"] for b in t["boxes"])
+    assert t.total == 374
+    assert all(b.achievable for b in t.boxes)
 
 
 @pytest.mark.parametrize(("throw", "saved", "ok"), [

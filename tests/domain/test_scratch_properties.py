@@ -21,11 +21,10 @@ from hypothesis import strategies as st
 
 from service.domain.consistency import sheet_problems
 from service.domain.games import validate_game
-from service.domain.scorecards import scorecard_data
 from service.domain.scoring import empty_sheet, parse_scorecard
 from service.domain.turn import play_turn
 
-from .gamegen import Generated, random_game
+from .gamegen import Generated, random_game, scorecard_json, validation_json
 
 #: (variant, options, house rules): the tables with a five-of-a-kind bonus most often, and
 #: the order rules (obligada, column sheets) a chosen 0 must keep.
@@ -75,7 +74,7 @@ def test_every_endpoint_accepts_every_sheet_of_a_game_with_chosen_zeros(app, con
         em_baixo = turn.get("em_baixo", False)
         outcome = play_turn(rs, sheets[p], dice, throw, box, column, em_baixo,
                             scratch=scratch)
-        request = {"scorecard": scorecard_data(rs, sheets[p]), "dice": dice, "throw": throw,
+        request = {"scorecard": scorecard_json(rs, sheets[p]), "dice": dice, "throw": throw,
                    "box": box, "column": column, "em_baixo": em_baixo, "scratch": scratch}
         played = client.post(f"{url}/games/turn", json=_with_rules(request, config))
         assert played.status_code == 200, played.get_json()
@@ -109,7 +108,7 @@ def test_the_games_scratch_five_of_a_kinds_that_earn_a_bonus():
     kept = lower = 0
     for seed in range(8):
         gen = random_game("yahtzee", seed, players=2, scratches=SCRATCHES)
-        result = asdict(validate_game(gen.rs, gen.body))
+        result = validation_json(gen.rs, gen.body)
         assert result["valid"], result["problems"]
         for player, data in zip(result["players"], gen.body["players"], strict=True):
             for record, turn in zip(player["turns"], data["turns"], strict=True):

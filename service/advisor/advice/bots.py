@@ -32,7 +32,7 @@ import hashlib
 import math
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, max_throw, score_hand, score_sheet
@@ -40,6 +40,28 @@ from ...domain.turn import apply_turn
 from ..solving.strategy import Strategy
 from .moves import Move, Suggestion, suggest
 from .objective import objective_named
+
+
+@dataclass(kw_only=True)
+class BotMove(Suggestion):
+    """The move a computer player makes in a position (moves/bot's answer,
+    `BotMoveSchema`): the position's moves as they were ranked (`Suggestion`), the level
+    and seed it played with, and the move it drew."""
+
+    level: str
+    seed: int
+    move: Move
+
+    @property
+    def best_expected_final_score(self) -> float:
+        """The best move's expected final score (the move's regret is the difference)."""
+        return self.expected_final_score
+
+    @staticmethod
+    def of(ranked: Suggestion, level: str, seed: int, move: Move) -> BotMove:
+        """The bot's move `move`, drawn at `level` with `seed` from the moves `ranked`."""
+        return BotMove(**{f.name: getattr(ranked, f.name) for f in fields(Suggestion)},
+                       level=level, seed=seed, move=move)
 
 
 @dataclass(frozen=True)
@@ -189,6 +211,6 @@ def play_game(st: Strategy, level: str, seed: int) -> tuple[int, list[float]]:
     regrets: list[float] = []
     while True:
         totals = score_sheet(rs, sheet)
-        if sheet.won or totals["complete"]:
-            return int(totals["total"]), regrets
+        if sheet.won or totals.complete:
+            return int(totals.total), regrets
         sheet = play_bot_turn(st, sheet, dice_rng, level, seed, regrets)

@@ -17,10 +17,11 @@ from ...domain.consistency import check_sheet
 from ...domain.counting import column_index
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput, Problem
-from ...domain.rules import RuleSet
+from ...domain.rules import RuleSet, UnderRules
 from ...domain.scoring import (
     HandScore,
     Sheet,
+    SheetTotals,
     em_baixo_problems,
     empty_sheet,
     max_throw,
@@ -40,6 +41,26 @@ from ..solving.strategy import Strategy
 #: else is float64 (`positions.terminals64`), so a box and a keep of equal value agree to
 #: 1e-12 and a tolerance of 1e-4 (over 3x the tables' error) ranks them together.
 TIE = 1e-4
+
+
+@dataclass(frozen=True, slots=True)
+class BoxChance:
+    """The chance that a turn ends with points in one box (of one column on a column
+    sheet, else `column` None): `BoxChanceSchema`."""
+
+    box: str
+    column: int | None
+    probability: float
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutlook:
+    """Where a turn ends after a keep, under the advisor's play of the rest of it
+    (`TurnOutlookSchema`, `Analyst.coach`): the expected points the turn adds, and every box
+    it may end in with points, most likely first."""
+
+    expected_points: float
+    boxes_with_points: list[BoxChance]
 
 
 @dataclass
@@ -72,9 +93,9 @@ class Move:
     #: keep: the kept dice as the next throw reads them (by their bottom faces after "em
     #: baixo"), the keep the tables index; not part of the answer
     keep: tuple[int, ...] = ()
-    #: keep, with coaching asked for: what it adds ("turn": where the turn ends under the
-    #: advisor's play of the rest of it, `Analyst.coach`)
-    coach: dict[str, Any] = field(default_factory=dict)
+    #: keep, with coaching asked for: where the turn ends under the advisor's play of the
+    #: rest of it (`Analyst.coach`; the answer's `turn`); None: not asked for
+    outlook: TurnOutlook | None = None
 
     @property
     def win_share(self) -> float | None:
@@ -83,8 +104,9 @@ class Move:
 
 
 @dataclass
-class Suggestion:
-    """The best move of a position and every move, ranked."""
+class Suggestion(UnderRules):
+    """The best move of a position and every move, ranked (moves/suggest's answer,
+    `MoveSuggestionSchema`), under the rules `rules`."""
 
     best: Move
     expected_final_score: float
@@ -103,18 +125,20 @@ class Suggestion:
     #: (`objective.REGISTRY`: "score", the expected final score, as `suggest` ranks them;
     #: "win", "target": `service/advisor/objectives/`)
     objective: str = "score"
-    #: what the objective adds to the answer (`Objective.answer`: e.g. win_exact, win_method)
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: what the objective adds to the answer: a dataclass of its `Objective.answer` fields
+    #: (the `win` objective's `WinFigures`: win_exact, win_method); None: nothing (`score`)
+    extra: Any = None
+    rules: RuleSet = field(kw_only=True, repr=False)
 
     @property
     def win_exact(self) -> bool | None:
         """Objective "win": whether the win shares are exact."""
-        return self.extra.get("win_exact")
+        return getattr(self.extra, "win_exact", None)
 
     @property
     def win_method(self) -> str | None:
         """Objective "win": how the win shares are computed."""
-        return self.extra.get("win_method")
+        return getattr(self.extra, "win_method", None)
 
 
 # --------------------------------------------------------------------------- suggestions
@@ -131,7 +155,7 @@ NO_MOVE = -1e29  # values at or below this stand for "no legal placement" in the
 
 
 def check_position(rs: RuleSet, dice: list[int] | None, throw: int | None, sheet: Sheet,
-                   em_baixo: bool = False) -> tuple[HandScore | None, dict[str, Any]]:
+                   em_baixo: bool = False) -> tuple[HandScore | None, SheetTotals]:
     """Raise InvalidInput when a position has no move to suggest and no value to give under
     these rules (a throw the turn cannot reach, a game over, dice that are no hand, a sheet
     no game reaches); else the hand scored on the sheet (None without dice: a position at
@@ -145,9 +169,9 @@ def check_position(rs: RuleSet, dice: list[int] | None, throw: int | None, sheet
     if problems:
         raise InvalidInput(problems)
     totals = score_sheet(rs, sheet)
-    if sheet.won or totals["complete"]:
+    if sheet.won or totals.complete:
         raise InvalidInput.one("/scorecard", "the game is over: its final total is "
-                                             f"{totals['total']}")
+                                             f"{totals.total}")
     hs = None
     if dice is not None:
         if throw is None:
@@ -161,7 +185,7 @@ def check_position(rs: RuleSet, dice: list[int] | None, throw: int | None, sheet
 
 def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = None,
             em_baixo: bool = False,
-            checked: tuple[HandScore | None, dict[str, Any]] | None = None) -> Suggestion:
+            checked: tuple[HandScore | None, SheetTotals] | None = None) -> Suggestion:
     """The best action for `dice` after throw number `throw` of this turn, and every other.
 
     Values are expected final totals of the whole sheet (points already on it included).
@@ -172,7 +196,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     sheet = sheet or empty_sheet(rs)
     hs, totals = checked or check_position(rs, dice, throw, sheet, em_baixo)
     last = max_throw(rs, sheet)
-    current = int(totals["total"])
+    current = int(totals.total)
     states = [part_state(p, sheet) for p in st.parts]
     base = [part_value(p, *s[:3]) for p, s in zip(st.parts, states, strict=True)]
     now = current + sum(base)
@@ -244,4 +268,4 @@ def _ranked(st: Strategy, moves: list[Move], current: int, throw: int,
         a.tie = bisect_right(neg, -(v - TIE)) - better > 1
     return Suggestion(best=moves[0], expected_final_score=best, exact=st.exact,
                       method=st.description, current_total=current, throw=throw,
-                      throws_left=last - throw, moves=moves)
+                      throws_left=last - throw, moves=moves, rules=st.rs)

@@ -36,10 +36,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...domain.counting import column_number
-from ...domain.rules import RuleSet, effective_rules
+from ...domain.rules import RuleSet, UnderRules, effective_rules
 from ...domain.scoring import Sheet, empty_sheet, parse_scorecard
 from ..advice import moves as advice
 from ..advice.advisor import Advisor
+from ..advice.moves import BoxChance, TurnOutlook
 from ..kernels.distribution import (
     EARLY_METHOD,
     EARLY_TURN_METHOD,
@@ -116,6 +117,18 @@ class ScoreChance(NamedTuple):
     probability: float
 
 
+@dataclass(frozen=True, slots=True)
+class Percentiles:
+    """Percentiles of the final total (`PERCENTILES`): the smallest t with P(final <= t)
+    >= q % (`PercentilesSchema`)."""
+
+    p5: int
+    p25: int
+    p50: int
+    p75: int
+    p95: int
+
+
 @dataclass
 class DistributionReport(Distribution):
     """The distribution of a position's final total as positions/value reports it (the
@@ -140,9 +153,9 @@ class DistributionReport(Distribution):
         return self.lo + len(self.probs) - 1
 
     @property
-    def percentiles(self) -> dict[str, int]:
-        """Each of `PERCENTILES` (its number as a string) and its total."""
-        return {str(q): self.percentile(q) for q in PERCENTILES}
+    def percentiles(self) -> Percentiles:
+        """Each of `PERCENTILES` and its total."""
+        return Percentiles(*(self.percentile(q) for q in PERCENTILES))
 
     @property
     def at_least(self) -> list[ScoreChance]:
@@ -153,11 +166,11 @@ class DistributionReport(Distribution):
         return [ScoreChance(t, round(self.p_at_least(t), 12)) for t in self.thresholds]
 
     @property
-    def histogram(self) -> list[ScoreChance]:
-        """Every total with a non-zero probability, asked for only: an AttributeError else,
-        so that the answer leaves the field out."""
+    def histogram(self) -> list[ScoreChance] | None:
+        """Every total with a non-zero probability, asked for only (else None: not part of
+        the answer)."""
         if not self.with_histogram:
-            raise AttributeError("the histogram was not asked for")
+            return None
         return [ScoreChance(int(s), float(p))
                 for s, p in zip(self.totals, self.probs, strict=True) if p > 0]
 
@@ -173,12 +186,30 @@ class PositionValue:
     exact: bool  # mean and sd exact (exact method)
     distribution: Distribution
 
-    def reported(self, at_least: Iterable[int], histogram: bool) -> PositionValue:
-        """The value with its distribution as positions/value reports it
-        (`DistributionReport`: P(final >= t) for each t of `at_least`, the histogram if
-        `histogram`)."""
-        return replace(self, distribution=DistributionReport.of(self.distribution, at_least,
-                                                                histogram))
+    def reported(self, rs: RuleSet, method: str, dice: list[int] | None,
+                 throw: int | None, at_least: Iterable[int], histogram: bool
+                 ) -> PositionReport:
+        """The value as positions/value reports it (`PositionReport`) of the position of
+        `dice` (sorted; None at the start of a turn) on `throw`, under the rules `rs` and
+        the advisor's `method`, its distribution a `DistributionReport` (P(final >= t) for
+        each t of `at_least`, the histogram if `histogram`)."""
+        return PositionReport(
+            self.current_total, self.mean, self.sd, self.exact,
+            DistributionReport.of(self.distribution, at_least, histogram), rules=rs,
+            method=method, dice=sorted(dice) if dice else None, throw=throw if dice else None)
+
+
+@dataclass(kw_only=True)
+class PositionReport(UnderRules, PositionValue):
+    """What a position is worth as positions/value reports it (the API's PositionValue,
+    `PositionValueSchema`): the value, its distribution a `DistributionReport`, the
+    advisor's method, and the position's dice (sorted) and throw (None at the start of a
+    turn), under the rules `rules`."""
+
+    rules: RuleSet = field(repr=False)
+    method: str
+    dice: list[int] | None
+    throw: int | None
 
 
 class Analyst:
@@ -256,7 +287,7 @@ class Analyst:
     # ----------------------------------------------------------------------- coaching
 
     def coach(self, st: Strategy, sheet: Sheet, throw: int,
-              keeps: list[tuple[tuple[int, ...], bool]]) -> list[dict[str, Any]]:
+              keeps: list[tuple[tuple[int, ...], bool]]) -> list[TurnOutlook]:
         """For each keep (scored faces, "em baixo"): where the turn ends, under the advisor's
         play of the rest of it: P(each box receives points), expected points of the turn."""
         pos = Position.of(st, sheet)
@@ -272,7 +303,7 @@ class Analyst:
         return out
 
     def turn_outlook(self, st: Strategy, view: TurnView, k: int, throw: int
-                     ) -> dict[str, Any]:
+                     ) -> TurnOutlook:
         """Where the turn ends after keeping k (effective keep id) after `throw`."""
         s = view.outcomes_of_keep(k, throw)
         _, _, ch = view.terms[False]
@@ -286,10 +317,9 @@ class Analyst:
         listed = []
         for (pi, bi), p in sorted(boxes.items(), key=lambda kv: -kv[1]):
             part = st.parts[pi]
-            listed.append({"box": part.solution.model.box_ids[bi],
-                           "column": column_number(part.column, columns),
-                           "probability": round(p, 9)})
-        return {"expected_points": round(expected, 6), "boxes_with_points": listed}
+            listed.append(BoxChance(part.solution.model.box_ids[bi],
+                                    column_number(part.column, columns), round(p, 9)))
+        return TurnOutlook(round(expected, 6), listed)
 
     # ----------------------------------------------------------------------- values
 

@@ -51,7 +51,7 @@ from ...domain.counting import column_number, turn_number
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput
 from ...domain.games import ReplayedTurn, player_name, replay_game
-from ...domain.rules import RuleSet
+from ...domain.rules import RuleSet, UnderRules
 from ...domain.scorecards import is_complete
 from ...domain.scoring import Sheet, empty_sheet, score_sheet
 from ...domain.turn import TurnOutcome
@@ -76,6 +76,55 @@ def classify(regret: float, near_best: int) -> str:
     return "blunder"
 
 
+@dataclass(frozen=True, slots=True)
+class PlayedKeep:
+    """A keep as a decision shows it (`PlayedKeepSchema`: the one played, or the best): the
+    dice kept as thrown and, in Bozó only (else None: not part of the answer), whether the
+    next throw is announced em baixo."""
+
+    dice: list[int]
+    em_baixo: bool | None = None
+    action: str = "keep"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedScore:
+    """A placement as a decision shows it (`PlayedScoreSchema`: the one played, or the
+    best): the box, its column, its score and, for the one played only (else None: not
+    part of the answer), the bonuses it earned."""
+
+    box: str
+    column: int | None
+    score: int
+    five_of_a_kind_bonus: int | None = None
+    upper_bonus: int | None = None
+    action: str = "score"
+
+
+#: A decision's move (the API's PlayedMove, a union discriminated by `action`)
+PlayedMove = PlayedKeep | PlayedScore
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The regret thresholds of the classes (`ThresholdsSchema`)."""
+
+    tie: float = TIE
+    inaccuracy: float = INACCURACY
+    mistake: float = MISTAKE
+
+
+@dataclass(frozen=True, slots=True)
+class ClassCounts:
+    """How many decisions fell in each class (`CLASSES`, `ClassCountsSchema`)."""
+
+    best: int = 0
+    tie: int = 0
+    inaccuracy: int = 0
+    mistake: int = 0
+    blunder: int = 0
+
+
 @dataclass
 class Decision:
     """One judged decision (the API's Decision): the position (the turn's number, 1 = first,
@@ -86,8 +135,8 @@ class Decision:
     throw: int
     dice: list[int]
     scored_dice: list[int]
-    move: dict[str, Any]
-    best: dict[str, Any]
+    move: PlayedMove
+    best: PlayedMove
     expected_final_score: float  # after the move played
     sd: float
     best_expected_final_score: float
@@ -151,23 +200,21 @@ class PlayerAnalysis:
         return self.end_value - self.start_expected_final_score
 
     @property
-    def classes(self) -> dict[str, int]:
+    def classes(self) -> ClassCounts:
         """How many decisions fell in each class."""
-        counts = dict.fromkeys(CLASSES, 0)
-        for d in self.decisions:
-            counts[d.class_] += 1
-        return counts
+        counts = Counter(d.class_ for d in self.decisions)
+        return ClassCounts(*(counts[c] for c in CLASSES))
 
 
 @dataclass
-class GameAnalysis:
-    """Every player's analysis (the API's GameAnalysis, less the variant and rules)."""
+class GameAnalysis(UnderRules):
+    """Every player's analysis (the API's GameAnalysis), under the rules `rules`."""
 
     exact: bool
     method: str
     players: list[PlayerAnalysis]
-    thresholds: dict[str, float] = field(default_factory=lambda: {
-        "tie": TIE, "inaccuracy": INACCURACY, "mistake": MISTAKE})
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    rules: RuleSet = field(kw_only=True, repr=False)
 
 
 class GameAnalyzer:
@@ -201,10 +248,10 @@ class GameAnalyzer:
         return mean, max(0.0, var)
 
     @staticmethod
-    def _box_dict(o: TurnOutcome) -> dict[str, Any]:
+    def _played_score(o: TurnOutcome) -> PlayedScore:
         """The placement a turn chose, with what it earned (a chosen 0: score 0)."""
-        return {"action": "score", "box": o.box, "column": o.column, "score": o.score,
-                "five_of_a_kind_bonus": o.five_of_a_kind_bonus, "upper_bonus": o.upper_bonus}
+        assert o.box is not None  # a turn that wrote a box
+        return PlayedScore(o.box, o.column, o.score, o.five_of_a_kind_bonus, o.upper_bonus)
 
     # ------------------------------------------------------------------ a player
 
@@ -217,7 +264,7 @@ class GameAnalyzer:
         sheet = played[0].before if played else empty_sheet(rs)
         totals = score_sheet(rs, sheet)
         mean0, _ = self._future(sheet, base)
-        total = int(totals["total"])
+        total = int(totals.total)
         start = total + mean0
         out = PlayerAnalysis(name, start, total, False)
         value = start  # expected final score of the current position
@@ -246,7 +293,7 @@ class GameAnalyzer:
                         continue
                     kept = turn.kept[k]
                     c1, c2 = view.keep_value(self._keep_id(kept, reading[k + 1]), t)
-                    move = self._keep_dict(kept, reading[k + 1])
+                    move: PlayedMove = self._played_keep(kept, reading[k + 1])
                     dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1,
                                          c2)
                     entry.decisions.append(dec)
@@ -260,9 +307,9 @@ class GameAnalyzer:
                 fut1, fut2 = self._future_after(o.sheet, f"{base}/turns/{ti}")
                 c1 = o.points + fut1 + view.pos.throw_value * (pos.last - t)
                 if o.wins_game:  # the game ends here, on the sheet's total
-                    c1 = float(score_sheet(rs, o.sheet)["total"] - pos.total)
+                    c1 = float(score_sheet(rs, o.sheet).total - pos.total)
                 c2 = c1 * c1 + fut2
-                move = self._box_dict(o)
+                move = self._played_score(o)
                 dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1, c2,
                                      var=fut2, wins=o.wins_game)
                 entry.decisions.append(dec)
@@ -277,10 +324,10 @@ class GameAnalyzer:
             out.luck += turn_luck
             out.turns.append(entry)
         totals = score_sheet(rs, sheet)
-        out.final_total = int(totals["total"])
-        out.finished = bool(totals["complete"]) or over
+        out.final_total = int(totals.total)
+        out.finished = bool(totals.complete) or over
         if out.finished and not sheet.won:
-            if not totals["complete"]:
+            if not totals.complete:
                 # another player's instant win ended the game: what the expectation loses
                 # is the player's luck
                 out.luck += out.final_total - value
@@ -319,16 +366,13 @@ class GameAnalyzer:
         faces (`em_baixo`) or its top faces."""
         return self.keeps.index[bottom_faces(kept) if em_baixo else tuple(kept)]
 
-    def _keep_dict(self, kept: tuple[int, ...] | list[int], em_baixo: bool) -> dict[str, Any]:
+    def _played_keep(self, kept: tuple[int, ...] | list[int], em_baixo: bool) -> PlayedKeep:
         """A keep as the answer shows it: the dice as thrown, and (Bozó) whether the next
         throw is announced em baixo."""
-        out: dict[str, Any] = {"action": "keep", "dice": list(kept)}
-        if self.rs.variant.em_baixo:
-            out["em_baixo"] = em_baixo
-        return out
+        return PlayedKeep(list(kept), em_baixo if self.rs.variant.em_baixo else None)
 
     def _decision(self, view: TurnView, pos: Position, ti: int, t: int, h: int,
-                  hand: tuple[int, ...], read_bottom: bool, move: dict[str, Any],
+                  hand: tuple[int, ...], read_bottom: bool, move: PlayedMove,
                   c1: float, c2: float, var: float | None = None, wins: bool = False
                   ) -> Decision:
         """A decision at hand h (the dice `hand` as thrown, read by their bottom faces when
@@ -338,8 +382,10 @@ class GameAnalyzer:
         game on): the best move whatever the tables say (they value it as if the game went
         on), with regret 0."""
         scored = bottom_faces(hand) if read_bottom else tuple(hand)
+        best: PlayedMove
         if wins:
-            best = {key: move[key] for key in ("action", "box", "column", "score")}
+            assert isinstance(move, PlayedScore)
+            best = PlayedScore(move.box, move.column, move.score)  # without what it earned
             return Decision(turn_number(ti), t, list(hand), list(scored), move, best,
                             pos.total + c1, 0.0, pos.total + c1, 0.0, 0.0, "best")
         b1, b2 = view.hand_value(h, t)
@@ -349,17 +395,17 @@ class GameAnalyzer:
         if d < 0:
             ch = view.choice(h, t)
             part = self.st.parts[ch.part]
-            best = {"action": "score", "box": part.solution.model.box_ids[ch.box],
-                    "column": column_number(part.column, bool(self.rs.variant.columns)),
-                    "score": round(ch.score)}
+            best = PlayedScore(part.solution.model.box_ids[ch.box],
+                               column_number(part.column, bool(self.rs.variant.columns)),
+                               round(ch.score))
         else:
             # the policy's keep as the next throw reads it: these dice of the hand read the
             # same way, or (em baixo) their other faces read the other way
             keep = tuple(self.keep_dice[d])
             flip = bool(Counter(keep) - Counter(scored))  # not dice of the hand as read
             as_read = bottom_faces(keep) if flip else keep
-            best = self._keep_dict(bottom_faces(as_read) if read_bottom else as_read,
-                                   read_bottom != flip)
+            best = self._played_keep(bottom_faces(as_read) if read_bottom else as_read,
+                                     read_bottom != flip)
         if var is None:
             sd = float(np.sqrt(max(0.0, c2 - c1 * c1)))
         else:
@@ -404,4 +450,5 @@ def analyze(analyst: Any, rs: RuleSet, game: dict[str, Any]) -> GameAnalysis:
     return GameAnalysis(analyzer.st.exact, analyzer.st.description, [
         analyzer.player(player_name(data, i), turns, f"/players/{i}",
                         replayed.validation.game_over)
-        for i, (data, turns) in enumerate(zip(game["players"], replayed.turns, strict=True))])
+        for i, (data, turns) in enumerate(zip(game["players"], replayed.turns, strict=True))],
+        rules=rs)

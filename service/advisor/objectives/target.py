@@ -17,6 +17,7 @@ above the highest total the position can reach is never reached (0). A game won 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,17 @@ def target_utility(target: int, total: int, top: int) -> np.ndarray:
     return util
 
 
+@dataclass(frozen=True, slots=True)
+class TargetFigures:
+    """What objective `target` adds to a position's answer (`Target.answer`, a
+    `Suggestion`'s `extra`): the target as sent, whether the probabilities are exact, and
+    how they were computed."""
+
+    target: int
+    target_exact: bool
+    target_method: str
+
+
 def target_probabilities(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
                          throw: int | None, em_baixo: bool, sug: Suggestion, target: int,
                          approximate: bool = False) -> tuple[list[float], bool, str]:
@@ -83,7 +95,7 @@ def rank_to_target(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
     probs, exact, method = target_probabilities(analyst, rs, sheet, dice, throw, em_baixo,
                                                 sug, target)
     return ranked_by(sug, TARGET.name, "target_probability", probs,
-                     {"target": target, "target_exact": exact, "target_method": method})
+                     TargetFigures(target, exact, method))
 
 
 class Target(Objective):

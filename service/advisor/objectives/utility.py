@@ -78,11 +78,11 @@ def move_utilities(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
 
 
 def ranked_by(sug: Suggestion, objective: str, measure: str, values: list[float],
-              extra: dict[str, Any]) -> Suggestion:
+              extra: Any) -> Suggestion:
     """The suggestion's moves ranked by `values` (each move's `measures[measure]`), the best
     first, ties (equal to 1e-9) by expected final score and sharing a rank; `regret` stays
     the expected final score given up against the expected-score best. `extra`: what the
-    objective adds to the answer."""
+    objective adds to the answer (a dataclass of its `Objective.answer` fields)."""
     for a, v in zip(sug.moves, values, strict=True):
         a.measures[measure] = v
     order = sorted(sug.moves, key=lambda a: (-round(a.measures[measure], 9),

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ...domain.consistency import check_sheet
 from ...domain.errors import InvalidInput
-from ...domain.rules import RuleSet
+from ...domain.rules import RuleSet, UnderRules
 from ...domain.scoring import Sheet, score_hand, score_sheet
 from ..advice.moves import Move, Suggestion, suggest
 from ..advice.objective import Field, Objective, register
@@ -79,6 +79,15 @@ class PlacementChance(MoveChance):
     score: int
 
 
+@dataclass(frozen=True, slots=True)
+class WinFigures:
+    """What objective `win` adds to a position's answer (`Win.answer`, a `Suggestion`'s
+    `extra`): whether the win shares are exact, and how they were computed."""
+
+    win_exact: bool
+    win_method: str
+
+
 @dataclass(frozen=True)
 class WinMove:
     """The move that maximises the player's expected share of the win (`max_win`) beside
@@ -104,16 +113,17 @@ class PlayerChances:
 
 
 @dataclass
-class WinProbability:
+class WinProbability(UnderRules):
     """Each player's chance of finishing first, in turn order, what that assumes, and with
-    the dice of the player to move their winning move (the API's WinProbability, less the
-    variant and rules)."""
+    the dice of the player to move their winning move (the API's WinProbability), under the
+    rules `rules`."""
 
     exact: bool  # every player's distribution is exact
     assumptions: str
     to_move: int
     players: list[PlayerChances]
     move: WinMove | None
+    rules: RuleSet = field(kw_only=True, repr=False)
 
 
 def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: int,
@@ -180,7 +190,7 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
 def _final_total(rs: RuleSet, sheet: Sheet) -> int:
     """The total of a full sheet, checked as every sheet is (`consistency.check_sheet`)."""
     check_sheet(rs, sheet)
-    return int(score_sheet(rs, sheet)["total"])
+    return int(score_sheet(rs, sheet).total)
 
 
 def _instant_times(rs: RuleSet, sheets: list[Sheet], to_move: int, mid_turn: bool
@@ -213,7 +223,8 @@ def win_probability(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move:
         rest = None if times is None else [t for i, t in enumerate(times) if i != to_move]
         move = win_move(analyst, rs, sheets[to_move], dice, throw, em_baixo, others, rest)
     return WinProbability(exact, ASSUMPTIONS, to_move,
-                          [PlayerChances(v, c) for v, c in zip(values, ch, strict=True)], move)
+                          [PlayerChances(v, c) for v, c in zip(values, ch, strict=True)], move,
+                          rules=rs)
 
 
 def _turns_left(sheet: Sheet) -> int:
@@ -287,10 +298,9 @@ def rank_to_win(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], th
                                        [v.distribution for v in values],
                                        None if times is None else times[1:])
     others_exact = all(v.distribution.exact for v in values)
-    return ranked_by(sug, WIN.name, "win_share", shares, {
-        "win_exact": exact and others_exact,
-        "win_method": method + ("" if others_exact else
-                                "; the opponents' distributions sampled")})
+    return ranked_by(sug, WIN.name, "win_share", shares, WinFigures(
+        exact and others_exact,
+        method + ("" if others_exact else "; the opponents' distributions sampled")))
 
 
 def win_move(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int], throw: int | None,

@@ -111,5 +111,5 @@ class Position:
         states = [part_state(p, sheet) for p in st.parts]
         open_boxes = sheet.open_boxes
         tv = st.saved_throw_value if open_boxes - 1 > 0 else 0.0
-        return cls(st, sheet, states, int(score_sheet(rs, sheet)["total"]),
+        return cls(st, sheet, states, int(score_sheet(rs, sheet).total),
                    max_throw(rs, sheet), tv, open_boxes)

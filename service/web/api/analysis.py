@@ -7,7 +7,9 @@ from typing import Any
 from flask import current_app
 from flask.views import MethodView
 
+from ...advisor.analysis import games
 from ...advisor.analysis.games import analyze
+from ...advisor.objectives import win
 from ...advisor.objectives.win import win_probability
 from ...domain.errors import InvalidInput
 from ...domain.games import player_name
@@ -22,14 +24,12 @@ blp = new_blueprint("analysis", "Whole games: analysis of the decisions and win 
                     operation_class="analysis")
 
 
-def _analyze_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def _analyze_one(variant: str, item: dict[str, Any]) -> games.GameAnalysis:
     """The games/analyze answer to one loaded game."""
-    rs = rules_for(variant, item)
-    result = analyze(analyst_of(current_app), rs, item)
-    return {"variant": variant, "rules": rs.describe(), **vars(result)}
+    return analyze(analyst_of(current_app), rules_for(variant, item), item)
 
 
-def _win_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def _win_one(variant: str, item: dict[str, Any]) -> win.WinProbability:
     """The games/win-probability answer to one loaded request."""
     rs = rules_for(variant, item)
     to_move = item.get("to_move", 0)
@@ -42,7 +42,7 @@ def _win_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
                              item.get("em_baixo", False))
     for i, (p, chances) in enumerate(zip(players, result.players, strict=True)):
         chances.name = player_name(p, i)
-    return {"variant": variant, "rules": rs.describe(), **vars(result)}
+    return result
 
 
 @blp.route("/<variant:variant>/games/analyze")
@@ -54,7 +54,7 @@ class GameAnalysis(MethodView):
     @blp.response(200, GameAnalysisSchema, description=(
         "Every decision judged; per player regret, classes, skill and luck"))
     @blp.doc(operationId="analyzeGame", responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> games.GameAnalysis:
         """Analyse a game: every decision against the advisor's optimal play.
 
         Takes the game exactly as `games/validate` does (the `Game` shape: players → turns
@@ -87,7 +87,7 @@ class WinProbability(MethodView):
     @blp.response(200, WinProbabilitySchema,
                   description="Each player's chance of finishing first")
     @blp.doc(operationId="winProbability", responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> win.WinProbability:
         """The probability that each player finishes first (a live win bar).
 
         Assumed: every player plays the advisor's strategy (maximising their own expected

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from flask.views import MethodView
 
+from ...domain import games
 from ...domain.errors import MOVE_CODES
 from ...domain.games import validate_game
-from ...domain.scorecards import scorecard_data, sheet_totals
-from ...domain.turn import play_turn
+from ...domain.turn import TurnResult, play_turn
 from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, new_blueprint, problem_doc
@@ -27,26 +26,19 @@ TURN_ERRORS_DOC = {
 }
 
 
-def _turn_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def _turn_one(variant: str, item: dict[str, Any]) -> TurnResult:
+    """The games/turn answer to one loaded turn."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     outcome = play_turn(rs, sheet, item["dice"], item["throw"], item.get("box"),
                         item.get("column"), item.get("em_baixo", False),
                         scratch=item.get("scratch", False))
-    return {"variant": variant, "rules": rs.describe(), "dice": outcome.dice,
-            "scored_dice": outcome.scored_dice, "throw": outcome.throw,
-            "scorecard": scorecard_data(rs, outcome.sheet), "earned": outcome.earned(),
-            "totals": sheet_totals(rs, outcome.sheet), "turn": outcome.turn,
-            "turns_left": outcome.turns_left, "game_over": outcome.game_over,
-            "won": outcome.sheet.won}
+    return TurnResult.of(rs, outcome)
 
 
-def _validate_one(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
-    rs = rules_for(variant, item)
-    validation = validate_game(rs, item, base)
-    # the domain's answer, beside the variant and rules; GameValidationSchema dumps it
-    return {"variant": variant, "rules": rs.describe(),
-            **{f.name: getattr(validation, f.name) for f in fields(validation)}}
+def _validate_one(variant: str, item: dict[str, Any], base: str) -> games.GameValidation:
+    """The games/validate answer to one loaded game, its problems' pointers under `base`."""
+    return validate_game(rules_for(variant, item), item, base)
 
 
 @blp.route("/<variant:variant>/games/turn")
@@ -58,7 +50,7 @@ class GameTurn(MethodView):
     @blp.response(200, TurnResultSchema,
                   description="The sheet after the turn and what it earned")
     @blp.doc(operationId="playTurn", responses=TURN_ERRORS_DOC)
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> TurnResult:
         """Play one turn: write the dice in the chosen box and get the new sheet back.
 
         Send the sheet (absent: empty), the dice the turn ended on, the throw they stand on
@@ -94,7 +86,7 @@ class GameValidation(MethodView):
     @blp.response(200, GameValidationSchema, description=(
         "valid, every problem, each turn's points, final totals and standings"))
     @blp.doc(operationId="validateGame", responses=ERRORS_DOC)
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> games.GameValidation:
         """Replay a game and check every move in it.
 
         Players are listed in playing order, each with the turns they played: the dice of

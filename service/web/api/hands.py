@@ -6,7 +6,8 @@ from typing import Any
 
 from flask.views import MethodView
 
-from ...domain.scoring import score_hand, validate_hand
+from ...domain import scoring
+from ...domain.scoring import HandScore, score_hand, validate_hand
 from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, new_blueprint
@@ -20,29 +21,11 @@ from ..schemas.hands import (
 blp = new_blueprint("hands", "Validate and score dice hands")
 
 
-def hand_score_answer(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def hand_score_answer(variant: str, item: dict[str, Any]) -> HandScore:
     """The answer to one loaded hands/score item (also `fast.ScoringFastPath`'s)."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
-    result = score_hand(rs, item["dice"], item.get("throw"), sheet, item.get("em_baixo", False))
-    return {
-        "variant": variant,
-        "rules": rs.describe(),
-        "dice": list(result.dice),
-        "scored_dice": list(result.scored_dice),
-        "throw": result.throw,
-        "wins_game": result.wins_game,
-        "joker": result.joker,
-        "patterns": list(result.patterns),
-        "boxes": list(result.boxes),  # Placements: the schema reads their attributes
-    }
-
-
-def _validate_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
-    """The hands/validate answer to one loaded hand."""
-    rs = rules_for(variant, item)
-    sheet = sheet_for(rs, item)
-    return {"variant": variant, **validate_hand(rs, item["dice"], item.get("throw"), sheet)}
+    return score_hand(rs, item["dice"], item.get("throw"), sheet, item.get("em_baixo", False))
 
 
 @blp.route("/<variant:variant>/hands/validate")
@@ -53,13 +36,14 @@ class HandValidation(MethodView):
     @blp.response(200, HandValidationSchema,
                   description="Whether the hand is legal, and what it forms")
     @blp.doc(operationId="validateHand", responses=ERRORS_DOC)
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> scoring.HandValidation:
         """Check a hand: sorted dice, face counts, patterns, and why it is not legal.
 
         An illegal hand (wrong count, a face outside 1..6, not integers) is a 200 with
         `valid: false` and `problems`; only a malformed request is a 422.
         """
-        return _validate_one(variant, item)
+        rs = rules_for(variant, item)
+        return validate_hand(rs, item["dice"], item.get("throw"), sheet_for(rs, item))
 
 
 @blp.route("/<variant:variant>/hands/score")
@@ -70,7 +54,7 @@ class HandScoring(MethodView):
     @blp.response(200, HandScoreSchema,
                   description="Every box with its score, open and legal flags")
     @blp.doc(operationId="scoreHand", responses=ERRORS_DOC)
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> HandScore:
         """Score a hand in every box: score, open, legal (Joker rules applied), bonuses.
 
         Without a scorecard every box is open. To score many hands in one request, send

@@ -9,6 +9,7 @@ from typing import Any
 from flask import current_app
 from flask.views import MethodView
 
+from ...advisor.advice import bots
 from ...advisor.advice.moves import Suggestion
 from ...advisor.objectives import REGISTRY, Objective, objective_named
 from ...domain.errors import ALL_CODES, InvalidInput
@@ -85,7 +86,7 @@ def _ranked(rs: RuleSet, sheet: Sheet, item: dict[str, Any]) -> Suggestion:
                           item.get("em_baixo", False), ranked, given)
 
 
-def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def _advise(variant: str, item: dict[str, Any]) -> Suggestion:
     """The moves/suggest answer to one loaded position."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
@@ -99,11 +100,11 @@ def _advise(variant: str, item: dict[str, Any]) -> dict[str, Any]:
         outlooks = analyst.coach(analyst.strategy(rs), sheet, throw,
                                  [(a.keep, False) for a in keeps])
         for move, outlook in zip(keeps, outlooks, strict=True):
-            move.coach["turn"] = outlook
-    return {"variant": variant, "rules": rs.describe(), **vars(result)}
+            move.outlook = outlook
+    return result
 
 
-def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
+def _bot(variant: str, item: dict[str, Any]) -> bots.BotMove:
     """The moves/bot answer to one loaded position."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
@@ -111,9 +112,7 @@ def _bot(variant: str, item: dict[str, Any]) -> dict[str, Any]:
     ranked = _ranked(rs, sheet, item)
     move = advisor_of(current_app).bot(rs, ranked, item["dice"], item["throw"], sheet,
                                        item.get("em_baixo", False), item["level"], seed)
-    return {"variant": variant, "rules": rs.describe(), **vars(ranked), "level": item["level"],
-            "seed": seed, "move": move,
-            "best_expected_final_score": ranked.expected_final_score}
+    return bots.BotMove.of(ranked, item["level"], seed, move)
 
 
 @blp.route("/<variant:variant>/moves/suggest")
@@ -126,7 +125,7 @@ class MoveSuggestion(MethodView):
         "The best keep or box, and every move with its expected final "
         "score and regret"))
     @blp.doc(operationId="suggestMove", responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> Suggestion:
         """Suggest the move that maximises the expected final score.
 
         `throw` is the throw the dice stand on (1 = first; required). With throws left the
@@ -155,7 +154,7 @@ class BotMove(MethodView):
     @blp.response(200, BotMoveSchema, description=(
         "The bot's move (a keep or a box) with its expected final score and regret"))
     @blp.doc(operationId="botMove", responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> bots.BotMove:
         """The move a computer player of a chosen strength makes.
 
         The position is read as `moves/suggest` reads it. The move is drawn from the

@@ -7,6 +7,7 @@ from typing import Any
 from flask import current_app
 from flask.views import MethodView
 
+from ...advisor.analysis.analyst import PositionReport
 from ..body import rules_for, sheet_for
 from ..busy import BUSY_DOC
 from ..extensions import analyst_of
@@ -18,20 +19,17 @@ blp = new_blueprint("positions", "What a position is worth: mean, standard devia
                     operation_class="advice")
 
 
-def _value(variant: str, item: dict[str, Any]) -> dict[str, Any]:
-    """The positions/value answer to one loaded request: the position's value (`PositionValue`)
-    with the distribution's figures the request asks for."""
+def _value(variant: str, item: dict[str, Any]) -> PositionReport:
+    """The positions/value answer to one loaded request: the position's value with the
+    distribution's figures the request asks for (`PositionValue.reported`)."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item)
     analyst = analyst_of(current_app)
     dice = item.get("dice")
     pv = analyst.position_value(rs, sheet, dice, item.get("throw"),
                                 item.get("em_baixo", False))
-    st = analyst.strategy(rs)
-    return {"variant": variant, "rules": rs.describe(), "method": st.description,
-            "throw": item.get("throw") if dice else None,
-            "dice": sorted(dice) if dice else None,
-            **vars(pv.reported(item.get("at_least", []), item.get("histogram", False)))}
+    return pv.reported(rs, analyst.strategy(rs).description, dice, item.get("throw"),
+                       item.get("at_least", []), item.get("histogram", False))
 
 
 @blp.route("/<variant:variant>/positions/value")
@@ -45,7 +43,7 @@ class PositionValue(MethodView):
         "Expected final score, its standard deviation, percentiles, "
         "P(final >= t), the histogram"))
     @blp.doc(operationId="valuePosition", responses={**ERRORS_DOC, **BUSY_DOC})
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> PositionReport:
         """What a position is worth under the advisor's (expected-score maximising) play.
 
         For every exact variant, options and house rules included, the distribution of the

@@ -6,9 +6,7 @@ from typing import Any
 
 from flask.views import MethodView
 
-from ...domain.consistency import audit
-from ...domain.scorecards import scorecard_data
-from ...domain.scoring import score_sheet
+from ...domain.consistency import ScorecardTotals, audit
 from ..batch import add_batch_operation
 from ..body import rules_for, sheet_for
 from ..openapi import ERRORS_DOC, new_blueprint
@@ -17,14 +15,12 @@ from ..schemas.scorecards import ScorecardScoreRequestSchema, ScorecardTotalsSch
 blp = new_blueprint("scorecards", "Score whole scorecards")
 
 
-def scorecard_score_answer(variant: str, item: dict[str, Any], base: str) -> dict[str, Any]:
+def scorecard_score_answer(variant: str, item: dict[str, Any], base: str) -> ScorecardTotals:
     """The answer to one loaded scorecards/score item, its problems' pointers under `base`
     (also `fast.ScoringFastPath`'s)."""
     rs = rules_for(variant, item)
     sheet = sheet_for(rs, item, key=None, check=False)
-    totals = score_sheet(rs, sheet, final=item.get("final", False))
-    return {"variant": variant, "rules": rs.describe(), "scorecard": scorecard_data(rs, sheet),
-            **audit(rs, sheet, totals, base)}
+    return audit(rs, sheet, item.get("final", False), base)
 
 
 @blp.route("/<variant:variant>/scorecards/score")
@@ -34,7 +30,7 @@ class ScorecardScoring(MethodView):
     @blp.arguments(ScorecardScoreRequestSchema, description="The scorecard to total")
     @blp.response(200, ScorecardTotalsSchema, description="Totals, completeness and per-box checks")
     @blp.doc(operationId="scoreScorecard", responses=ERRORS_DOC)
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> ScorecardTotals:
         """Total a scorecard: upper subtotal and bonus, lower total, bonuses, total.
 
         The sheet is audited as it is totalled: `valid` says whether some game by these

@@ -7,7 +7,8 @@ from typing import Any
 
 from flask.views import MethodView
 
-from ...domain.rules import definition_document, effective_rules, get_variant
+from ...domain import rules
+from ...domain.rules import VariantDefinition, VariantList, effective_rules, get_variant
 from ...domain.variants import VARIANT_IDS
 from ..body import rules_for
 from ..openapi import ERRORS_DOC, new_blueprint
@@ -26,17 +27,15 @@ CACHE = {"Cache-Control": "public, max-age=86400"}
 
 
 @cache
-def _definitions(variant: str | None) -> dict[str, Any]:
-    """The definition of a variant (every variant's with None), made once."""
-    if variant is None:
-        return {"variants": [definition_document(effective_rules(v)) for v in VARIANT_IDS]}
-    return definition_document(effective_rules(variant))
+def _definition(variant: str) -> VariantDefinition:
+    """The definition of a variant (its default options), made once."""
+    return VariantDefinition.of(effective_rules(variant))
 
 
-def _effective_one(variant: str, item: dict[str, Any]) -> dict[str, Any]:
-    """The effective rules and definition of one loaded request's options and house rules."""
-    rs = rules_for(variant, item)
-    return {"rules": rs.describe(), "definition": definition_document(rs)}
+@cache
+def _every_definition() -> VariantList:
+    """Every variant's definition, made once."""
+    return VariantList(tuple(_definition(v) for v in VARIANT_IDS))
 
 
 @blp.route("")
@@ -46,9 +45,9 @@ class Variants(MethodView):
     @blp.etag
     @blp.response(200, VariantListSchema, description="Every variant's rules")
     @blp.doc(operationId="listVariants")
-    def get(self) -> tuple[dict[str, Any], dict[str, str]]:
+    def get(self) -> tuple[VariantList, dict[str, str]]:
         """List every variant with its full rule definition."""
-        return _definitions(None), CACHE
+        return _every_definition(), CACHE
 
 
 @blp.route("/<variant:variant>")
@@ -58,10 +57,10 @@ class VariantResource(MethodView):
     @blp.etag
     @blp.response(200, VariantDefinitionSchema, description="The variant's rules")
     @blp.doc(operationId="getVariant", responses={"404": ERRORS_DOC["404"]})
-    def get(self, variant: str) -> tuple[dict[str, Any], dict[str, str]]:
+    def get(self, variant: str) -> tuple[VariantDefinition, dict[str, str]]:
         """The rules of one variant: boxes in sheet order, bonuses, options and defaults."""
         get_variant(variant)
-        return _definitions(variant), CACHE
+        return _definition(variant), CACHE
 
 
 @blp.route("/<variant:variant>/rules")
@@ -72,9 +71,9 @@ class EffectiveRules(MethodView):
     @blp.response(200, EffectiveRulesSchema,
                   description="The definition after options and overrides")
     @blp.doc(operationId="effectiveRules", responses=ERRORS_DOC)
-    def post(self, item: dict[str, Any], variant: str) -> dict[str, Any]:
+    def post(self, item: dict[str, Any], variant: str) -> rules.EffectiveRules:
         """The effective definition of a variant under options and house-rule overrides.
 
         Lets a frontend show its table's sheet; `fingerprint` identifies the rules.
         """
-        return _effective_one(variant, item)
+        return rules.EffectiveRules.of(rules_for(variant, item))

@@ -17,6 +17,7 @@ from .common import (
     MAX_VALUE,
     MAX_WIN_PLAYERS,
     AnswerFields,
+    AnswerSchema,
     BoxColumnFields,
     MoveUnionField,
     NamedPlayerFields,
@@ -115,24 +116,27 @@ class ScoreChanceSchema(ma.Schema):
     probability = fields.Float(required=True, metadata={"description": 'P(final score >= score)'})
 
 
-class PercentilesSchema(ma.Schema):
-    """Percentiles of the final total: the smallest t with P(final <= t) >= q %."""
+class PercentilesSchema(AnswerSchema):
+    """Percentiles of the final total: the smallest t with P(final <= t) >= q %
+    (`analyst.Percentiles`)."""
 
-    p5 = fields.Integer(required=True, attribute="5", data_key="5", metadata={
+    p5 = fields.Integer(required=True, data_key="5", metadata={
         "description": "The 5th percentile"})
-    p25 = fields.Integer(required=True, attribute="25", data_key="25", metadata={
+    p25 = fields.Integer(required=True, data_key="25", metadata={
         "description": "The 25th percentile"})
-    p50 = fields.Integer(required=True, attribute="50", data_key="50", metadata={
+    p50 = fields.Integer(required=True, data_key="50", metadata={
         "description": "The 50th percentile"})
-    p75 = fields.Integer(required=True, attribute="75", data_key="75", metadata={
+    p75 = fields.Integer(required=True, data_key="75", metadata={
         "description": "The 75th percentile"})
-    p95 = fields.Integer(required=True, attribute="95", data_key="95", metadata={
+    p95 = fields.Integer(required=True, data_key="95", metadata={
         "description": "The 95th percentile"})
 
 
-class DistributionSchema(ma.Schema):
+class DistributionSchema(AnswerSchema):
     """The distribution of the final total, and how it was obtained
-    (`analyst.DistributionReport`)."""
+    (`analyst.DistributionReport`; its `histogram` None when not asked for)."""
+
+    left_out = frozenset({"histogram"})
 
     exact = fields.Boolean(required=True, metadata={
         "description": "Computed exactly (every exact variant, from any position); false: "
@@ -158,7 +162,7 @@ class DistributionSchema(ma.Schema):
 
 
 class PositionValueSchema(AnswerFields):
-    """What a position is worth under the advisor's play (`analyst.PositionValue`, its
+    """What a position is worth under the advisor's play (`analyst.PositionReport`, its
     distribution a `DistributionReport`)."""
 
     exact = fields.Boolean(required=True, metadata={
@@ -180,9 +184,11 @@ class PositionValueSchema(AnswerFields):
 # --------------------------------------------------------------------------- games
 
 
-class PlayedKeepSchema(ma.Schema):
+class PlayedKeepSchema(AnswerSchema):
     """A keep as a decision shows it (the one played, or the best), without its values (the
-    decision's)."""
+    decision's): `analysis.games.PlayedKeep`."""
+
+    left_out = frozenset({"em_baixo"})  # outside Bozó
 
     action = fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
         "description": "keep: these dice kept, the others thrown again"})
@@ -195,9 +201,11 @@ class PlayedKeepSchema(ma.Schema):
                        "made that keep worth most"})
 
 
-class PlayedScoreSchema(ma.Schema):
+class PlayedScoreSchema(AnswerSchema):
     """A placement as a decision shows it (the one played, or the best), without its values
-    (the decision's); the one played says what it earned."""
+    (the decision's); the one played says what it earned: `analysis.games.PlayedScore`."""
+
+    left_out = frozenset({"five_of_a_kind_bonus", "upper_bonus"})  # the best move's
 
     action = fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
         "description": "score: a box written"})

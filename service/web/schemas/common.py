@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import marshmallow as ma
 from marshmallow import fields, validate
@@ -41,6 +41,25 @@ class StrictSchema(ma.Schema):
 
     class Meta:
         unknown = ma.RAISE
+
+
+class AnswerSchema(ma.Schema):
+    """A schema of an answer, or of a part of one, dumped from the domain's and the
+    advisor's objects (dataclasses: `domain.rules.UnderRules` and the rest), never from a
+    dict built for it.
+
+    `left_out`: the attributes (a field's `attribute`, else its name) whose None says that
+    the field is not part of this answer: the answer leaves it out, where marshmallow would
+    write null (a keep's `em_baixo` outside Bozó, a one-column sheet's `columns`).
+    `compiled_dump` does the same."""
+
+    left_out: ClassVar[frozenset[str]] = frozenset()
+
+    def get_attribute(self, obj: Any, attr: str, default: Any) -> Any:
+        """The object's value, as marshmallow reads it; `default` (marshmallow's missing:
+        the field left out) for None of an attribute in `left_out`."""
+        value = super().get_attribute(obj, attr, default)
+        return default if value is None and attr in self.left_out else value
 
 
 def _int(lo: int, hi: int, **kw: object) -> fields.Integer:
@@ -277,8 +296,11 @@ class ScorecardFields(StrictSchema):
                           metadata={"description": "With option columns: the four columns"})
 
 
-class ScorecardSchema(ScorecardFields):
-    """A player's sheet."""
+class ScorecardSchema(ScorecardFields, AnswerSchema):
+    """A player's sheet (in an answer, `domain.scorecards.Scorecard`: a one-column sheet
+    without `columns`, a column sheet without `boxes` and `five_of_a_kind_bonuses`)."""
+
+    left_out = frozenset({"boxes", "five_of_a_kind_bonuses", "columns"})
 
 
 class NamedPlayerFields(StrictSchema):
@@ -368,16 +390,24 @@ def _fast(checks: dict, required: tuple[str, ...]) -> object:
 
 # --------------------------------------------------------------------------- responses
 
-class VariantFields(ma.Schema):
-    """The variant an answer is about (every answer about a variant names it)."""
+def _variant_id(**kw: Any) -> fields.String:
+    """A variant's id in an answer."""
+    return fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
+        "description": "The variant id"}, **kw)
 
-    variant = fields.String(required=True, validate=validate.OneOf(VARIANT_IDS), metadata={
-        "description": "The variant id"})
+
+class VariantFields(AnswerSchema):
+    """The variant an answer is about (every answer about a variant names it: its
+    `variant`, `domain.rules.UnderRules.variant`)."""
+
+    variant = _variant_id()
 
 
 class EchoRulesSchema(VariantFields):
-    """The effective rules a response was computed with."""
+    """The effective rules a response was computed with (dumped from the `RuleSet`, whose
+    `id` is the variant's)."""
 
+    variant = _variant_id(attribute="id")
     options = fields.Dict(required=True, metadata={
         "description": "Every option of the variant with its effective value"})
     overrides = fields.Dict(required=True, metadata={
@@ -427,7 +457,7 @@ def values_method() -> fields.String:
     return fields.String(required=True, metadata={"description": 'How the values are computed'})
 
 
-class TotalsFields(ma.Schema):
+class TotalsFields(AnswerSchema):
     """A sheet's (or a column's) totals."""
 
     upper_subtotal = fields.Integer(required=True, metadata={
@@ -440,7 +470,7 @@ class TotalsFields(ma.Schema):
     total = fields.Integer(required=True, metadata={"description": "The total so far"})
 
 
-class BoxFields(ma.Schema):
+class BoxFields(AnswerSchema):
     """An answer's entry about one box of the sheet: the box it is about."""
 
     box = box_id(required=True, metadata={"description": "The box id"})
@@ -583,6 +613,7 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
     required field, and any other mapping, field by field. A field read by a path
     (`attribute="measures.win_share"`) is read by marshmallow's own `get_value`, one by one."""
     names: dict[str, Any] = {"_MISSING": _MISSING, "_get_value": get_value}
+    left_out: frozenset[str] = getattr(schema, "left_out", frozenset())
     by_field: dict[str, list[str]] = {"dict": [], "object": []}
     display: dict[str, list[str]] = {"dict": [], "object": []}  # the dict display's fields
     rest: dict[str, list[str]] = {"dict": [], "object": []}  # after the first optional one
@@ -611,13 +642,15 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
         read = {"dict": f"obj[{attr!r}]",
                 "object": f"obj.{attr}" if attr.isidentifier() else f"getattr(obj, {attr!r})"}
         first, *further = attr.split(".")
+        # a None of an attribute the schema leaves out is the field's absence
+        lacks = "v is _MISSING or v is None" if attr in left_out else "v is _MISSING"
         for kind, get in (("dict", f"obj.get({first!r}, _MISSING)"),
                           ("object", f"getattr(obj, {first!r}, _MISSING)")):
             # a path: each further step as marshmallow's get_value takes it, a dict's key
             # read at once
             steps = [f"if v is not _MISSING: v = v.get({key!r}, _MISSING) if type(v) is dict "
                      f"else _get_value(v, {key!r}, _MISSING)" for key in further]
-            one_by_one = [f"v = {get}", *steps, "if v is _MISSING:",
+            one_by_one = [f"v = {get}", *steps, f"if {lacks}:",
                           *("    " + a for a in absent), "else:", f"    ret[{out!r}] = {value}"]
             by_field[kind] += one_by_one
             if inline:
@@ -626,10 +659,12 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
                 shown = f"v if (v := {read[kind]}){test} else _c{i}(v)"
             else:  # as it is
                 shown = read[kind]
-            # in the display while none may lack (a path may lack anywhere: one by one)
-            if field.required and not rest[kind] and not path:
+            # in the display while none may lack (a path, or a field the schema leaves out,
+            # may lack anywhere: one by one)
+            read_at_once = field.required and not path and attr not in left_out
+            if read_at_once and not rest[kind]:
                 display[kind].append(f"{out!r}: {shown}")
-            elif field.required and not path:
+            elif read_at_once:
                 rest[kind].append(f"ret[{out!r}] = {shown}")
             else:
                 rest[kind] += one_by_one

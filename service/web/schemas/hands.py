@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...domain.dice import HAND_PATTERNS
 from .common import (
     MAX_THROW,
+    AnswerSchema,
     HandAnswerFields,
     PlacementFields,
     RulesRequestFields,
@@ -88,7 +88,7 @@ class HandScoreSchema(HandAnswerFields):
                        "sheet order"})
 
 
-class ValidateProblemSchema(ma.Schema):
+class ValidateProblemSchema(AnswerSchema):
     """Why a hand is not legal."""
 
     pointer = fields.String(required=True, metadata={
@@ -97,7 +97,10 @@ class ValidateProblemSchema(ma.Schema):
 
 
 class HandValidationSchema(VariantFields):
-    """Whether a hand is legal for the variant, and what it forms."""
+    """Whether a hand is legal for the variant, and what it forms
+    (`domain.scoring.HandValidation`)."""
+
+    left_out = frozenset({"dice", "counts", "sum", "patterns"})
 
     valid = fields.Boolean(required=True, metadata={
         "description": "The hand is legal for the variant"})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...advisor.advice.bots import LEVEL_NAMES
@@ -13,6 +12,7 @@ from ...advisor.objectives import REGISTRY, objective_names
 from .common import (
     MAX_THROW,
     MAX_WIN_PLAYERS,
+    AnswerSchema,
     HandAnswerFields,
     MoveUnionField,
     PlacementFields,
@@ -119,7 +119,7 @@ def _move_common() -> dict[str, fields.Field]:
     }
 
 
-KeepMoveSchema = ma.Schema.from_dict({
+KeepMoveSchema = AnswerSchema.from_dict({
     "action": fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
         "description": "keep: keep these dice and throw the others"}),
     **_move_common(),
@@ -133,10 +133,11 @@ KeepMoveSchema = ma.Schema.from_dict({
                        "by its bottom faces, kept dice included (send it as that throw's "
                        "`em_baixo`); false: the next throw is read by its top faces. Always "
                        "false elsewhere"}),
-    "turn": fields.Nested("TurnOutlookSchema", attribute="coach.turn", metadata={
+    "turn": fields.Nested("TurnOutlookSchema", attribute="outlook", metadata={
         "description": "With coach: true: where the turn ends under the advisor's play of "
                        "the rest of it"}),
 }, name="KeepMoveSchema")
+KeepMoveSchema.left_out = frozenset({"outlook"})  # coaching not asked for
 
 ScoreMoveSchema = PlacementFields.from_dict({
     "action": fields.String(required=True, validate=validate.OneOf(("score",)), metadata={

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...domain.errors import SHEET_CODES
@@ -10,6 +9,7 @@ from ...domain.variants import COLUMN_ORDERS
 from .common import (
     _FAST_SCORECARD,
     AnswerFields,
+    AnswerSchema,
     BoxFields,
     RulesRequestFields,
     ScorecardFields,
@@ -62,7 +62,7 @@ class ColumnTotalsSchema(SheetTotalsFields):
         "description": "Every box of the column, in sheet order"})
 
 
-class SheetProblemSchema(ma.Schema):
+class SheetProblemSchema(AnswerSchema):
     """Why no game could produce a sheet (one of SHEET_CODES)."""
 
     pointer = fields.String(required=True, metadata={
@@ -72,7 +72,10 @@ class SheetProblemSchema(ma.Schema):
 
 
 class ScorecardTotalsSchema(AnswerFields, SheetTotalsFields):
-    """Totals of a scorecard (of every column, and per column on a column sheet)."""
+    """Totals of a scorecard (of every column, and per column on a column sheet:
+    `domain.consistency.ScorecardTotals`)."""
+
+    left_out = frozenset({"boxes", "columns"})
 
     scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The scorecard as read, every box listed: valid to send back as is"})

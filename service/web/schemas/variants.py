@@ -13,7 +13,7 @@ from ...domain.variants import (
     LANGS,
     VARIANT_IDS,
 )
-from .common import EchoRulesSchema, RulesRequestFields
+from .common import AnswerSchema, EchoRulesSchema, RulesRequestFields
 
 
 class EffectiveRulesRequestSchema(RulesRequestFields):
@@ -31,8 +31,10 @@ def _in_each_language(what: str) -> fields.Dict:
                        metadata=_d(f"{what} in each language (en, pt, es, de, sv, fr)"))
 
 
-class BoxDefinitionSchema(ma.Schema):
-    """A box of a variant's sheet."""
+class BoxDefinitionSchema(AnswerSchema):
+    """A box of a variant's sheet (`domain.rules.BoxDefinition`)."""
+
+    left_out = frozenset({"value", "face", "n", "groups", "runs", "value_by_face"})
 
     id = fields.String(required=True, validate=validate.OneOf(ALL_BOX_IDS), metadata=_d(
         "The box id, the same in every variant"))
