@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .model import KIND_TRACKED, KIND_UPPER
 from .steps import best_five, class_marks, classes, keep_step_pick, rethrow_mean
 from .values import NEG, five_arrays, five_placements, order_ok
 
@@ -54,10 +55,9 @@ def score32(kd, V, bm, bu, bf, first, out):
         for lane in range(L):
             S[h, lane] = NEG
             BB[h, lane] = 0.0
-    legal, NUC, NFC = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit,
-                                  kd.threshold, kd.maxrem, kd.amount, nd, bm, bu, bf, first,
-                                  NU, NF, NI, X, rm)
-    next_values(V, legal, kd.kind, nd, bm, NI, NUC, NFC, W)
+    legal = box_targets(kd.order, kd.kind, kd.trk_bit, kd.face, kd.req_bit, kd.threshold,
+                        kd.maxrem, kd.amount, nd, bm, bu, bf, first, NU, NF, NI, X, rm)
+    next_values(V, legal, kd.kind, nd, NI, W)
     W += X  # the upper bonus with the next state's value, in float32 as the solver adds them
     for b in range(nbox):
         if not (legal >> b & 1):
@@ -95,56 +95,108 @@ def box_targets(order, kind, trk_bit, face, req_bit, threshold, maxrem, amount, 
     (`steps.classes`), NI the next state's flat index in a table of NU ucodes and NF flag
     sets (-1: the box may not be filled) and X the upper bonus won; rm[box, lane] is 0 where
     the box's requirement is unmet (it scores 0). Returns the boxes legal in some lane (a bit
-    mask), and the next state's ucode NUC and flags NFC by box, class and lane (its parts,
-    so that a table is read without dividing the flat index: a division per class and box
-    made a score pass of one state 10% slower). X and rm take the caller's float type. The
-    kernel data's arrays are passed one by one: a call that takes the kernel data counts a
-    reference to each of its arrays."""
+    mask). X and rm take the caller's float type. The kernel data's arrays are passed one
+    by one: a call that takes the kernel data counts a reference to each of its arrays.
+
+    A block (4 lanes or more) is taken box by box and class by class over its lanes, with
+    `steps.class_marks` written out per kind of box so that the lane loops compile to SIMD:
+    3.5 times faster than lane by lane at 128 lanes, 1.7 at 32 (through `class_marks` the
+    loops stay scalar). One state (a turn view's, a game's) goes lane by lane, 20% faster
+    there. Both ways give the same arrays (checked on every state of five variants and
+    three order rules, at 1, 5, 7 and 128 lanes)."""
     L = bm.shape[0]
     nbox = kind.shape[0]
-    parts = np.empty((2,) + NI.shape, np.int64)  # one allocation: a score pass of one
-    NUC = parts[0]                                 # state spends much of its time in them
-    NFC = parts[1]
     X[:, :, :] = 0.0
     NI[:, :, :] = -1
     rm[:, :] = 0.0
     legal = 0
+    if L < 4:
+        for b in range(nbox):
+            kb = kind[b]
+            bit = trk_bit[b]
+            fc = face[b]
+            for lane in range(L):
+                mask = bm[lane]
+                if not order_ok(order, nbox, mask, b, first):
+                    continue
+                legal |= 1 << b
+                u = bu[lane]
+                fl = bf[lane]
+                nmask = mask | (1 << b)
+                rb = req_bit[b]
+                rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
+                for c in range(classes(kb, nd)):
+                    bonus, nu, nfl = class_marks(threshold, maxrem, amount, kb, bit, fc, u, fl,
+                                                 c, nmask)
+                    X[b, c, lane] = bonus
+                    NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
+        return legal
+    lanes = np.empty((2, L), np.int64)
+    ok = lanes[0]  # per lane: whether the box may be filled
+    room = lanes[1]  # per lane: the next mask's maxrem (what the upper boxes can add)
     for b in range(nbox):
         kb = kind[b]
         bit = trk_bit[b]
         fc = face[b]
+        rb = req_bit[b]
+        box = 1 << b
+        any_ok = False
         for lane in range(L):
-            mask = bm[lane]
-            if not order_ok(order, nbox, mask, b, first):
-                continue
-            legal |= 1 << b
-            u = bu[lane]
-            fl = bf[lane]
-            nmask = mask | (1 << b)
-            rb = req_bit[b]
-            rm[b, lane] = 0.0 if (rb >= 0 and not (fl >> rb & 1)) else 1.0
-            for c in range(classes(kb, nd)):
-                bonus, nu, nfl = class_marks(threshold, maxrem, amount, kb, bit, fc, u, fl, c,
-                                             nmask)
-                X[b, c, lane] = bonus
-                NI[b, c, lane] = (nmask * NU + nu) * NF + nfl
-                NUC[b, c, lane] = nu
-                NFC[b, c, lane] = nfl
-    return legal, NUC, NFC
+            o = order_ok(order, nbox, bm[lane], b, first)
+            ok[lane] = o
+            any_ok |= o
+        if not any_ok:
+            continue
+        legal |= box
+        for lane in range(L):
+            met = rb < 0 or (bf[lane] >> rb & 1) != 0
+            rm[b, lane] = 1.0 if ok[lane] != 0 and met else 0.0
+        if kb == KIND_UPPER and threshold > 0:
+            for lane in range(L):
+                room[lane] = maxrem[bm[lane] | box]
+        for c in range(classes(kb, nd)):
+            if kb == KIND_UPPER:  # `steps.next_marks` and `steps.canon` written out
+                for lane in range(L):
+                    u = bu[lane]
+                    tot = u + fc * c
+                    counts = threshold > 0 and u < threshold
+                    bonus = amount if counts and tot >= threshold else 0
+                    nu = u
+                    if counts:
+                        nu = threshold if tot >= threshold or tot + room[lane] < threshold else tot
+                    good = ok[lane] != 0
+                    X[b, c, lane] = bonus if good else 0.0
+                    NI[b, c, lane] = ((bm[lane] | box) * NU + nu) * NF + bf[lane] if good else -1
+            elif kb == KIND_TRACKED:
+                for lane in range(L):
+                    fl = bf[lane]
+                    nfl = fl | (1 << bit) if c != 0 else fl & ~(1 << bit)
+                    good = ok[lane] != 0
+                    NI[b, c, lane] = ((bm[lane] | box) * NU + bu[lane]) * NF + nfl if good else -1
+            else:
+                for lane in range(L):
+                    good = ok[lane] != 0
+                    NI[b, c, lane] = (((bm[lane] | box) * NU + bu[lane]) * NF + bf[lane]
+                                      if good else -1)
+    return legal
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
-def next_values(T, legal, kind, nd, bm, NI, NUC, NFC, W):
-    """W[box, class, lane]: table T at the next state of every placement `box_targets`
-    found legal (its `legal`, NI, NUC, NFC); the rest of W is left as it is."""
+def next_values(T, legal, kind, nd, NI, W):
+    """W[box, class, lane]: table T (C-contiguous, as the solver's and the moments' tables
+    are) at the next state of every placement `box_targets` found legal (its `legal` and
+    flat indices NI); the rest of W is left as it is. Read by the flat index, class by class
+    over the lanes: a block's reads took three times as long through the index's parts
+    (mask, ucode, flags) lane by lane."""
+    F = T.reshape(T.size)
     for b in range(kind.shape[0]):
         if not (legal >> b & 1):
             continue
-        for lane in range(bm.shape[0]):
-            nmask = bm[lane] | (1 << b)
-            for c in range(classes(kind[b], nd)):
-                if NI[b, c, lane] >= 0:
-                    W[b, c, lane] = T[nmask, NUC[b, c, lane], NFC[b, c, lane]]
+        for c in range(classes(kind[b], nd)):
+            for lane in range(NI.shape[2]):
+                i = NI[b, c, lane]
+                if i >= 0:
+                    W[b, c, lane] = F[i]
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")

@@ -244,25 +244,27 @@ def keep_step_pick(em_baixo: bool, mirror: np.ndarray, n_small: int, pairs: np.n
                    E: np.ndarray, M: np.ndarray, A: np.ndarray, width: int) -> None:
     """`keep_step` with the choice (the policy's): M[k, :width] the value of the best keep
     among k's sub-multisets and A[k, :width] which keep it is (an effective keep id: with
-    `em_baixo`, a keep's mirror where that is strictly better), in M's float type. E is
+    `em_baixo`, a keep's mirror where that is strictly better), in A's own type (a float
+    for `policy.decide32` and `turn.turn_tables2`, int16 for `moments.moments_level`). E is
     left as it is. Ties keep the keep itself: a keep before its mirror and before its
     sub-multisets (only a strictly better one moves the choice).
 
     Another value that follows the choice (the second moment of `turn.turn_tables2`) is
     that of E at the keep chosen: read it there, by A, after this step.
 
-    Speed: the choice is picked by an arithmetic blend, which vectorizes where a
-    conditional does not (an int32 picked by a bit mask took 40% longer; a float32 keep id
-    is exact up to 2**24), over row views as in `keep_step`; one lane (a single state) is
-    picked by a conditional, which the blend is 10% slower than there."""
+    Speed: the choice is a select of the two ids loaded first, which compiles to a vector
+    blend whatever A's type (as fast as the arithmetic blend it replaced on float32 ids,
+    which only floats could take; int16 ids move less memory: the step 18-30% faster than
+    on float32 ids at 64-128 lanes), over row views as in `keep_step`; one lane (a single
+    state) is picked by a conditional."""
     for k in range(E.shape[0]):
-        fk = M.dtype.type(k)
+        ik = A.dtype.type(k)
         ek = E[k]
         mk = M[k]
         ak = A[k]
         for lane in range(width):
             mk[lane] = ek[lane]
-            ak[lane] = fk
+            ak[lane] = ik
     if em_baixo:
         for k in range(n_small):
             mk = mirror[k]
@@ -282,7 +284,6 @@ def keep_step_pick(em_baixo: bool, mirror: np.ndarray, n_small: int, pairs: np.n
                 M[k, 0] = M[s, 0]
                 A[k, 0] = A[s, 0]
         return
-    one = M.dtype.type(1.0)
     for p in range(pairs.shape[0]):
         ms = M[pairs[p, 1]]
         mk = M[pairs[p, 0]]
@@ -291,8 +292,9 @@ def keep_step_pick(em_baixo: bool, mirror: np.ndarray, n_small: int, pairs: np.n
         for lane in range(width):
             a = ms[lane]
             c = mk[lane]
-            w = M.dtype.type(a > c)  # 1 where the sub-keep is better
-            ak[lane] = w * as_[lane] + (one - w) * ak[lane]
+            sub = as_[lane]
+            own = ak[lane]
+            ak[lane] = sub if a > c else own  # only a strictly better sub-keep moves it
             mk[lane] = np.maximum(a, c)
 
 
