@@ -5,7 +5,11 @@
 # image and runs gunicorn as an unprivileged user. Nothing is written outside /tmp at run time,
 # so the root filesystem can be mounted read-only. CI builds and runs this image with buildah
 # (scripts/check_image.py), no Docker engine needed.
-ARG PYTHON_IMAGE=python:3.11-slim
+# The base, pinned by its digest (the multi-platform index of python:3.11-slim-bookworm, Python
+# 3.11.16, 2026-09): a build next month starts from the same bytes as the one tested. Bump it
+# on purpose, with the digest `docker buildx imagetools inspect python:3.11-slim-bookworm`
+# prints (docs/deploy.md, "Pinning the image").
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028c637cecc392d97f980d4fec56b
 
 FROM ${PYTHON_IMAGE} AS build
 ENV PYTHONDONTWRITEBYTECODE=1 \

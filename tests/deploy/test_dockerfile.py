@@ -43,9 +43,12 @@ def test_hadolint_does_catch_problems(tmp_path):
     assert result.returncode != 0 and "DL3006" in result.stdout
 
 
-def test_multi_stage_on_python_311_slim():
+def test_multi_stage_on_python_311_slim_pinned_by_digest():
+    """Both stages on one base, python:3.11-slim pinned by its digest (a tag can be pushed
+    again; a digest names the same bytes for good)."""
     text = DOCKERFILE.read_text()
-    assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim$", text, re.M)
+    assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim(-bookworm)?@sha256:[0-9a-f]{64}$",
+                     text, re.M)
     stages = parse(DOCKERFILE)
     assert [s.name for s in stages] == ["build", "runtime"]
     assert all(s.base == "${PYTHON_IMAGE}" for s in stages)
