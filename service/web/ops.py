@@ -10,7 +10,8 @@ live on a plain Flask blueprint, outside `/v1` and outside the OpenAPI document:
                    once the worker was told to stop (SIGTERM: draining, see
                    `service.web.worker`)
     GET /metrics   Prometheus text format; adds up every gunicorn worker when
-                   PROMETHEUS_MULTIPROC_DIR is set (gunicorn.conf.py sets it); with
+                   PROMETHEUS_MULTIPROC_DIR is set (gunicorn.conf.py sets it), with the
+                   process figures of the server as a whole (`service.web.processes`); with
                    METRICS_PORT, only on that port (the listener the request came to: the
                    WSGI environ's SERVER_PORT), 404 on the others
 
@@ -45,6 +46,7 @@ from ..config import Settings
 from ..logs import REQUEST_ID, configure_logging
 from .extensions import advisor_of
 from .frontdoor import Router
+from .processes import ServerProcesses
 
 log = logging.getLogger(__name__)
 
@@ -160,10 +162,11 @@ def metrics() -> Response:
     if builds is not None:  # `table_build_queue_depth`: what the queue holds now
         builds.depth()
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if directory:
+    if directory:  # every worker's files, and the process figures of the server as a whole
         registry = CollectorRegistry(auto_describe=False)
         registry.register(WorkerFiles(directory))
-    else:
+        registry.register(ServerProcesses(current_app.extensions["ops"]["server_pid"]))
+    else:  # one process: prometheus-client's own process figures are the server's
         registry = REGISTRY
     # content_type, not mimetype: CONTENT_TYPE_LATEST names its charset already
     return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
@@ -313,6 +316,8 @@ def init_ops(app: Flask, settings: Settings) -> None:
     pipeline puts outermost (`service.web.app.create_app`)."""
     if "ops" in app.extensions:
         raise RuntimeError("init_ops was already called on this app")
-    app.extensions["ops"] = {"settings": settings}
+    # the process that loads the app is the server's first: gunicorn's master (the app is
+    # preloaded), whose children are the workers and the build process
+    app.extensions["ops"] = {"settings": settings, "server_pid": os.getpid()}
     configure_logging(settings.log_level, settings.log_format)
     app.register_blueprint(ops_blueprint)

@@ -1088,9 +1088,10 @@ def series_of(kind: str, name: str, labels: set[str]) -> dict[str, set[str]]:
 def service_metrics() -> dict[str, tuple[str, set[str]]]:
     """Every metric the service defines, as name -> (type, labels): the Counter(, Gauge(,
     Histogram( and Summary( calls of prometheus-client in service/ (collections.Counter takes
-    no name)."""
+    no name), and the metric families its own collectors make (CounterMetricFamily(, ...)."""
     kinds = {"Counter": "counter", "Gauge": "gauge", "Histogram": "histogram",
-             "Summary": "summary"}
+             "Summary": "summary", "CounterMetricFamily": "counter",
+             "GaugeMetricFamily": "gauge"}
     out: dict[str, tuple[str, set[str]]] = {}
     for path in sorted((ROOT / "service").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -1104,7 +1105,7 @@ def service_metrics() -> dict[str, tuple[str, set[str]]]:
                                     and isinstance(first.value, str)):
                 continue
             labelnames = node.args[2] if len(node.args) > 2 else next(
-                (k.value for k in node.keywords if k.arg == "labelnames"), None)
+                (k.value for k in node.keywords if k.arg in ("labelnames", "labels")), None)
             labels = set(ast.literal_eval(labelnames)) if labelnames is not None else set()
             out[first.value] = (kind, labels)
     return out
@@ -1190,6 +1191,9 @@ def test_the_metrics_list_comes_from_the_service():
     assert exported["tenant_charged_units_total"] == {"tenant", "operation"}
     # the build queue's, in service/advisor/tables/build_process.py
     assert exported["table_build_queue_depth"] == set()
+    # the server's processes, service/web/processes.py's collector
+    assert {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
+            "process_start_time_seconds", "server_processes"} <= exported.keys()
     assert exported["table_build_seconds_bucket"] == {"kind", "outcome", "le"}
 
 
@@ -1394,6 +1398,8 @@ def test_grafana_dashboard_is_a_config_map_for_the_sidecar_with_known_metrics():
         "quota storage up": "rate_limit_storage_up",
         "build queue depth": "table_build_queue_depth",
         "build seconds": "table_build_seconds_bucket",
+        "the server's CPU": "process_cpu_seconds_total",
+        "the server's memory": "process_resident_memory_bytes",
     }
     assert {what: metric for what, metric in wanted.items() if metric not in used} == {}
     exprs = [t["expr"] for p in panels for t in p["targets"]]

@@ -319,6 +319,11 @@ def test_metrics_of_every_worker_skip_a_file_still_empty(monkeypatch, tmp_path, 
     r = ops_client.get("/metrics")
     assert r.status_code == 200, r.get_data(as_text=True)
     assert "worker_jobs_total 3.0" in r.get_data(as_text=True)
+    # and the server's process figures, which prometheus-client's multiprocess mode has not
+    # (service/web/processes.py)
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes",
+                 "process_open_fds", "process_start_time_seconds", "server_processes"):
+        assert f"\n{name} " in r.get_data(as_text=True), name
 
 
 def test_readyz_503_once_draining(monkeypatch, ops_client):
