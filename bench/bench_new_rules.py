@@ -66,9 +66,13 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--tables", default=str(ROOT / ".tables"),
                     help="built-in tables (make run's; the servers start warm on them)")
+    ap.add_argument("--cases", nargs="*", choices=sorted(CASES), default=sorted(CASES),
+                    help="only these cases")
     args = ap.parse_args()
     rows = []
     for case, (vid, options, rules) in CASES.items():
+        if case not in args.cases:
+            continue
         for operation, body in OPERATIONS.items():
             times = []
             for _ in range(args.repeat):

@@ -30,6 +30,7 @@ import pytest
 
 from service.domain.variants import VARIANT_IDS
 from service.web.examples import examples
+from tests.web.test_analysis_api import GAME as GENERALA_GAME  # a generala game with keeps
 
 #: One worker runs them all (the advisor's tables are built once, in that worker's app).
 pytestmark = pytest.mark.xdist_group("answers")
@@ -68,17 +69,6 @@ def _turn(throws: list[list[int]], box: str | None, kept: list[list[int]] | None
     return {"throws": throws, "box": box, **({"kept": kept} if kept is not None else {}),
             **more}
 
-
-#: A generala game with keeps (games/analyze judges them) and claims
-GENERALA_GAME = {"players": [
-    {"name": "ana", "turns": [
-        _turn([[6, 6, 6, 2, 1], [6, 6, 6, 6, 3]], "sixes", kept=[[6, 6, 6]]),
-        _turn([[1, 2, 3, 4, 6], [1, 2, 3, 4, 4]], "ones", kept=[[1, 2, 3, 4]])]},
-    {"name": "bia", "turns": [
-        _turn([[2, 2, 3, 3, 3]], "full_house"),
-        _turn([[5, 5, 1, 2, 3], [5, 5, 5, 1, 2], [5, 5, 5, 5, 4]], "fives",
-              kept=[[5, 5], [5, 5, 5]])]},
-]}
 
 #: A yacht game that breaks rules in several ways (games/validate lists every problem)
 BROKEN_GAME = {"players": [
