@@ -799,7 +799,7 @@ def test_a_game_that_breaks_a_rule_is_refused_with_the_problems_validate_reports
                    {"throws": [[6, 6, 6, 6, 6]], "box": "sixes"}]}]}
 
     class NoTables:
-        def strategy(self, rs):
+        def strategy(self, rs, kind="values"):
             raise AssertionError("a table was asked for")
 
     with pytest.raises(InvalidInput) as err:

@@ -62,14 +62,15 @@ class Advisor:
         """The built-in variants' table directory."""
         return self.stores.store
 
-    def strategy(self, rs: RuleSet, client: str = "") -> Strategy:
+    def strategy(self, rs: RuleSet, client: str = "", kind: str = "values") -> Strategy:
         """The strategy of a table of rules: cached, loaded from disk, or built.
 
         With background builds, a table not on disk is queued for the build process
         (`client` names who asked, for the per-client limit) and this waits up to
         `build_wait` seconds for it; then raises `TableBuilding`, or `BuildQueueFull` (also
         after `build_wait`) when the queue has no room, or `BuildFailed`. Without, it is
-        built now, in this process.
+        built now, in this process. `kind` is the job queued: "moments" for a caller that
+        needs the moment tables next (`strategies.build_moments` makes both in one pass).
         """
         if self.gate is not None:
             self.gate(self.build_wait)
@@ -77,7 +78,8 @@ class Advisor:
         if builds is None:
             return self._strategy(rs)
         return self._strategy(rs, lambda load: await_build(
-            builds, rs, load, builtin=is_builtin(rs), client=client, wait=self.build_wait))
+            builds, rs, load, kind=kind, builtin=is_builtin(rs), client=client,
+            wait=self.build_wait))
 
     def _strategy(self, rs: RuleSet,
                   elsewhere: Callable[[Callable[[], Strategy | None]], Strategy] | None = None

@@ -246,9 +246,10 @@ class Analyst:
 
     # ----------------------------------------------------------------------- tables
 
-    def strategy(self, rs: RuleSet) -> Strategy:
-        """The advisor's strategy for the rules."""
-        return self.advisor.strategy(rs)
+    def strategy(self, rs: RuleSet, kind: str = "values") -> Strategy:
+        """The advisor's strategy for the rules (`kind`: the build job to queue when its
+        tables are still to make, `Advisor.strategy`)."""
+        return self.advisor.strategy(rs, kind=kind)
 
     def moments(self, st: Strategy, here: bool = False) -> list[Moments]:
         """The moment tables of every part of a strategy: memory, disk, else built by the

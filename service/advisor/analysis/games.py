@@ -223,7 +223,8 @@ class GameAnalyzer:
     def __init__(self, analyst: Any, rs: RuleSet) -> None:
         self.analyst = analyst
         self.rs = rs
-        self.st = analyst.strategy(rs)
+        # new rules: one job makes the values and the moments together (`build_moments`)
+        self.st = analyst.strategy(rs, kind="moments")
         self.tables = analyst.tables(self.st)
         self.mos = analyst.moments(self.st)
         model = self.st.parts[0].solution.model

@@ -279,7 +279,7 @@ def policy_terminals(kd, T1, T2, off, pts, first, sc, P, TM):
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def moments_level(kd, V, T1, T2, states):
+def moments_level(kd, V, T1, T2, states, out):
     """Fill T1/T2 (float64) for every state of one level (same number of filled boxes), in
     blocks of `MOMENT_LANES`: the mean and second moment of the points still to come under
     the policy of the solver's table V (that of `policy.decisions_block`, the choices the
@@ -287,6 +287,12 @@ def moments_level(kd, V, T1, T2, states):
     the last throw are those of scoring them (`policy_terminals`); a throw before, a hand
     kept whole or in part takes the mean of both moments over the rethrow of the keep the
     policy picks, and a hand the policy scores on the first throw those of scoring it then.
+
+    With a table `out` (a writable V, whose read-only view is V; empty: none), the level's
+    values too, as `values.solve_level` makes them: the policy's float32 steps are the
+    solver's (a hand's value at the first throw the greater of scoring it and its best
+    keep; summed in float64 in hand order, then rounded), so one pass makes both tables,
+    the same to the bit as the solver's (`solver.solve_with_moments`).
 
     The policy's keeps are `policy.decide32`'s, taken throw by throw beside the moments
     (the same float32 steps: rethrow, `steps.keep_step_pick`, scoring on the first throw
@@ -322,6 +328,8 @@ def moments_level(kd, V, T1, T2, states):
     M32 = np.empty((nk, L), np.float32)
     A = np.empty((nk, L), np.int16)
     acc = np.empty(2 * L)
+    values = out.shape[0] > 0
+    acc32 = np.empty(L)  # the level's values, with `out`
     hands = kd.hand_keep
     none = hands[:0]  # a rethrow of E whose hand rows are already in place
     for bi in range((n + L - 1) // L):
@@ -334,12 +342,21 @@ def moments_level(kd, V, T1, T2, states):
             policy_terminals(kd, T1, T2, off, pts, not later, scf, P, tf)
         for lane in range(2 * L):
             acc[lane] = 0.0
+        for lane in range(L):
+            acc32[lane] = 0.0
         if kd.throws == 1:
             for h in range(nh):
                 p = kd.prob[h]
                 fh = tf[h]
                 for lane in range(2 * L):
                     acc[lane] += p * fh[lane]
+            if values:
+                for h in range(nh):
+                    p = kd.prob[h]
+                    sl = scl[0][h]
+                    sf = scf[0][h]
+                    for lane in range(L):
+                        acc32[lane] += p * np.float64(np.maximum(sf[lane], sl[lane]))
         else:
             Sl = scl[0]
             Sf = scf[0]
@@ -390,7 +407,16 @@ def moments_level(kd, V, T1, T2, states):
                             v2 = fh[np.uint64(L) + ul] if now else ea[np.uint64(L) + ul]
                             acc[ul] += p * v1
                             acc[np.uint64(L) + ul] += p * v2
+                    if values:
+                        for h in range(nh):
+                            p = kd.prob[h]
+                            mk = M32[hands[h]]
+                            sf = Sf[h]
+                            for lane in range(L):
+                                acc32[lane] += p * np.float64(np.maximum(sf[lane], mk[lane]))
         for lane in range(L):
             if bi * L + lane < n:
                 T1[bm[lane], bu[lane], bf[lane]] = acc[lane]
                 T2[bm[lane], bu[lane], bf[lane]] = acc[L + lane]
+                if values:
+                    out[bm[lane], bu[lane], bf[lane]] = np.float32(acc32[lane])
