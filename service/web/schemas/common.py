@@ -576,7 +576,7 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     """How a field's value is written (None: as it is, as marshmallow writes a Boolean); a
     field of the service's own that writes its values itself (`Rounded`, a move) through
     marshmallow's public `Field.serialize`, as a schema's dump does."""
-    if type(field).__module__.startswith(_SERVICE):
+    if _writes_itself(field):
         return partial(_own_serialize, field)
     if isinstance(field, fields.Nested):
         dump = compiled_dump(field.schema)
@@ -596,6 +596,18 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
 
 #: The service's own package: its field classes write their values themselves.
 _SERVICE = __name__.split(".")[0] + "."
+
+
+def _writes_itself(field: fields.Field) -> bool:
+    """Whether a field is of a class of the service's own with a `_serialize` of its own
+    (a class of ours that only documents or checks, `BoxIdField`, writes as its marshmallow
+    base does)."""
+    for klass in type(field).__mro__:
+        if not klass.__module__.startswith(_SERVICE):
+            return False
+        if "_serialize" in vars(klass):
+            return True
+    return False
 
 
 def _own_serialize(field: fields.Field, value: Any) -> Any:
