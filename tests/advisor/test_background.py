@@ -270,11 +270,32 @@ def test_analysis_tables_are_built_by_the_build_process(queue, settings):
     assert pv.sd == pytest.approx(inline.sd, abs=1e-9)
 
 
-def test_the_start_of_a_game_of_new_rules_queues_both_builds_at_once(queue, settings):
-    """positions/value at the start of a game of rules with no table yet queues the value
-    tables and, right behind them, the job that makes the start distribution: the answer
-    waits for one pass of the queue, not two (issue 33: 9.1 s for YAHTZEE house rules), and
-    not for the moment tables, which it does not read (issue 45)."""
+def test_a_game_analysis_of_new_rules_queues_one_build_for_values_and_moments(queue,
+                                                                             settings):
+    """games/analyze under rules with no table yet queues the moments' job alone, which
+    makes the value tables and the moment tables in one pass (`build_moments`): one build
+    to wait for, one charged."""
+    from service.advisor.analysis.analyst import Analyst
+    from service.advisor.analysis.games import analyze
+
+    rs = house(39)
+    advisor = Advisor(settings.table_dir, builds=queue, build_wait=0.05)
+    analyst = Analyst(advisor)
+    game = {"players": [{"turns": [{"throws": [[1, 2, 3, 4, 5]], "box": "ones"}]}]}
+    with pytest.raises(TableBuilding):
+        analyze(analyst, rs, game)
+    assert [j["kind"] for j in queue.jobs()] == ["moments"]
+    Builder(settings).build(queue.jobs()[0])
+    assert not queue.jobs() and advisor.ready(rs)
+    assert analyze(analyst, rs, game).players[0].decision_count == 1
+    assert not queue.jobs()
+
+
+def test_the_start_of_a_game_of_new_rules_queues_one_build_for_both(queue, settings):
+    """positions/value at the start of a game of rules with no table yet queues one job, the
+    start distribution's, which makes the value tables first: the answer waits for one build,
+    not two (issue 33: 9.1 s for YAHTZEE house rules; issue 45: one job hand-off and one
+    build charged), and not for the moment tables, which it does not read."""
     from service.advisor.analysis.analyst import Analyst
 
     rs = house(37)
@@ -282,9 +303,10 @@ def test_the_start_of_a_game_of_new_rules_queues_both_builds_at_once(queue, sett
     analyst = Analyst(advisor)
     with pytest.raises(TableBuilding):
         analyst.position_value(rs, None, None, None)
-    assert [j["kind"] for j in queue.jobs()] == ["values", "start"]
-    for job in queue.jobs():
-        Builder(settings).build(job)
+    assert [j["kind"] for j in queue.jobs()] == ["start"]
+    Builder(settings).build(queue.jobs()[0])
+    assert not queue.jobs()
+    assert advisor.ready(rs)  # the value tables too
     pv = analyst.position_value(rs, None, None, None)
     assert pv.distribution.exact and pv.distribution.states == 0
     # a position after the start needs no analysis job: nothing is queued for it

@@ -26,7 +26,6 @@ Where the distribution is exact and where it is sampled:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import time
 from collections.abc import Callable, Iterable
@@ -65,7 +64,7 @@ from ..solving.methods import method_for
 from ..solving.positions import Position, part_value
 from ..solving.solver import solve_moments
 from ..solving.strategy import Part, Strategy
-from ..tables.build_process import BuildQueueFull, await_build, current_client
+from ..tables.build_process import await_build
 from ..tables.cache import TableCache
 from ..tables.store import is_builtin
 from ..tables.strategies import (
@@ -338,9 +337,13 @@ class Analyst:
         those of every game (the moment tables')."""
         sheet = sheet or empty_sheet(rs)
         hand = hand_index_checked(rs, sheet, dice, throw, em_baixo)
-        if hand < 0 and not instant and sheet.open_boxes == len(rs.variant.box_ids):
-            self._queue_start(rs)
-        st = self.strategy(rs)  # after the checks: a refused position builds no table
+        # the start of a game under rules whose tables are still to make: one job makes the
+        # value tables and then the start distribution (`strategies.build_start`), so the
+        # answer waits for one build, not two
+        start = (hand < 0 and not instant and sheet.open_boxes == len(rs.variant.box_ids)
+                 and method_for(rs).exact)
+        # after the checks: a refused position builds no table
+        st = self.strategy(rs, kind="start" if start else "values")
         pos = self.position(st, sheet)
         t = throw or 1
         if st.exact:
@@ -360,17 +363,6 @@ class Analyst:
             return PositionValue(pos.total, dist.mean, dist.sd, False,
                                  _no_instant(dist, rs, pos, hand))
         return PositionValue(pos.total, dist.mean, dist.sd, False, dist)
-
-    def _queue_start(self, rs: RuleSet) -> None:
-        """The start of a game of rules whose value tables the build process has still to
-        make: queue the start distribution's job right behind them, so that the answer comes
-        after one build queue, not two."""
-        builds = self.advisor.builds
-        if builds is None or not method_for(rs).exact or self.advisor.ready(rs):
-            return
-        with contextlib.suppress(BuildQueueFull):
-            builds.submit(rs, current_client(), builtin=is_builtin(rs))
-            builds.submit(rs, current_client(), builtin=is_builtin(rs), kind="start")
 
     def reachable_levels(self, st: Strategy) -> list[np.ndarray]:
         """Every reachable state (mask, upper code, flags) of a one-part strategy, per number
