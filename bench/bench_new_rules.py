@@ -6,7 +6,8 @@ goes (the build process's own figures for each table it built).
     python bench/bench_new_rules.py [--repeat 1]
 
 Cases (issue 45's): a new upper bonus on YAHTZEE and on Yatzy, Kniffel with its extra rule
-off, Generala with obligada. Each (case, operation) runs on a server of its own, so each is
+off, Generala with obligada; and two sheets of the approximate methods, Yam's column sheet and
+Maxi Yatzy with a new upper bonus. Each (case, operation) runs on a server of its own, so each is
 a first request. Target: 2 s each on a quiet two-core machine. Not a test: it prints.
 """
 
@@ -32,12 +33,32 @@ CASES = {
                                                               "amount": 30}}),
     "kniffel extra rule off": ("kniffel", {"extra_kniffel_needs_50": False}, {}),
     "generala obligada": ("generala", {"obligada": True}, {}),
+    # approximate methods (each part solved apart, then sampled): answered within 2 s too
+    "yams column sheet": ("yams", {"columns": True}, {}),
+    "maxi yatzy upper bonus 90/100": ("maxi_yatzy", {}, {"upper_bonus": {"threshold": 90,
+                                                                         "amount": 100}}),
 }
 OPERATIONS = {
     "positions/value": {"scorecard": {"boxes": {}}},
     "moves/suggest": {"dice": [1, 2, 3, 4, 5], "throw": 1},
     "games/analyze": {"players": [{"turns": [{"throws": [[1, 2, 3, 4, 5]], "box": "ones"}]}]},
 }
+
+
+def fitted(body: dict, vid: str, options: dict) -> dict:
+    """An operation's body for the variant: six dice for Maxi Yatzy, and a column for a
+    turn on a column sheet."""
+    text = json.dumps(body)
+    if vid == "maxi_yatzy":
+        text = text.replace("[1, 2, 3, 4, 5]", "[1, 2, 3, 4, 5, 6]")
+    out = json.loads(text)
+    if options.get("columns"):
+        if "scorecard" in out:
+            out["scorecard"] = {"columns": [{"boxes": {}} for _ in range(4)]}
+        for player in out.get("players", []):
+            for turn in player["turns"]:
+                turn["column"] = 1
+    return out
 
 
 def first_answer(srv: Server, path: str, body: dict) -> tuple[float, int, int]:
@@ -76,7 +97,8 @@ def main() -> int:
         for operation, body in OPERATIONS.items():
             times = []
             for _ in range(args.repeat):
-                payload = {**body, **({"options": options} if options else {}),
+                payload = {**fitted(body, vid, options), **({"options": options} if options
+                                                            else {}),
                            **({"rules": rules} if rules else {})}
                 with Server(table_dir=args.tables,
                             env={"WEB_CONCURRENCY": "1", "ADVISOR_WARM": vid}) as srv:
