@@ -41,9 +41,8 @@ from bench_http import start, stop, tree
 from service.web.auth import hash_key, new_key
 
 # the calm tenant as the noisy-neighbour test measures it (2 connections at 100/s each)
-from tests.live.hostile import HAND
+from tests.live.hostile import HAND, calm_process, p99
 from tests.live.hostile import HAND_URL as URL
-from tests.live.test_tenant_flood import calm_process, p99
 
 TARGET_THROUGHPUT, TARGET_P99 = 0.9, 3.0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import selectors
 import socket
 import threading
@@ -418,3 +419,54 @@ if __name__ == "__main__":
     import sys
 
     _serve_cli(sys.argv[1:])
+
+
+# --------------------------------------------------------------------------- a calm tenant
+#: The calm tenant: connections, and seconds between the requests of each (100/s each).
+CALM_CONNECTIONS, CALM_PERIOD = 2, 0.01
+
+
+def calm_window(port: int, seconds: float, key: str) -> list[float]:
+    """The calm tenant's requests for `seconds`, paced (`CALM_CONNECTIONS` keep-alive
+    connections, one request each `CALM_PERIOD`), with `key`: each answer's latency
+    (tests/live/test_tenant_flood.py and bench/bench_flood.py measure the same tenant)."""
+    out: list[float] = []
+    lock = threading.Lock()
+
+    def one() -> None:
+        conn = http.client.HTTPConnection(HOST, port, timeout=10)
+        end = time.monotonic() + seconds
+        due = time.monotonic()
+        while time.monotonic() < end:
+            t0 = time.perf_counter()
+            conn.request("POST", HAND_URL, json.dumps(HAND).encode(),
+                         {"Content-Type": "application/json",
+                          "Authorization": f"Bearer {key}"})
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == 200, resp.status
+            with lock:
+                out.append(time.perf_counter() - t0)
+            due += CALM_PERIOD
+            time.sleep(max(0.0, due - time.monotonic()))
+        conn.close()
+
+    threads = [threading.Thread(target=one) for _ in range(CALM_CONNECTIONS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def calm_process(port: int, cpu: int, asks: Any, answers: Any, key: str) -> None:
+    """The calm tenant in a process of its own, on CPU `cpu`: one window per ask."""
+    os.sched_setaffinity(0, {cpu})
+    while (seconds := asks.get()) is not None:
+        answers.put(calm_window(port, seconds, key))
+
+
+def p99(values: list[float]) -> float:
+    """The 99th percentile of some latencies (the nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]

@@ -35,7 +35,7 @@ import pytest
 
 from service.web.auth import hash_key, new_key
 
-from .hostile import HAND, HAND_URL, HOST, Process
+from .hostile import HAND, HAND_URL, HOST, Process, calm_process, p99
 from .server import Server, process_tree
 from .test_hostile_clients import KEEP, PROBE_TIMEOUT, SUGGEST, check_probes, compare
 
@@ -257,55 +257,8 @@ NEIGHBOURS = {"tenants": [
     {"name": "calm", "quotas": {"scoring": "100000000/minute"},
      "keys": [{"id": CALM_ID, "hash": hash_key(CALM_KEY)}]},
 ]}
-#: The calm tenant: connections, and seconds between the requests of each (100/s each).
-CALM_CONNECTIONS, CALM_PERIOD = 2, 0.01
 #: Seconds of each window, and windows of each kind (alternated: quiet, loaded, quiet, ...).
 WINDOW, ROUNDS = 3.0, 3
-
-
-def calm_window(port: int, seconds: float, key: str = CALM_KEY) -> list[float]:
-    """The calm tenant's requests for `seconds`, paced (`CALM_CONNECTIONS` keep-alive
-    connections, one request each `CALM_PERIOD`), with `key`: each answer's latency
-    (bench/bench_flood.py measures the same tenant)."""
-    out: list[float] = []
-    lock = threading.Lock()
-
-    def one() -> None:
-        conn = http.client.HTTPConnection(HOST, port, timeout=10)
-        end = time.monotonic() + seconds
-        due = time.monotonic()
-        while time.monotonic() < end:
-            t0 = time.perf_counter()
-            conn.request("POST", HAND_URL, json.dumps(HAND).encode(),
-                         {"Content-Type": "application/json",
-                          "Authorization": f"Bearer {key}"})
-            resp = conn.getresponse()
-            resp.read()
-            assert resp.status == 200, resp.status
-            with lock:
-                out.append(time.perf_counter() - t0)
-            due += CALM_PERIOD
-            time.sleep(max(0.0, due - time.monotonic()))
-        conn.close()
-
-    threads = [threading.Thread(target=one) for _ in range(CALM_CONNECTIONS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
-
-
-def calm_process(port: int, cpu: int, asks: Any, answers: Any, key: str = CALM_KEY) -> None:
-    """The calm tenant in a process of its own, on CPU `cpu`: one window per ask."""
-    os.sched_setaffinity(0, {cpu})
-    while (seconds := asks.get()) is not None:
-        answers.put(calm_window(port, seconds, key))
-
-
-def p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 def _neighbours(srv: Server, wrk: str, script: Path, client_cpu: int
@@ -314,7 +267,7 @@ def _neighbours(srv: Server, wrk: str, script: Path, client_cpu: int
     each kind, and wrk's reports of the noisy tenant's floods)."""
     ctx = multiprocessing.get_context("fork")
     asks, answers = ctx.Queue(), ctx.Queue()
-    calm = ctx.Process(target=calm_process, args=(srv.port, client_cpu, asks, answers),
+    calm = ctx.Process(target=calm_process, args=(srv.port, client_cpu, asks, answers, CALM_KEY),
                        daemon=True)
     calm.start()
     quiet: list[float] = []
