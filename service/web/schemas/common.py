@@ -10,6 +10,7 @@ answers 409 with a pointer when they do not fit.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar
@@ -505,14 +506,32 @@ class PlacementFields(BoxColumnFields):
 #: each union as a component (`union_components`), so a generator types `action` as a
 #: literal and narrows a move by it.
 MOVE_UNIONS: dict[str, dict[str, tuple[str, type[ma.Schema]]]] = {}
+#: The union's component name -> the attribute of the objects it dumps that holds the move
+#: (`domain.moves.Move`, whose `action` picks the member), None: the objects are moves.
+MOVE_HELD_IN: dict[str, str | None] = {}
 
 
 def move_union(name: str, keep: tuple[str, type[ma.Schema]],
-               score: tuple[str, type[ma.Schema]]) -> str:
+               score: tuple[str, type[ma.Schema]], held_in: str | None = None) -> str:
     """Declare the union `name` of a keep and a placement, discriminated by `action`
-    ("keep", "score"), from the component name and schema of each (returns `name`)."""
+    ("keep", "score"), from the component name and schema of each (returns `name`).
+    `held_in`: the attribute of the objects the union dumps that holds the move (a record
+    with figures beside the move), None: the objects are the moves."""
     MOVE_UNIONS[name] = {"keep": keep, "score": score}
+    MOVE_HELD_IN[name] = held_in
     return name
+
+
+def on_move(fields_: Mapping[str, fields.Field], held_in: str = "move"
+            ) -> dict[str, fields.Field]:
+    """These fields read from the move a record holds (`held_in`, its attribute): each a
+    copy reading `<held_in>.<its attribute>` (what it writes, and the spec, unchanged)."""
+    out = {}
+    for name, field in fields_.items():
+        read = copy.copy(field)
+        read.attribute = f"{held_in}.{field.attribute or name}"
+        out[name] = read
+    return out
 
 
 def union_components() -> dict[str, dict[str, Any]]:
@@ -536,11 +555,15 @@ class MoveUnionField(fields.Field):
         self.openapi_doc = {"$ref": f"#/components/schemas/{union}"}
         self.dumps = {tag: compiled_dump(schema)
                       for tag, (_, schema) in MOVE_UNIONS[union].items()}
+        self.held_in = MOVE_HELD_IN[union]
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         if value is None:
             return None
-        action = value["action"] if isinstance(value, Mapping) else value.action
+        move = value if self.held_in is None else getattr(value, self.held_in, None)
+        action = getattr(move, "action", None)
+        if action is None:  # a mapping: its key
+            action = value["action"]
         return self.dumps[action](value)
 
 
@@ -622,13 +645,32 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
     None or already of the converter's type. A plain dict or an object (the common cases)
     is dumped with its required fields read in one dict display (as far as the first
     optional one: the order is the schema's), the rest one by one; one that lacks a
-    required field, and any other mapping, field by field. A field read by a path
-    (`attribute="measures.win_share"`) is read by marshmallow's own `get_value`, one by one."""
+    required field, and any other mapping, field by field. A required field of an object
+    read by a path of attributes (`attribute="move.dice"`, the move a record holds) is read
+    at once too, each object on the way first found without `__getitem__` (else, and for a
+    dict, field by field, as marshmallow's `get_value` reads an item first); any other
+    field read by a path (`attribute="measures.win_share"`) is read by marshmallow's own
+    `get_value`, one by one."""
     names: dict[str, Any] = {"_MISSING": _MISSING, "_get_value": get_value}
     left_out: frozenset[str] = getattr(schema, "left_out", frozenset())
     by_field: dict[str, list[str]] = {"dict": [], "object": []}
     display: dict[str, list[str]] = {"dict": [], "object": []}  # the dict display's fields
     rest: dict[str, list[str]] = {"dict": [], "object": []}  # after the first optional one
+    #: an object's path read at once: each prefix (its steps) -> the local holding it,
+    #: assigned and found no mapping before the display
+    prefixes: dict[tuple[str, ...], str] = {}
+    found_first: list[str] = []  # those assignments and checks, in order
+
+    def prefix_local(steps: tuple[str, ...]) -> str:
+        """The local holding `obj.<steps>`, its assignment and check added once."""
+        if steps not in prefixes:
+            parent = "obj" if len(steps) == 1 else prefix_local(steps[:-1])
+            local = prefixes[steps] = f"_p{len(prefixes)}"
+            # read by its key, not its attribute, by marshmallow's `get_value`: field by field
+            found_first.extend([f"{local} = {parent}.{steps[-1]}",
+                                f"if hasattr({local}, '__getitem__'): raise AttributeError"])
+        return prefixes[steps]
+
     for i, (name, field) in enumerate(schema.dump_fields.items()):
         attr = field.attribute or name
         path = "." in attr
@@ -651,9 +693,11 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
             names[f"_d{i}"] = default
             absent = [f"v = _d{i}()" if callable(default) else f"v = _d{i}",
                       f"ret[{out!r}] = {value}"]
+        first, *further = attr.split(".")
+        # a path of attributes may be read at once from an object
+        by_attributes = path and all(step.isidentifier() for step in attr.split("."))
         read = {"dict": f"obj[{attr!r}]",
                 "object": f"obj.{attr}" if attr.isidentifier() else f"getattr(obj, {attr!r})"}
-        first, *further = attr.split(".")
         # a None of an attribute the schema leaves out is the field's absence
         lacks = "v is _MISSING or v is None" if attr in left_out else "v is _MISSING"
         for kind, get in (("dict", f"obj.get({first!r}, _MISSING)"),
@@ -672,8 +716,17 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
             else:  # as it is
                 shown = read[kind]
             # in the display while none may lack (a path, or a field the schema leaves out,
-            # may lack anywhere: one by one)
-            read_at_once = field.required and not path and attr not in left_out
+            # may lack anywhere: one by one; an object's path of attributes is read at once)
+            read_at_once = (field.required and attr not in left_out
+                            and (not path or (kind == "object" and bool(by_attributes))))
+            if read_at_once and path:
+                at = f"{prefix_local(tuple([first, *further[:-1]]))}.{further[-1]}"
+                if inline:
+                    shown = f"None if (v := {at}) is None else {inline}"
+                elif convert is not None:
+                    shown = f"v if (v := {at}){test} else _c{i}(v)"
+                else:
+                    shown = at
             if read_at_once and not rest[kind]:
                 display[kind].append(f"{out!r}: {shown}")
             elif read_at_once:
@@ -695,6 +748,7 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
         source += [
             f"    if {test}:",
             "        try:",
+            *("            " + line for line in (found_first if kind == "object" else ())),
             f"            ret = {{{', '.join(display[kind])}}}",
             *("            " + line for line in rest[kind]),
             "            return ret",
