@@ -88,11 +88,11 @@ def played(rs, st, rng: random.Random, turns: int | None = None, mistakes: float
         throws, kept = [], []
         for t in range(1, rs.variant.throws + 1):
             alts = advice.suggest(st, dice, t, sheet).moves
-            a = alts[0] if rng.random() > mistakes else rng.choice(alts)
+            a = (alts[0] if rng.random() > mistakes else rng.choice(alts)).move
             if a.action == "keep":
                 throws.append(list(dice))
                 kept.append(list(a.dice))
-                dice = sorted(a.dice + [rng.randint(1, 6) for _ in range(n - len(a.dice))])
+                dice = sorted([*a.dice, *(rng.randint(1, 6) for _ in range(n - len(a.dice)))])
                 continue
             throws.append(list(dice))
             out.append({"throws": throws, "kept": kept, "box": a.box})
@@ -238,8 +238,8 @@ def main() -> int:
             house_rules_first_answer(vid, build)
 
     # 3. analysis of a full game with keeps, coaching
-    keeps = [(tuple(a.dice), a.em_baixo) for a in advice.suggest(st, [1, 2, 3, 4, 6], 1)
-             .moves if a.action == "keep"]
+    keeps = [(a.move.dice, a.move.announced) for a in advice.suggest(st, [1, 2, 3, 4, 6], 1)
+             .moves if a.move.action == "keep"]
     analyst.coach(st, empty_sheet(rs), 1, keeps)
     coach = timed(lambda: analyst.coach(st, empty_sheet(rs), 1, keeps), 20)[0]
     print(f"coach, {len(keeps)} keeps on throw 1: {coach * 1e3:.2f} ms "

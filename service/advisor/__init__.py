@@ -37,6 +37,6 @@ game analysis as the best move, regret 0, ending every player's game (`analysis/
 
 from . import objectives  # noqa: F401  (every objective registered: see objectives/)
 from .advice.advisor import Advisor
-from .advice.moves import Move, Suggestion
+from .advice.moves import RankedMove, Suggestion
 
-__all__ = ["Advisor", "Move", "Suggestion"]
+__all__ = ["Advisor", "RankedMove", "Suggestion"]

@@ -14,12 +14,13 @@ import pytest
 from service.advisor import Advisor
 from service.advisor.advice import advisor as advisor_module
 from service.advisor.advice import moves as advice
-from service.advisor.advice.moves import Move
+from service.advisor.advice.moves import RankedMove
 from service.advisor.kernels import values as kernel
 from service.advisor.solving.positions import part_state, part_value, terminals, turn_tables
 from service.advisor.tables.strategies import build_strategy
 from service.domain.dice import all_hands, hand_probability
 from service.domain.errors import InvalidInput
+from service.domain.moves import Keep, ScoreBox
 from service.domain.rules import effective_rules
 from service.domain.scoring import Column, Sheet, empty_sheet, parse_scorecard, score_hand
 from service.domain.variants import VARIANT_IDS
@@ -95,8 +96,8 @@ def _play_one_game(rs, st, rng: random.Random) -> int:
                                                   for _ in range(5 - len(best_keep)))))
             throw += 1
         best = suggest(rs, list(dice), throw, sheet).moves
-        choice = next(a for a in best if a.action == "score")
-        sheet.columns[0].boxes[choice.box] = choice.score
+        choice = next(a for a in best if a.move.action == "score")
+        sheet.columns[0].boxes[choice.move.box] = choice.move.score
     from service.domain.scoring import score_sheet
 
     return int(score_sheet(rs, sheet, final=True).total)
@@ -297,14 +298,14 @@ def test_fresh_yatzy_1_3_3_5_6_from_first_principles():
     sheet = empty_sheet(rs)
     sug = suggest(rs, [1, 3, 3, 5, 6], 2, sheet)  # one rethrow left: enumerable quickly
     direct = enumerate_turn(rs, sheet, (1, 3, 3, 5, 6), 2)
-    keeps = {tuple(a.dice): a.expected_final_score for a in sug.moves
-             if a.action == "keep"}
+    keeps = {tuple(a.move.dice): a.expected_final_score for a in sug.moves
+             if a.move.action == "keep"}
     assert keeps.keys() == direct.keys()
     for k, val in direct.items():
         assert keeps[k] == pytest.approx(val, abs=1e-3)
     # on the first throw the solver keeps the pair of threes
     first = suggest(rs, [1, 3, 3, 5, 6], 1, sheet)
-    assert first.best.action == "keep" and first.best.dice == [3, 3]
+    assert first.best.move.action == "keep" and first.best.move.dice == (3, 3)
     assert first.exact
 
 
@@ -322,21 +323,21 @@ def test_first_throw_values_average_to_the_table_value():
 def test_generala_servida_is_scored_and_wins():
     rs = effective_rules("generala")
     sug = suggest(rs, [4, 4, 4, 4, 4], 1)
-    assert sug.best.action == "score" and sug.best.box == "five_of_a_kind"
-    assert sug.best.wins_game and sug.best.score == 50
+    assert sug.best.move.action == "score" and sug.best.move.box == "five_of_a_kind"
+    assert sug.best.move.wins_game and sug.best.move.score == 50
 
 
 def test_yahtzee_bonus_and_forced_joker_position():
     rs = effective_rules("yahtzee")
     sheet = parse_scorecard(rs, {"boxes": {"five_of_a_kind": 50, "sixes": 18}})
     sug = suggest(rs, [6, 6, 6, 6, 6], 3, sheet)
-    assert all(a.action == "score" for a in sug.moves)
-    assert {a.box for a in sug.moves} == {"three_of_a_kind", "four_of_a_kind",
+    assert all(a.move.action == "score" for a in sug.moves)
+    assert {a.move.box for a in sug.moves} == {"three_of_a_kind", "four_of_a_kind",
                                                   "full_house", "small_straight",
                                                   "large_straight", "chance"}
-    assert all(a.five_of_a_kind_bonus == 100 for a in sug.moves)
-    ls = next(a for a in sug.moves if a.box == "large_straight")
-    assert ls.score == 40 and ls.joker
+    assert all(a.move.five_of_a_kind_bonus == 100 for a in sug.moves)
+    ls = next(a for a in sug.moves if a.move.box == "large_straight")
+    assert ls.move.score == 40 and ls.move.joker
 
 
 def test_ranking_regret_and_ties():
@@ -348,14 +349,14 @@ def test_ranking_regret_and_ties():
     assert sug.expected_final_score == values[0]
     for a in sug.moves:
         assert a.regret == pytest.approx(values[0] - a.expected_final_score)
-    acts = [Move("keep", 10.0, dice=[1]), Move("keep", 10.0 + 1e-8, dice=[2]),
-            Move("score", 9.0, box="chance")]
+    acts = [RankedMove(Keep((1,)), 10.0), RankedMove(Keep((2,)), 10.0 + 1e-8),
+            RankedMove(ScoreBox("chance", None, 0), 9.0)]
     ranked = advice._ranked(strategy(rs), acts, 0, 1, 3)
     assert [a.rank for a in ranked.moves] == [1, 1, 3]
     assert [a.tie for a in ranked.moves] == [True, True, False]
-    kinds = {a.action for a in sug.moves}
+    kinds = {a.move.action for a in sug.moves}
     assert kinds == {"keep", "score"}
-    assert all(len(a.dice) < 5 for a in sug.moves if a.action == "keep")
+    assert all(len(a.move.dice) < 5 for a in sug.moves if a.move.action == "keep")
 
 
 def test_invalid_positions():
@@ -380,10 +381,10 @@ def test_maxi_yatzy_is_approximate_and_uses_saved_throws():
     sheet = parse_scorecard(rs, {"boxes": {"ones": 3}, "saved_throws": 2})
     sug = suggest(rs, [1, 2, 3, 4, 5, 6], 4, sheet)
     assert not sug.exact and sug.throws_left == 1
-    assert sug.best.action == "score"
+    assert sug.best.move.action == "score"
     later = suggest(rs, [1, 2, 3, 4, 5, 6], 5, sheet)
     assert later.throws_left == 0
-    assert all(a.action == "score" for a in later.moves)
+    assert all(a.move.action == "score" for a in later.moves)
 
 
 def test_a_complete_part_offers_no_box_and_takes_nothing_from_the_others():
@@ -399,9 +400,9 @@ def test_a_complete_part_offers_no_box_and_takes_nothing_from_the_others():
     mask = part_state(part, sheet)[0]
     assert mask == (1 << part.solution.kd.nb) - 1  # the upper part is complete
     sug = suggest(rs, [1, 2, 2, 3, 3, 4], 1, sheet)
-    assert any(a.action == "keep" for a in sug.moves)
-    assert {a.box for a in sug.moves if a.action == "score"}.isdisjoint(upper)
-    top = max(a.expected_final_score for a in sug.moves if a.action == "keep")
+    assert any(a.move.action == "keep" for a in sug.moves)
+    assert {a.move.box for a in sug.moves if a.move.action == "score"}.isdisjoint(upper)
+    top = max(a.expected_final_score for a in sug.moves if a.move.action == "keep")
     assert sug.best.expected_final_score == top  # scoring 0 in a lower box is no better
 
 
@@ -433,11 +434,11 @@ def test_column_sheet_is_approximate():
     rs = effective_rules("general", {"columns": True})
     sug = suggest(rs, [2, 3, 4, 5, 6], 1)
     assert not sug.exact
-    assert sug.best.action == "score"
-    cols = {a.column for a in sug.moves if a.action == "score"}
+    assert sug.best.move.action == "score"
+    cols = {a.move.column for a in sug.moves if a.move.action == "score"}
     assert cols == {1, 2, 3, 4}  # first-throw column open on throw 1, down/up their ends
     later = suggest(rs, [2, 3, 4, 5, 6], 2)
-    assert 4 not in {a.column for a in later.moves if a.action == "score"}
+    assert 4 not in {a.move.column for a in later.moves if a.move.action == "score"}
 
 
 # --------------------------------------------------------------------------- tables
@@ -481,7 +482,7 @@ def test_house_rules_build_once_under_concurrency(monkeypatch):
 def test_em_baixo_keeps_are_worth_their_mirror_image():
     rs = effective_rules("bozo")
     sug = suggest(rs, [1, 1, 2, 3, 6], 2)
-    keeps = {tuple(a.dice): a for a in sug.moves if a.action == "keep"}
+    keeps = {tuple(a.move.dice): a for a in sug.moves if a.move.action == "keep"}
     # keeping the two 1s and announcing "em baixo" is keeping two 6s
     kd = strategy(rs).parts[0].solution.kd
     assert kd.em_baixo

@@ -15,9 +15,9 @@ import pytest
 
 from service.advisor import Advisor
 from service.advisor.advice import moves as advice
-from service.advisor.advice.moves import TIE, Move
+from service.advisor.advice.moves import TIE, RankedMove
 from service.advisor.analysis.analyst import Analyst
-from service.advisor.analysis.games import PlayedScore, analyze
+from service.advisor.analysis.games import analyze
 from service.advisor.analysis.simulate import simulate
 from service.advisor.analysis.turn_view import TurnView
 from service.advisor.kernels.distribution import Distribution
@@ -26,6 +26,7 @@ from service.advisor.objectives.win import win_probability
 from service.advisor.solving.positions import Position
 from service.advisor.solving.solver import solve_moments
 from service.domain.dice import all_hands, hand_probability
+from service.domain.moves import Keep, ScoreBox
 from service.domain.rules import effective_rules
 from service.domain.scoring import Column, Sheet, empty_sheet, parse_scorecard, score_hand
 
@@ -312,7 +313,7 @@ def test_keep_values_are_means_of_the_next_throw_in_one_precision():
     rs = effective_rules("generala")
     sheet = parse_scorecard(rs, {"boxes": {"ones": 2, "full_house": 30}})
     sug = advice.suggest(ANALYST.strategy(rs), [2, 3, 3, 5, 6], 2, sheet)
-    keep = next(a for a in sug.moves if a.action == "keep" and a.dice == [3, 3])
+    keep = next(a for a in sug.moves if a.move.action == "keep" and a.move.dice == (3, 3))
     mean = 0.0
     for o, p in _ROLLS[3]:
         nxt = advice.suggest(ANALYST.strategy(rs), sorted([3, 3, *o]), 3, sheet)
@@ -322,8 +323,9 @@ def test_keep_values_are_means_of_the_next_throw_in_one_precision():
 
 def test_ties_are_decided_at_the_tables_precision():
     rs = effective_rules("generala")
-    acts = [Move("keep", 100.0, dice=[1]), Move("score", 100.0 - 3e-5, box="chance"),
-            Move("score", 100.0 - 2e-4, box="straight")]
+    acts = [RankedMove(Keep((1,)), 100.0),
+            RankedMove(ScoreBox("chance", None, 0), 100.0 - 3e-5),
+            RankedMove(ScoreBox("straight", None, 0), 100.0 - 2e-4)]
     ranked = advice._ranked(ANALYST.strategy(rs), acts, 0, 2, 3)
     assert [a.rank for a in ranked.moves] == [1, 1, 3]
     assert [a.tie for a in ranked.moves] == [True, True, False]
@@ -350,17 +352,18 @@ def _played_game(rs, rng: random.Random, mistakes: float) -> dict | None:
         for t in range(1, rs.variant.throws + 1):
             alts = advice.suggest(st, dice, t, sheet).moves
             a = alts[0] if rng.random() > mistakes else rng.choice(alts)
-            if a.action == "keep":
+            if a.move.action == "keep":
                 throws.append(list(dice))
-                kept.append(list(a.dice))
-                dice = sorted(a.dice + [rng.randint(1, 6) for _ in range(n - len(a.dice))])
+                kept.append(list(a.move.dice))
+                dice = sorted([*a.move.dice, *(rng.randint(1, 6)
+                                               for _ in range(n - len(a.move.dice)))])
                 continue
             throws.append(list(dice))
-            if a.wins_game:
+            if a.move.wins_game:
                 return None
-            turns.append({"throws": throws, "kept": kept, "box": a.box})
-            sheet.columns[0].boxes[a.box] = a.score
-            if a.five_of_a_kind_bonus:
+            turns.append({"throws": throws, "kept": kept, "box": a.move.box})
+            sheet.columns[0].boxes[a.move.box] = a.move.score
+            if a.move.five_of_a_kind_bonus:
                 sheet.columns[0].five_of_a_kind_bonuses += 1
             break
     return {"turns": turns}
@@ -451,7 +454,7 @@ def test_an_instant_win_is_the_best_move_and_ends_every_players_game(vid, face, 
         return
     [dec] = winner.decisions
     assert dec.move.box == box and dec.regret == 0.0 and dec.class_ == "best"
-    assert dec.best == PlayedScore(dec.move.box, dec.move.column, dec.move.score)
+    assert dec.best == ScoreBox(dec.move.box, dec.move.column, dec.move.score)
     assert dec.expected_final_score == dec.best_expected_final_score == winner.final_total
     assert dec.sd == dec.best_sd == 0.0
     assert winner.classes.best == 1 and winner.total_regret == 0.0
@@ -623,7 +626,7 @@ def test_a_servida_on_the_first_throw_wins_and_is_the_winning_move():
     out = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 1)
     assert [p.chances.share for p in out.players] == [1.0, 0.0]
     move = out.move
-    assert move.max_win.action == "score"
+    assert move.max_win.move.action == "score"
     assert move.max_win.win_share == 1.0
     later = win_probability(ANALYST, rs, sheets, 0, [4, 4, 4, 4, 4], 2)
     assert later.players[0].chances.share < 0.01
@@ -831,7 +834,7 @@ def test_a_full_sheet_in_the_last_round_is_a_final_total():
     assert first.value.distribution.exact and out.exact
     # 6-6-5-4-1 in chance: 22 > 20, the last player wins
     assert second.chances.share == pytest.approx(1.0) and first.chances.share == pytest.approx(0.0)
-    assert out.move.max_win.box == "chance"
+    assert out.move.max_win.move.box == "chance"
 
 
 def test_playing_to_win_takes_a_servida_and_ranks_every_move():
@@ -841,7 +844,7 @@ def test_playing_to_win_takes_a_servida_and_ranks_every_move():
     me, them = _far_apart(rs)
     sug = ANALYST.advisor.suggest(rs, [3, 3, 3, 3, 3], 1, me)
     ranked = rank_to_win(ANALYST, rs, me, [3, 3, 3, 3, 3], 1, False, [them], sug)
-    assert ranked.objective == "win" and ranked.best.action == "score"
+    assert ranked.objective == "win" and ranked.best.move.action == "score"
     assert ranked.best.win_share == 1.0 and ranked.best.rank == 1
     shares = [a.win_share for a in ranked.moves]
     assert shares == sorted(shares, reverse=True)

@@ -65,8 +65,8 @@ def test_every_hand_every_throw_every_level(advisor):
         dice = list(hand)
         for throw in (1, 2, 3):
             ranked = suggest(st, dice, throw, sheet)
-            scoring = {a.box for a in ranked.moves
-                       if a.action == "score" and a.box in made and a.score}
+            scoring = {a.move.box for a in ranked.moves
+                       if a.move.action == "score" and a.move.box in made and a.move.score}
             for level in LEVEL_NAMES:
                 rng = position_rng(5, rs.fingerprint, dice, throw, sheet, False, level)
                 move = bot_move(rs, ranked, LEVELS[level], rng)
@@ -75,9 +75,10 @@ def test_every_hand_every_throw_every_level(advisor):
                     assert move is ranked.best
                     continue
                 assert move is ranked.best or move.regret <= LEVELS[level].cap
-                if move.action == "score":
-                    assert move.box != "five_of_a_kind" or move.score, (dice, throw, level)
-                    assert move.score or move.five_of_a_kind_bonus or throw == 3 \
+                if move.move.action == "score":
+                    assert move.move.box != "five_of_a_kind" or move.move.score, (
+                        dice, throw, level)
+                    assert move.move.score or move.move.five_of_a_kind_bonus or throw == 3 \
                         or move is ranked.best
                 else:
                     assert not scoring or move is ranked.best, (dice, throw, level)
@@ -99,7 +100,7 @@ def test_a_large_straight_with_its_box_open_is_never_rethrown(advisor):
                 move = bot_move(rs, ranked, LEVELS[level],
                                 position_rng(n, rs.fingerprint, dice, throw, sheet, False,
                                              level))
-                assert move.action == "score" or move is ranked.best, (boxes, dice, level)
+                assert move.move.action == "score" or move is ranked.best, (boxes, dice, level)
 
 
 def test_the_same_position_and_seed_give_the_same_move(advisor):
@@ -137,7 +138,7 @@ def test_weights_fall_with_regret_and_greed_prefers_points_now(advisor):
     greedy = dict((id(a), w) for a, w in candidates(
         rs, ranked, Level("g", temperature=2.0, greed=0.5, cap=10.0)))
     for a, w in plain:
-        if a.action == "keep":
+        if a.move.action == "keep":
             assert greedy[id(a)] < w  # a keep writes nothing now: it looks worse to greed
 
 
@@ -168,10 +169,10 @@ def test_every_level_takes_a_win_at_once(advisor, vid, level):
     sheet = parse_scorecard(rs, {"boxes": {b: 0 for b in rs.variant.box_ids
                                            if b not in open_}})
     ranked = suggest(st, [1] * 5, 1, sheet)
-    assert ranked.wins_game and ranked.best.action == "keep"  # the points alone rethrow
+    assert ranked.wins_game and ranked.best.move.action == "keep"  # the points alone rethrow
     for seed in range(20):
         rng = position_rng(seed, rs.fingerprint, [1] * 5, 1, sheet, False, level)
         move = bot_move(rs, ranked, LEVELS[level], rng)
-        assert move.action == "score" and move.box in open_
+        assert move.move.action == "score" and move.move.box in open_
     later = suggest(st, [1] * 5, 2, sheet)
     assert not later.wins_game

@@ -43,13 +43,13 @@ def test_keeps_name_the_dice_as_thrown_and_the_next_announcement(em_baixo):
     sug = advice.suggest(st, [2, 2, 2, 5, 6], 2, empty_sheet(rs), em_baixo)
     assert sug.dice == [2, 2, 2, 5, 6]
     assert sug.scored_dice == ([1, 2, 5, 5, 5] if em_baixo else [2, 2, 2, 5, 6])
-    keeps = [a for a in sug.moves if a.action == "keep"]
-    assert keeps and all(_within(sug.dice, a.dice) for a in keeps)
+    keeps = [a for a in sug.moves if a.move.action == "keep"]
+    assert keeps and all(_within(sug.dice, a.move.dice) for a in keeps)
     # each keep once: the dice to keep, with the better announcement of the next throw
-    assert len({tuple(a.dice) for a in keeps}) == len(keeps)
+    assert len({tuple(a.move.dice) for a in keeps}) == len(keeps)
     for a in keeps:
         # the keep the tables value: the kept dice as the next throw reads them
-        assert a.keep == (bottom_faces(tuple(a.dice)) if a.em_baixo else tuple(a.dice))
+        assert a.move.read == (bottom_faces(a.move.dice) if a.move.em_baixo else a.move.dice)
 
 
 def test_a_keep_is_worth_the_same_whichever_way_its_throw_was_read():
@@ -61,8 +61,8 @@ def test_a_keep_is_worth_the_same_whichever_way_its_throw_was_read():
     for _ in range(20):
         dice = sorted(rng.randint(1, 6) for _ in range(5))
         top, bottom = (advice.suggest(st, dice, 2, empty_sheet(rs), eb) for eb in (False, True))
-        keeps = [{tuple(a.dice): (a.em_baixo, a.expected_final_score)
-                  for a in s.moves if a.action == "keep"} for s in (top, bottom)]
+        keeps = [{tuple(a.move.dice): (a.move.em_baixo, a.expected_final_score)
+                  for a in s.moves if a.move.action == "keep"} for s in (top, bottom)]
         assert keeps[0].keys() == keeps[1].keys()
         for kept, (_, value) in keeps[0].items():
             assert value == pytest.approx(keeps[1][kept][1], abs=1e-9)
@@ -83,20 +83,21 @@ def _bozo_game(rs, rng: random.Random, mistakes: float, record_kept: bool = True
         for t in range(1, rs.variant.throws + 1):
             alts = advice.suggest(st, dice, t, sheet, em_baixo).moves
             a = alts[0] if rng.random() > mistakes else rng.choice(alts)
-            if a.action == "keep":
-                assert _within(dice, a.dice)  # a keep is dice on the table
-                kept.append(list(a.dice))
-                dice = sorted(a.dice + [rng.randint(1, 6) for _ in range(5 - len(a.dice))])
+            if a.move.action == "keep":
+                assert _within(dice, a.move.dice)  # a keep is dice on the table
+                kept.append(list(a.move.dice))
+                dice = sorted([*a.move.dice, *(rng.randint(1, 6)
+                                               for _ in range(5 - len(a.move.dice)))])
                 throws.append(list(dice))
-                em_baixo = a.em_baixo != (rng.random() < mistakes)
+                em_baixo = a.move.em_baixo != (rng.random() < mistakes)
                 continue
-            turn = {"throws": throws, "box": a.box}
+            turn = {"throws": throws, "box": a.move.box}
             if record_kept:
                 turn["kept"] = kept
             if em_baixo:
                 turn["em_baixo"] = True
             turns.append(turn)
-            outcome = play_turn(rs, sheet, dice, t, a.box, None, em_baixo)
+            outcome = play_turn(rs, sheet, dice, t, a.move.box, None, em_baixo)
             sheet = outcome.sheet
             break
         if sheet.won:

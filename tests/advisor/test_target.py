@@ -93,8 +93,8 @@ def test_the_target_probability_of_every_move_matches_a_brute_force_last_turn(
     assert ranked.best.measures["target_probability"] == pytest.approx(
         value(tuple(sorted(dice)), throw), abs=1e-9)
     for a in ranked.moves:
-        want = (keep_value(tuple(a.dice), throw) if a.action == "keep"
-                else (1.0 if sug.current_total + a.score >= target else 0.0))
+        want = (keep_value(tuple(a.move.dice), throw) if a.move.action == "keep"
+                else (1.0 if sug.current_total + a.move.score >= target else 0.0))
         assert a.measures["target_probability"] == pytest.approx(want, abs=1e-9), a
     probs = [round(a.measures["target_probability"], 9) for a in ranked.moves]
     assert probs == sorted(probs, reverse=True)
@@ -129,8 +129,8 @@ def test_mid_game_a_box_moves_probability_matches_games_of_the_advisors_play():
     st = ANALYST.strategy(rs)
     hs = score_hand(rs, dice, throw, sheet)
     a = ranked.best
-    assert a.action == "score"
-    p = next(p for p in hs.boxes if p.legal and p.box == a.box)
+    assert a.move.action == "score"
+    p = next(p for p in hs.boxes if p.legal and p.box == a.move.box)
     after = Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
     finals = simulate(st, after, 20_000, 11)
     hit = float(np.mean(finals >= target))

@@ -10,7 +10,7 @@ import marshmallow as ma
 import pytest
 
 from service.advisor.advice.bots import BotMove
-from service.advisor.advice.moves import BoxChance, Move, Suggestion, TurnOutlook
+from service.advisor.advice.moves import BoxChance, RankedMove, Suggestion, TurnOutlook
 from service.advisor.analysis.analyst import (
     DistributionReport,
     Percentiles,
@@ -21,16 +21,13 @@ from service.advisor.analysis.games import (
     ClassCounts,
     Decision,
     GameAnalysis,
-    PlayedKeep,
-    PlayedScore,
     PlayerAnalysis,
     Thresholds,
     TurnAnalysis,
 )
 from service.advisor.objectives.target import TargetFigures
 from service.advisor.objectives.win import (
-    KeepChance,
-    PlacementChance,
+    MoveChance,
     PlayerChances,
     WinFigures,
     WinMove,
@@ -39,6 +36,7 @@ from service.advisor.objectives.win import (
 from service.domain.consistency import ScorecardTotals
 from service.domain.errors import Problem
 from service.domain.games import GameValidation, PlayerResult, Standing, TurnRecord
+from service.domain.moves import Keep, ScoreBox
 from service.domain.rules import (
     BoxDefinition,
     EffectiveRules,
@@ -91,8 +89,8 @@ ANSWERS: list[tuple[type[ma.Schema], type]] = [
     (variants.EffectiveRulesSchema, EffectiveRules),
     (moves.MoveSuggestionSchema, Suggestion),
     (moves.BotMoveSchema, BotMove),
-    (moves.KeepMoveSchema, Move),
-    (moves.ScoreMoveSchema, Move),
+    (moves.KeepMoveSchema, RankedMove),
+    (moves.ScoreMoveSchema, RankedMove),
     (analysis.TurnOutlookSchema, TurnOutlook),
     (analysis.BoxChanceSchema, BoxChance),
     (analysis.PositionValueSchema, PositionReport),
@@ -105,18 +103,27 @@ ANSWERS: list[tuple[type[ma.Schema], type]] = [
     (analysis.ClassCountsSchema, ClassCounts),
     (analysis.TurnAnalysisSchema, TurnAnalysis),
     (analysis.DecisionSchema, Decision),
-    (analysis.PlayedKeepSchema, PlayedKeep),
-    (analysis.PlayedScoreSchema, PlayedScore),
+    (analysis.PlayedKeepSchema, Keep),
+    (analysis.PlayedScoreSchema, ScoreBox),
     (analysis.WinProbabilitySchema, WinProbability),
     (analysis.PlayerChancesSchema, PlayerChances),
     (analysis.WinMoveSchema, WinMove),
-    (analysis.KeepChanceSchema, KeepChance),
-    (analysis.PlacementChanceSchema, PlacementChance),
+    (analysis.KeepChanceSchema, MoveChance),
+    (analysis.PlacementChanceSchema, MoveChance),
     (TableBuildingSchema, Building),
 ]
 
 #: What an objective adds to a suggestion (`Suggestion.extra`), read by path
 EXTRAS = {"win": WinFigures, "target": TargetFigures}
+
+#: The schemas of a move held in a record (`move`, beside its figures): the move's kind
+#: each reads by path (`move.<name>`)
+HELD_MOVES: dict[type[ma.Schema], type] = {
+    moves.KeepMoveSchema: Keep,
+    moves.ScoreMoveSchema: ScoreBox,
+    analysis.KeepChanceSchema: Keep,
+    analysis.PlacementChanceSchema: ScoreBox,
+}
 
 
 def names_of(cls: type) -> set[str]:
@@ -139,6 +146,21 @@ def test_an_answer_schema_reads_only_what_its_type_has(schema, cls):
     left_out = getattr(schema, "left_out", frozenset())
     assert left_out <= {field.attribute or name for name, field in
                         schema().dump_fields.items()}, left_out
+
+
+@pytest.mark.parametrize("schema,kind", HELD_MOVES.items(),
+                         ids=[s.__name__ for s in HELD_MOVES])
+def test_a_move_beside_its_figures_is_read_from_the_move(schema, kind):
+    """A suggested move and a move with its chances are the domain's move (a `Keep` or a
+    `ScoreBox`) held in a record beside its figures: each of the move's fields is read from
+    the move, by a name the move's kind has, and every other from the record."""
+    names = names_of(kind)
+    read = {name: field.attribute or name for name, field in schema().dump_fields.items()}
+    on_move = {name: attr.split(".", 1)[1] for name, attr in read.items()
+               if attr.startswith("move.")}
+    assert "action" in on_move, schema.__name__
+    assert all(attr in names for attr in on_move.values()), (schema.__name__, on_move)
+    assert not (set(read) - set(on_move)) & names, "a move's field read from the record"
 
 
 @pytest.mark.parametrize("objective", sorted(EXTRAS))

@@ -15,7 +15,8 @@ import marshmallow as ma
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.advisor.advice.moves import Move
+from service.advisor.advice.moves import RankedMove
+from service.domain.moves import Keep, ScoreBox
 from service.domain.variants import ALL_BOX_IDS, VARIANT_IDS, VARIANTS
 from service.web.fast import ScoringFastPath
 from service.web.schemas.common import Rounded
@@ -241,6 +242,8 @@ class _Dumped(ma.Schema):
     renamed = ma.fields.Integer(data_key="other", required=True)
     rounded = Rounded(3, required=True)  # a field that writes its values itself
     share = ma.fields.Float(attribute="extra.share")  # read by a path
+    # read by a path of attributes, at once from an object holding an object
+    held = ma.fields.Integer(attribute="holder.n", required=True)
 
 
 class _Obj:
@@ -261,6 +264,9 @@ _values = {"name": st.one_of(st.text(max_size=3), st.none()),
            "rounded": st.floats(-1e6, 1e6), "extra": st.fixed_dictionaries(
                {}, optional={"share": st.floats(0, 1), "other": st.integers()})}
 _values["inners"] = st.lists(_values["inner"], max_size=2)
+#: what holds `held`: an object (with `n` or without), a dict, or None
+_values["holder"] = st.one_of(st.none(), st.builds(lambda n: _Obj(n=n), st.integers()),
+                              st.just(_Obj()), st.fixed_dictionaries({"n": st.integers()}))
 
 
 @settings(max_examples=300, deadline=None)
@@ -279,13 +285,16 @@ def test_compiled_dump_dumps_as_marshmallow_does(data, as_object):
     assert compiled_dump(_Dumped(many=True))([obj, obj]) == [got, got]
 
 
-_move = st.builds(
-    Move, action=st.sampled_from(["keep", "score"]),
-    expected_final_score=st.floats(0, 1000), dice=st.lists(st.integers(1, 6), max_size=4),
-    box=st.sampled_from(["ones", "chance", "five_of_a_kind"]),
+_keep = st.builds(Keep, dice=st.lists(st.integers(1, 6), max_size=4).map(tuple),
+                  em_baixo=st.one_of(st.none(), st.booleans()))
+_score_box = st.builds(
+    ScoreBox, box=st.sampled_from(["ones", "chance", "five_of_a_kind"]),
     column=st.one_of(st.none(), st.integers(1, 4)), score=st.integers(0, 50),
     five_of_a_kind_bonus=st.sampled_from([0, 100]), upper_bonus=st.sampled_from([0, 35]),
-    joker=st.booleans(), wins_game=st.booleans(), em_baixo=st.booleans(),
+    joker=st.booleans(), wins_game=st.booleans())
+_move = st.builds(
+    RankedMove, move=st.one_of(_keep, _score_box),
+    expected_final_score=st.floats(0, 1000),
     regret=st.floats(0, 100), rank=st.integers(1, 40), tie=st.booleans(),
     measures=st.fixed_dictionaries({}, optional={"win_share": st.floats(0, 1),
                                                  "target_probability": st.floats(0, 1)}))
@@ -300,6 +309,6 @@ def test_a_move_is_written_as_its_schema_writes_it(move):
     from service.web.schemas.common import MoveUnionField
     from service.web.schemas.moves import MOVE, KeepMoveSchema, ScoreMoveSchema
 
-    schema = KeepMoveSchema() if move.action == "keep" else ScoreMoveSchema()
+    schema = KeepMoveSchema() if move.move.action == "keep" else ScoreMoveSchema()
     field = MoveUnionField(MOVE)
     assert json.dumps(field.serialize("m", {"m": move})) == json.dumps(schema.dump(move))

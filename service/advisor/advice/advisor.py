@@ -23,7 +23,7 @@ from ..tables.cache import TableCache
 from ..tables.store import StoreChain, TableStore, is_builtin
 from ..tables.strategies import build_strategy, part_names, strategy_arrays, strategy_of
 from .bots import LEVELS, bot_move, position_rng
-from .moves import Move, Suggestion, check_position, suggest
+from .moves import RankedMove, Suggestion, check_position, suggest
 
 #: Seconds to build each built-in variant's table with one thread (2-core machine of the
 #: README's benchmarks, rounded up), and to compile the solver's kernels when numba's cache
@@ -102,7 +102,7 @@ class Advisor:
 
     def bot(self, rs: RuleSet, ranked: Suggestion, dice: list[int], throw: int,
             sheet: Sheet | None = None, em_baixo: bool = False, level: str = "expert",
-            seed: int = 0) -> Move:
+            seed: int = 0) -> RankedMove:
         """The move a computer player of `level` (`bots.LEVELS`) makes in a position whose
         moves are `ranked` (`suggest`, or an objective's `rank`), drawn with `seed` (the
         same position and seed, the same move)."""

@@ -34,11 +34,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
+from ...domain.moves import Keep, ScoreBox
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, empty_sheet, max_throw, score_hand, score_sheet
 from ...domain.turn import apply_turn
 from ..solving.strategy import Strategy
-from .moves import Move, Suggestion, suggest
+from .moves import RankedMove, Suggestion, suggest
 from .objective import objective_named
 
 
@@ -50,7 +51,7 @@ class BotMove(Suggestion):
 
     level: str
     seed: int
-    move: Move
+    move: RankedMove
 
     @property
     def best_expected_final_score(self) -> float:
@@ -58,7 +59,7 @@ class BotMove(Suggestion):
         return self.expected_final_score
 
     @staticmethod
-    def of(ranked: Suggestion, level: str, seed: int, move: Move) -> BotMove:
+    def of(ranked: Suggestion, level: str, seed: int, move: RankedMove) -> BotMove:
         """The bot's move `move`, drawn at `level` with `seed` from the moves `ranked`."""
         return BotMove(**{f.name: getattr(ranked, f.name) for f in fields(Suggestion)},
                        level=level, seed=seed, move=move)
@@ -96,11 +97,9 @@ def position_rng(seed: int, variant_fingerprint: str, dice: list[int], throw: in
     return random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
 
 
-def _now(a: Move) -> int:
-    """The points an action writes this turn (a keep writes none)."""
-    if a.action != "score":
-        return 0
-    return int(a.score or 0) + a.five_of_a_kind_bonus + a.upper_bonus
+def _now(a: RankedMove) -> int:
+    """The points a move writes this turn (a keep writes none)."""
+    return a.move.points if isinstance(a.move, ScoreBox) else 0
 
 
 def whole_hand_boxes(rs: RuleSet) -> frozenset[str]:
@@ -113,25 +112,26 @@ def whole_hand_boxes(rs: RuleSet) -> frozenset[str]:
                      or (b.pattern == "n_kind" and b.n == n))
 
 
-def _human(rs: RuleSet, suggestion: Suggestion, a: Move) -> bool:
+def _human(rs: RuleSet, suggestion: Suggestion, a: RankedMove) -> bool:
     """Whether a person could make move `a` at all (the module's last rule)."""
-    if a.action == "keep":
+    if isinstance(a.move, Keep):
         made = whole_hand_boxes(rs)
-        return not any(m.action == "score" and m.box in made and _now(m) > 0
+        return not any(isinstance(m.move, ScoreBox) and m.move.box in made and _now(m) > 0
                        for m in suggestion.moves)
     return _now(a) > 0 or suggestion.throws_left == 0
 
 
-def _regret(suggestion: Suggestion, a: Move) -> float:
+def _regret(suggestion: Suggestion, a: RankedMove) -> float:
     """What a move gives up against the best under the suggestion's objective
     (`Objective.regret`: expected final score, or percentage points of a probability)."""
     return objective_named(suggestion.objective).regret(suggestion, a)
 
 
-def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[Move, float]]:
+def candidates(rs: RuleSet, suggestion: Suggestion, level: Level
+               ) -> list[tuple[RankedMove, float]]:
     """The moves the level may choose, each with its weight (not normalised). Dice that win
     the game at once are written, by every level, in the box the advisor ranks best."""
-    boxes = [a for a in suggestion.moves if a.action == "score"]
+    boxes = [a for a in suggestion.moves if isinstance(a.move, ScoreBox)]
     if suggestion.wins_game and boxes:
         return [(boxes[0], 1.0)]
     if level.temperature <= 0.0:
@@ -148,7 +148,8 @@ def candidates(rs: RuleSet, suggestion: Suggestion, level: Level) -> list[tuple[
     return out
 
 
-def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level, rng: random.Random) -> Move:
+def bot_move(rs: RuleSet, suggestion: Suggestion, level: Level,
+             rng: random.Random) -> RankedMove:
     """The move a computer player of `level` makes in a position the advisor ranked."""
     options = candidates(rs, suggestion, level)
     if len(options) == 1:
@@ -188,14 +189,16 @@ def play_bot_turn(st: Strategy, sheet: Sheet, dice_rng: random.Random,
                                                      sheet, em_baixo, level))
         if regrets is not None:
             regrets.append(move.regret)
-        if move.action == "keep" and throw < max_throw(rs, sheet):
-            kept = list(move.dice or [])
+        chosen = move.move
+        if isinstance(chosen, Keep) and throw < max_throw(rs, sheet):
+            kept = list(chosen.dice)
             dice = sorted(kept + [dice_rng.randint(1, 6) for _ in range(n - len(kept))])
-            throw, em_baixo = throw + 1, move.em_baixo
+            throw, em_baixo = throw + 1, chosen.announced
             continue
+        assert isinstance(chosen, ScoreBox)  # the last throw's moves are placements
         hs = score_hand(rs, dice, throw, sheet, em_baixo)
-        p = next(p for p in hs.boxes if p.box == move.box and p.legal
-                 and (move.column is None or p.column == move.column))
+        p = next(p for p in hs.boxes if p.box == chosen.box and p.legal
+                 and (chosen.column is None or p.column == chosen.column))
         return apply_turn(rs, sheet, hs, p, throw).sheet
 
 

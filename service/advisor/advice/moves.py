@@ -17,6 +17,7 @@ from ...domain.consistency import check_sheet
 from ...domain.counting import column_index
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput, Problem
+from ...domain.moves import Keep, Move, ScoreBox
 from ...domain.rules import RuleSet, UnderRules
 from ...domain.scoring import (
     HandScore,
@@ -63,26 +64,17 @@ class TurnOutlook:
     boxes_with_points: list[BoxChance]
 
 
-@dataclass
-class Move:
-    """One thing the player can do now, with its expected final score (the API writes a keep
-    as a KeepMove, a placement as a ScoreMove: the fields of its kind)."""
+@dataclass(slots=True)
+class RankedMove:
+    """One thing the player can do now (`move`: a keep or a placement, the domain's
+    `Move`) with its figures beside it: its expected final score, the expected final score
+    it gives up against the best (`regret`), its rank (1 = best; moves tied in value share
+    a rank, `tie`), its figures under another objective (`measures`) and, for a keep with
+    coaching asked for, where the turn ends (`outlook`). The API writes a keep as a
+    KeepMove, a placement as a ScoreMove."""
 
-    action: str  # "keep" | "score"
+    move: Move
     expected_final_score: float
-    #: keep: the dice to keep as thrown (their top faces, a sub-multiset of the position's
-    #: dice), what a recorded game's `kept` takes
-    dice: list[int] | None = None
-    box: str | None = None  # the box to fill (score)
-    column: int | None = None  # column number on a column sheet (score)
-    score: int | None = None  # points the box receives (score)
-    five_of_a_kind_bonus: int = 0  # points of the five-of-a-kind bonus the placement earns
-    upper_bonus: int = 0  # upper bonus the placement secures (as in hands/score)
-    joker: bool = False
-    wins_game: bool = False
-    #: keep (Bozó): announce "em baixo" before the next throw, so that it is read by its
-    #: bottom faces (whatever the reading of the throw the dice were kept from)
-    em_baixo: bool = False
     regret: float = 0.0
     rank: int = 1
     tie: bool = False
@@ -90,9 +82,6 @@ class Move:
     #: expected score (`objective.Objective.measure`): "win_share" (objective win),
     #: "target_probability" (objective target)
     measures: dict[str, float] = field(default_factory=dict)
-    #: keep: the kept dice as the next throw reads them (by their bottom faces after "em
-    #: baixo"), the keep the tables index; not part of the answer
-    keep: tuple[int, ...] = ()
     #: keep, with coaching asked for: where the turn ends under the advisor's play of the
     #: rest of it (`Analyst.coach`; the answer's `turn`); None: not asked for
     outlook: TurnOutlook | None = None
@@ -108,14 +97,14 @@ class Suggestion(UnderRules):
     """The best move of a position and every move, ranked (moves/suggest's answer,
     `MoveSuggestionSchema`), under the rules `rules`."""
 
-    best: Move
+    best: RankedMove
     expected_final_score: float
     exact: bool
     method: str
     current_total: int
     throw: int
     throws_left: int
-    moves: list[Move] = field(default_factory=list)
+    moves: list[RankedMove] = field(default_factory=list)
     dice: list[int] = field(default_factory=list)  # the dice as sent, sorted
     scored_dice: list[int] = field(default_factory=list)  # ... as scored (em baixo: bottom)
     #: stopping on these dice wins the game at once (a first throw: Generala servida,
@@ -205,7 +194,7 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     throw_value = st.saved_throw_value if later_turns > 0 else 0.0
     saved_bonus = throw_value * (last - throw)
 
-    moves: list[Move] = []
+    moves: list[RankedMove] = []
     for p in hs.boxes:
         if not p.legal:
             continue
@@ -220,12 +209,10 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
                                      int(m.trk_bit[bi]), code, flags, float(p.score), nmask)
         gain = p.score + p.five_of_a_kind_bonus + p.upper_bonus
         value = now + gain + float(part.solution.values[nmask, ncode, flags]) - base[pi]
-        moves.append(Move("score", value + saved_bonus, box=p.box, column=p.column,
-                              score=p.score, five_of_a_kind_bonus=p.five_of_a_kind_bonus,
-                              upper_bonus=p.upper_bonus,
-                              joker=p.joker,
-                              wins_game=p.wins_game))
+        moves.append(RankedMove(ScoreBox.of(p), value + saved_bonus))
     if throw < last:
+        # the announcement of the next throw: Bozó's alone (None: no rule allows one)
+        bozo = rs.variant.em_baixo
         kd = st.parts[0].solution.kd
         tf, tl = terminals64(st, states, base)
         e_raw, _ = turn_tables(kd, tf, tl, throw, last, throw_value)
@@ -240,9 +227,8 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
                 value, flip = e_raw[kd.mirror[k]], True
             if value <= NO_MOVE:
                 continue  # no legal box at the end of that turn (column sheets)
-            moves.append(Move("keep", now + float(value), dice=list(kept),
-                                  em_baixo=em_baixo != flip,
-                                  keep=bottom_faces(same) if flip else same))
+            moves.append(RankedMove(Keep(kept, em_baixo != flip if bozo else None),
+                                    now + float(value)))
     if not moves:
         raise InvalidInput.one("/throw", "no legal move: no open box accepts a result of "
                                          "this throw (a first-throw-only column?)")
@@ -253,10 +239,18 @@ def suggest(st: Strategy, dice: list[int], throw: int, sheet: Sheet | None = Non
     return result
 
 
-def _ranked(st: Strategy, moves: list[Move], current: int, throw: int,
+def _order(a: RankedMove) -> tuple:
+    """The order of moves of equal value: placements first, by box; then keeps, fewer dice
+    first."""
+    m = a.move
+    if isinstance(m, ScoreBox):
+        return (-a.expected_final_score, False, m.box, 0, ())
+    return (-a.expected_final_score, True, "", len(m.dice), m.dice)
+
+
+def _ranked(st: Strategy, moves: list[RankedMove], current: int, throw: int,
             last: int) -> Suggestion:
-    moves.sort(key=lambda a: (-a.expected_final_score, a.action != "score",
-                                a.box or "", len(a.dice or ()), a.dice or []))
+    moves.sort(key=_order)
     best = moves[0].expected_final_score
     # moves are sorted by value, best first: ranks and ties by bisection, not n^2 scans
     neg = [-a.expected_final_score for a in moves]

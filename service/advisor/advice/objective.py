@@ -2,7 +2,7 @@
 
 An objective is one module of `service/advisor/objectives/` (`score`, `win`, `target`), which
 registers an `Objective` here with its name, how it ranks a position's moves (`rank`), the
-figure it gives each move (`measure`, an entry of `Move.measures`), the fields it adds to
+figure it gives each move (`measure`, an entry of `RankedMove.measures`), the fields it adds to
 the answer (`answer`, kept in `Suggestion.extra`) and the request field it needs
 (`request`, with the problem codes of a request without it or with it but another
 objective). The web layer builds the request's `objective` enum, its fields and their
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .moves import Move, Suggestion
+    from .moves import RankedMove, Suggestion
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Objective:
     name: str = ""
     #: what the moves are ranked by (the `objective` field's description lists them)
     description: str = ""
-    #: each move's figure under the objective (`Move.measures[measure.name]`); None: the
+    #: each move's figure under the objective (`RankedMove.measures[measure.name]`); None: the
     #: expected final score itself
     measure: Field | None = None
     #: what the objective adds to the answer (`Suggestion.extra`)
@@ -66,7 +66,7 @@ class Objective:
         without one)."""
         return sug
 
-    def regret(self, sug: Suggestion, a: Move) -> float:
+    def regret(self, sug: Suggestion, a: RankedMove) -> float:
         """What move `a` gives up against the objective's best: the expected final score,
         or one point of regret a percentage point of the objective's probability (how the
         bots weigh the moves, `bots.candidates`)."""

@@ -51,6 +51,7 @@ from ...domain.counting import column_number, turn_number
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput
 from ...domain.games import ReplayedTurn, player_name, replay_game
+from ...domain.moves import Keep, Move, ScoreBox
 from ...domain.rules import RuleSet, UnderRules
 from ...domain.scorecards import is_complete
 from ...domain.scoring import Sheet, empty_sheet, score_sheet
@@ -77,35 +78,6 @@ def classify(regret: float, near_best: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class PlayedKeep:
-    """A keep as a decision shows it (`PlayedKeepSchema`: the one played, or the best): the
-    dice kept as thrown and, in Bozó only (else None: not part of the answer), whether the
-    next throw is announced em baixo."""
-
-    dice: list[int]
-    em_baixo: bool | None = None
-    action: str = "keep"
-
-
-@dataclass(frozen=True, slots=True)
-class PlayedScore:
-    """A placement as a decision shows it (`PlayedScoreSchema`: the one played, or the
-    best): the box, its column, its score and, for the one played only (else None: not
-    part of the answer), the bonuses it earned."""
-
-    box: str
-    column: int | None
-    score: int
-    five_of_a_kind_bonus: int | None = None
-    upper_bonus: int | None = None
-    action: str = "score"
-
-
-#: A decision's move (the API's PlayedMove, a union discriminated by `action`)
-PlayedMove = PlayedKeep | PlayedScore
-
-
-@dataclass(frozen=True, slots=True)
 class Thresholds:
     """The regret thresholds of the classes (`ThresholdsSchema`)."""
 
@@ -128,15 +100,16 @@ class ClassCounts:
 @dataclass
 class Decision:
     """One judged decision (the API's Decision): the position (the turn's number, 1 = first,
-    the throw, the dice as thrown and as read), the move played and the best move, the
-    expected final score and SD after each, the regret and the class."""
+    the throw, the dice as thrown and as read), the move played and the best move (a keep,
+    its `em_baixo` None outside Bozó; a placement, what it earned worked out for the one
+    played only), the expected final score and SD after each, the regret and the class."""
 
     turn: int
     throw: int
     dice: list[int]
     scored_dice: list[int]
-    move: PlayedMove
-    best: PlayedMove
+    move: Move
+    best: Move
     expected_final_score: float  # after the move played
     sd: float
     best_expected_final_score: float
@@ -249,10 +222,11 @@ class GameAnalyzer:
         return mean, max(0.0, var)
 
     @staticmethod
-    def _played_score(o: TurnOutcome) -> PlayedScore:
+    def _played_score(o: TurnOutcome) -> ScoreBox:
         """The placement a turn chose, with what it earned (a chosen 0: score 0)."""
         assert o.box is not None  # a turn that wrote a box
-        return PlayedScore(o.box, o.column, o.score, o.five_of_a_kind_bonus, o.upper_bonus)
+        return ScoreBox(o.box, o.column, o.score, o.five_of_a_kind_bonus, o.upper_bonus,
+                        o.joker, o.wins_game)
 
     # ------------------------------------------------------------------ a player
 
@@ -294,7 +268,7 @@ class GameAnalyzer:
                         continue
                     kept = turn.kept[k]
                     c1, c2 = view.keep_value(self._keep_id(kept, reading[k + 1]), t)
-                    move: PlayedMove = self._played_keep(kept, reading[k + 1])
+                    move: Move = self._played_keep(kept, reading[k + 1])
                     dec = self._decision(view, pos, ti, t, h, hand, reading[k], move, c1,
                                          c2)
                     entry.decisions.append(dec)
@@ -367,13 +341,13 @@ class GameAnalyzer:
         faces (`em_baixo`) or its top faces."""
         return self.keeps.index[bottom_faces(kept) if em_baixo else tuple(kept)]
 
-    def _played_keep(self, kept: tuple[int, ...] | list[int], em_baixo: bool) -> PlayedKeep:
-        """A keep as the answer shows it: the dice as thrown, and (Bozó) whether the next
-        throw is announced em baixo."""
-        return PlayedKeep(list(kept), em_baixo if self.rs.variant.em_baixo else None)
+    def _played_keep(self, kept: tuple[int, ...] | list[int], em_baixo: bool) -> Keep:
+        """A keep: the dice as thrown, and (Bozó; else None) whether the next throw is
+        announced em baixo."""
+        return Keep(tuple(kept), em_baixo if self.rs.variant.em_baixo else None)
 
     def _decision(self, view: TurnView, pos: Position, ti: int, t: int, h: int,
-                  hand: tuple[int, ...], read_bottom: bool, move: PlayedMove,
+                  hand: tuple[int, ...], read_bottom: bool, move: Move,
                   c1: float, c2: float, var: float | None = None, wins: bool = False
                   ) -> Decision:
         """A decision at hand h (the dice `hand` as thrown, read by their bottom faces when
@@ -383,10 +357,10 @@ class GameAnalyzer:
         game on): the best move whatever the tables say (they value it as if the game went
         on), with regret 0."""
         scored = bottom_faces(hand) if read_bottom else tuple(hand)
-        best: PlayedMove
+        best: Move
         if wins:
-            assert isinstance(move, PlayedScore)
-            best = PlayedScore(move.box, move.column, move.score)  # without what it earned
+            assert isinstance(move, ScoreBox)
+            best = ScoreBox(move.box, move.column, move.score)  # without what it earned
             return Decision(turn_number(ti), t, list(hand), list(scored), move, best,
                             pos.total + c1, 0.0, pos.total + c1, 0.0, 0.0, "best")
         b1, b2 = view.hand_value(h, t)
@@ -396,7 +370,7 @@ class GameAnalyzer:
         if d < 0:
             ch = view.choice(h, t)
             part = self.st.parts[ch.part]
-            best = PlayedScore(part.solution.model.box_ids[ch.box],
+            best = ScoreBox(part.solution.model.box_ids[ch.box],
                                column_number(part.column, bool(self.rs.variant.columns)),
                                round(ch.score))
         else:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ...domain.moves import ScoreBox
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet, score_hand
 from ...domain.turn import apply_turn
@@ -134,8 +135,9 @@ def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
     options = wins.options(kd, state, throw, h)
     out = []
     for a in sug.moves:
-        if a.action == "score":
-            p = next(p for p in hs.boxes if p.legal and p.box == a.box)
+        m = a.move
+        if isinstance(m, ScoreBox):
+            p = next(p for p in hs.boxes if p.legal and p.box == m.box)
             after = Position.of(st, apply_turn(rs, sheet, hs, p, throw).sheet)
             s2 = after.states[0]
             gain = after.total - pos.total
@@ -144,7 +146,7 @@ def _exact_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
             out.append(float(row[min(gain, len(row) - 1)]))
         else:
             # the kept dice as the next throw reads them (Bozó "em baixo"): the model's keep
-            out.append(float(options[1 + model.keeps.index[a.keep], 0]))
+            out.append(float(options[1 + model.keeps.index[m.read], 0]))
     return out
 
 
@@ -162,8 +164,8 @@ def _own_later_instant(rs: RuleSet, pos: Position, instant: list[np.ndarray] | N
 
 
 def _move_outcome(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet, hs: Any,
-                  a: Any, throw: int) -> Position:
-    """The position a box move (`a`, scored on the hand `hs`) leads to."""
+                  a: ScoreBox, throw: int) -> Position:
+    """The position a placement (`a`, scored on the hand `hs`) leads to."""
     rs = st.rs
     p = next(p for p in hs.boxes if p.legal and p.box == a.box
              and (a.column is None or p.column == a.column))
@@ -196,8 +198,9 @@ def _distribution_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: S
 
     out = []
     for a in sug.moves:
-        if a.action == "score":
-            after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
+        m = a.move
+        if isinstance(m, ScoreBox):
+            after = _move_outcome(analyst, st, pos, sheet, hs, m, throw)
             s2 = tuple(int(x) for x in after.states[0][:3])
             if s2[0] == full:
                 d = Distribution(lo=after.total, probs=np.ones(1))
@@ -206,9 +209,8 @@ def _distribution_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: S
                      or analyst._exact(st, after, -1, 1, wins))
         else:
             # in Bozó "em baixo", the bottom faces of the dice kept: the keep the model plays
-            keep = tuple(sorted(7 - d for d in a.dice)) if a.em_baixo else tuple(a.dice)
             rk, rp = first_turn_records(kd, sol.values, state, -1, throw,
-                                        model.keeps.index[keep])
+                                        model.keeps.index[m.read])
             d = futures_.combine(rk, rp, gbits, pos.total) or _shifted(
                 forward(kd, sol.values, state, 0, (rk, rp), analyst.threads, wins), pos.total)
         out.append(share(d))
@@ -238,12 +240,13 @@ def _normal_shares(analyst: Analyst, st: Strategy, pos: Position, sheet: Sheet,
 
     out = []
     for a in sug.moves:
-        if a.action == "score":
-            after = _move_outcome(analyst, st, pos, sheet, hs, a, throw)
+        m = a.move
+        if isinstance(m, ScoreBox):
+            after = _move_outcome(analyst, st, pos, sheet, hs, m, throw)
             m1, m2 = start_moments(after, parts)
             var = sum(b2 - b1 * b1 for b1, b2 in zip(m1, m2, strict=True))
         else:
-            e1, e2 = view.keep_value(model.keeps.index[a.keep], throw)
+            e1, e2 = view.keep_value(model.keeps.index[m.read], throw)
             var = e2 - e1 * e1
         out.append(share(a.expected_final_score, var))
     return out

@@ -20,9 +20,10 @@ import numpy as np
 
 from ...domain.consistency import check_sheet
 from ...domain.errors import InvalidInput
+from ...domain.moves import Move, ScoreBox
 from ...domain.rules import RuleSet, UnderRules
 from ...domain.scoring import Sheet, score_hand, score_sheet
-from ..advice.moves import Move, Suggestion, suggest
+from ..advice.moves import RankedMove, Suggestion, suggest
 from ..advice.objective import Field, Objective, register
 from ..analysis.analyst import Analyst, PositionValue, hand_index_checked
 from ..kernels.distribution import Distribution
@@ -42,41 +43,20 @@ from .utility import DISTRIBUTIONS, EXACT, move_utilities, ranked_by
 WIN_SAMPLE_SECONDS = 0.12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MoveChance:
-    """A move with its expected final score and its expected share of the win (the API's
-    MoveChance): a keep (`KeepChance`) or a placement (`PlacementChance`), each with the
-    fields of its kind only."""
+    """A move (`move`: a keep or a placement) with its chances beside it: its expected
+    final score and its expected share of the win (the API's MoveChance, a KeepChance or a
+    PlacementChance by the move's kind)."""
 
-    action: str  # "keep" | "score"
+    move: Move
     expected_final_score: float
     win_share: float
 
     @staticmethod
-    def of(move: Move, win_share: float) -> MoveChance:
+    def of(ranked: RankedMove, win_share: float) -> MoveChance:
         """A suggestion's move with its share of the win."""
-        if move.action == "score":
-            return PlacementChance(move.action, move.expected_final_score, win_share,
-                                   move.box, move.score)
-        return KeepChance(move.action, move.expected_final_score, win_share, move.dice,
-                          move.em_baixo)
-
-
-@dataclass(frozen=True)
-class KeepChance(MoveChance):
-    """A keep with its chances: the dice to keep as thrown (top faces), and whether to
-    announce 'em baixo' before the next throw (Bozó)."""
-
-    dice: list[int]
-    em_baixo: bool
-
-
-@dataclass(frozen=True)
-class PlacementChance(MoveChance):
-    """A placement with its chances: the box to fill and the points it receives."""
-
-    box: str
-    score: int
+        return MoveChance(ranked.move, ranked.expected_final_score, win_share)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +258,7 @@ def win_shares(analyst: Analyst, rs: RuleSet, sheet: Sheet, dice: list[int],
     method = {EXACT: WIN_EXACT, DISTRIBUTIONS: WIN_DISTRIBUTIONS.format(n=MAX_WIN_OPEN)
               }.get(how, WIN_NORMAL)
     if sug.wins_game:  # the suggestion scored the hand: stopping on it wins at once
-        shares = [1.0 if a.action == "score" else v
+        shares = [1.0 if isinstance(a.move, ScoreBox) else v
                   for a, v in zip(sug.moves, shares, strict=True)]
     return shares, how == EXACT, method
 

@@ -13,6 +13,7 @@ from ...advisor.advice import bots
 from ...advisor.advice.moves import Suggestion
 from ...advisor.objectives import REGISTRY, Objective, objective_named
 from ...domain.errors import ALL_CODES, InvalidInput
+from ...domain.moves import Keep
 from ...domain.rules import RuleSet
 from ...domain.scoring import Sheet
 from ..body import rules_for, sheet_for
@@ -96,9 +97,9 @@ def _advise(variant: str, item: dict[str, Any]) -> Suggestion:
         result.moves = result.moves[:item["limit"]]
     if item.get("coach"):
         analyst = analyst_of(current_app)
-        keeps = [a for a in result.moves if a.action == "keep"]
+        keeps = [a for a in result.moves if isinstance(a.move, Keep)]
         outlooks = analyst.coach(analyst.strategy(rs), sheet, throw,
-                                 [(a.keep, False) for a in keeps])
+                                 [(a.move.read, False) for a in keeps])
         for move, outlook in zip(keeps, outlooks, strict=True):
             move.outlook = outlook
     return result

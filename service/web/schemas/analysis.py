@@ -30,6 +30,7 @@ from .common import (
     box_id,
     dice_field,
     move_union,
+    on_move,
     throw_stood_on,
     values_method,
 )
@@ -186,7 +187,7 @@ class PositionValueSchema(AnswerFields):
 
 class PlayedKeepSchema(AnswerSchema):
     """A keep as a decision shows it (the one played, or the best), without its values (the
-    decision's): `analysis.games.PlayedKeep`."""
+    decision's): `domain.moves.Keep`."""
 
     left_out = frozenset({"em_baixo"})  # outside Bozó
 
@@ -203,7 +204,7 @@ class PlayedKeepSchema(AnswerSchema):
 
 class PlayedScoreSchema(AnswerSchema):
     """A placement as a decision shows it (the one played, or the best), without its values
-    (the decision's); the one played says what it earned: `analysis.games.PlayedScore`."""
+    (the decision's); the one played says what it earned: `domain.moves.ScoreBox`."""
 
     left_out = frozenset({"five_of_a_kind_bonus", "upper_bonus"})  # the best move's
 
@@ -383,7 +384,8 @@ class PlayerChancesSchema(ma.Schema):
 
 
 def _chance_fields() -> dict[str, fields.Field]:
-    """What a move says of its chances (both kinds of `MoveChance`)."""
+    """What a move says of its chances (`win.MoveChance`, beside the move of either
+    kind)."""
     return {
         "expected_final_score": Rounded(6, required=True, metadata={
             "description": "Expected final score of the move"}),
@@ -393,29 +395,37 @@ def _chance_fields() -> dict[str, fields.Field]:
     }
 
 
+# A move with its chances is a `win.MoveChance`: the move (`domain.moves.Keep` or
+# `ScoreBox`, its fields read from `move`) with its figures beside it.
 KeepChanceSchema = ma.Schema.from_dict({
-    "action": fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
-        "description": "keep: keep these dice and throw the others"}),
+    **on_move({"action": fields.String(required=True, validate=validate.OneOf(("keep",)),
+                                       metadata={"description": "keep: keep these dice and "
+                                                                "throw the others"})}),
     **_chance_fields(),
-    "dice": fields.List(fields.Integer(), required=True, metadata={
-        "description": "The dice to keep as thrown (top faces)"}),
-    "em_baixo": fields.Boolean(required=True, metadata={
-        "description": "Bozó: announce em baixo before the next throw (always false "
-                       "elsewhere)"}),
+    **on_move({
+        "dice": fields.List(fields.Integer(), required=True, metadata={
+            "description": "The dice to keep as thrown (top faces)"}),
+        # False outside Bozó, where the move's `em_baixo` is None
+        "em_baixo": fields.Boolean(required=True, attribute="announced", metadata={
+            "description": "Bozó: announce em baixo before the next throw (always false "
+                           "elsewhere)"}),
+    }),
 }, name="KeepChanceSchema")
 
 PlacementChanceSchema = ma.Schema.from_dict({
-    "action": fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
-        "description": "score: fill a box now"}),
+    **on_move({"action": fields.String(required=True, validate=validate.OneOf(("score",)),
+                                       metadata={"description": "score: fill a box now"})}),
     **_chance_fields(),
-    "box": box_id(required=True, metadata={"description": "The box to fill"}),
-    "score": fields.Integer(required=True, metadata={
-        "description": "Points the box receives"}),
+    **on_move({
+        "box": box_id(required=True, metadata={"description": "The box to fill"}),
+        "score": fields.Integer(required=True, metadata={
+            "description": "Points the box receives"}),
+    }),
 }, name="PlacementChanceSchema")
 
-#: A move with its chances (`win.MoveChance`: `KeepChance` or `PlacementChance`).
+#: A move with its chances (`win.MoveChance`, the move held in its `move`).
 MOVE_CHANCE = move_union("MoveChance", keep=("KeepChance", KeepChanceSchema),
-                         score=("PlacementChance", PlacementChanceSchema))
+                         score=("PlacementChance", PlacementChanceSchema), held_in="move")
 
 
 class WinMoveSchema(ma.Schema):

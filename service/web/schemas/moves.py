@@ -23,6 +23,7 @@ from .common import (
     _int,
     dice_field,
     move_union,
+    on_move,
     values_method,
 )
 
@@ -49,7 +50,7 @@ def _field(f: Field, **kw: Any) -> fields.Field:
 def _objective_fields(kind: str) -> dict[str, fields.Field]:
     """Every registered objective's fields of one kind: "request" (what it reads),
     "answer" (what it adds to the answer: a `Suggestion`'s `extra`), "measure" (what it
-    gives each move: a `Move`'s `measures`, to 9 decimals)."""
+    gives each move: a `RankedMove`'s `measures`, to 9 decimals)."""
     out: dict[str, fields.Field] = {}
     held_in = {"request": None, "answer": "extra", "measure": "measures"}[kind]
     for o in REGISTRY.values():
@@ -119,35 +120,45 @@ def _move_common() -> dict[str, fields.Field]:
     }
 
 
+# A suggested move is a `RankedMove`: the move (`domain.moves.Keep` or `ScoreBox`, its
+# fields read from `move`) with its figures beside it.
 KeepMoveSchema = AnswerSchema.from_dict({
-    "action": fields.String(required=True, validate=validate.OneOf(("keep",)), metadata={
-        "description": "keep: keep these dice and throw the others"}),
+    **on_move({"action": fields.String(required=True, validate=validate.OneOf(("keep",)),
+                                       metadata={"description": "keep: keep these dice and "
+                                                                "throw the others"})}),
     **_move_common(),
-    "dice": fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
-                        metadata={"description": "The dice to keep as thrown (their top "
-                                                 "faces, fewer than all, sorted): a "
-                                                 "sub-multiset of the position's `dice`, "
-                                                 "what a recorded game's `kept` takes"}),
-    "em_baixo": fields.Boolean(required=True, metadata={
-        "description": "Bozó: announce 'em baixo' before the next throw, which is then read "
-                       "by its bottom faces, kept dice included (send it as that throw's "
-                       "`em_baixo`); false: the next throw is read by its top faces. Always "
-                       "false elsewhere"}),
+    **on_move({
+        "dice": fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
+                            metadata={"description": "The dice to keep as thrown (their top "
+                                                     "faces, fewer than all, sorted): a "
+                                                     "sub-multiset of the position's `dice`, "
+                                                     "what a recorded game's `kept` takes"}),
+        # False outside Bozó, where the move's `em_baixo` is None
+        "em_baixo": fields.Boolean(required=True, attribute="announced", metadata={
+            "description": "Bozó: announce 'em baixo' before the next throw, which is then "
+                           "read by its bottom faces, kept dice included (send it as that "
+                           "throw's `em_baixo`); false: the next throw is read by its top "
+                           "faces. Always false elsewhere"}),
+    }),
     "turn": fields.Nested("TurnOutlookSchema", attribute="outlook", metadata={
         "description": "With coach: true: where the turn ends under the advisor's play of "
                        "the rest of it"}),
 }, name="KeepMoveSchema")
 KeepMoveSchema.left_out = frozenset({"outlook"})  # coaching not asked for
 
-ScoreMoveSchema = PlacementFields.from_dict({
-    "action": fields.String(required=True, validate=validate.OneOf(("score",)), metadata={
-        "description": "score: fill a box now"}),
+ScoreMoveSchema = AnswerSchema.from_dict({
+    # a placement's fields (as hands/score writes a box's), read from the move
+    **on_move(PlacementFields._declared_fields),
+    **on_move({"action": fields.String(required=True, validate=validate.OneOf(("score",)),
+                                       metadata={"description": "score: fill a box now"})}),
     **_move_common(),
 }, name="ScoreMoveSchema")
 
 
-#: A suggested move: a keep or a placement, with its values (`advice.moves.Move`).
-MOVE = move_union("Move", keep=("KeepMove", KeepMoveSchema), score=("ScoreMove", ScoreMoveSchema))
+#: A suggested move: a keep or a placement, with its values (`advice.moves.RankedMove`,
+#: the move held in its `move`).
+MOVE = move_union("Move", keep=("KeepMove", KeepMoveSchema), score=("ScoreMove", ScoreMoveSchema),
+                  held_in="move")
 
 
 class PositionAnswerFields(HandAnswerFields):
