@@ -194,6 +194,10 @@ def push_block(kd, DEC, mass0, SF, SL, mass, kmass):
             lr[lane] += mr[lane]
 
 
+#: Lanes (states) of a block of `level_records`: four times the solver's, as
+#: `moments.MOMENT_LANES` (each keep's and each hand's fixed costs spread over more states;
+#: a lane's outcomes do not depend on the block it is in).
+RECORD_LANES = 4 * LANES
 #: Levels with fewer states run on one thread (a thread's start costs more than they do).
 PARALLEL_STATES = 8 * LANES
 #: Pieces of a large level per thread: the pool hands them out as threads come free (one is
@@ -355,7 +359,7 @@ def level_records(kd, V, states, gbits, mass0):
     probability of each hand on the first throw (`kd.prob`; the hands that win the game at
     once left out for `forward(..., instant=...)`)."""
     n = states.shape[0]
-    L = LANES
+    L = RECORD_LANES
     nh = kd.nh
     scf, scl, DEC, bm, bu, bf = level_arrays(kd, L)
     off = np.zeros(n + 1, np.int64)
@@ -496,7 +500,7 @@ def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarr
     if pool is None or workers < 2 or n < PARALLEL_STATES:
         runs = [(0, *level_records(kd, values, states, gbits, mass0))]
     else:
-        per = -(-n // (CHUNKS * workers * LANES)) * LANES
+        per = -(-n // (CHUNKS * workers * RECORD_LANES)) * RECORD_LANES
         starts = range(0, n, per)
         futures = [pool.submit(level_records, kd, values, states[a:a + per], gbits, mass0)
                    for a in starts]

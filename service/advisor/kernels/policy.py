@@ -261,7 +261,8 @@ def choices32(kd, first, sc, NX, GN, BX, SC):
 @nb.njit(cache=True, error_model="numpy")
 def keeps32(kd, cur, E, M, MA):
     """Keep values E (before "em baixo") and the best keep among each keep's sub-multisets:
-    M its value, MA which keep (an effective keep id held as a float32, `steps.keep_step_pick`)."""
+    M its value, MA which keep (an effective keep id, in MA's type: int16 for `decide32`,
+    `steps.keep_step_pick`)."""
     L = cur.shape[1]
     rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, L)
     keep_step_pick(kd.em_baixo, kd.mirror, kd.n_small, kd.pairs, E, M, MA, L)
@@ -271,21 +272,28 @@ def keeps32(kd, cur, E, M, MA):
 def decide32(kd, Sf, Sl, DEC):
     """The keeps of the turn from the values of scoring each hand (Sf on the first throw, Sl
     later): DEC[t, h, lane] for t = 1 .. throws-1 (-1: score now; else the keep rethrown
-    from). Returns the hand values at throw 1 (float32)."""
+    from). Returns the hand values at throw 1 (float32).
+
+    The keeps are picked as int16 ids (`steps.keep_step_pick`), DEC's own type: less memory
+    moved than float32 ids and no conversion when DEC is written."""
     L = Sl.shape[1]
     nh = kd.nh
     E = np.empty((kd.nk, L), np.float32)
     M = np.empty((kd.nk, L), np.float32)
-    MA = np.empty((kd.nk, L), np.float32)
+    MA = np.empty((kd.nk, L), np.int16)
     cur = np.empty((nh, L), np.float32)
     cur[:, :] = Sl
     for t in range(kd.throws - 1, 0, -1):
         keeps32(kd, cur, E, M, MA)
         for h in range(nh):
             k = kd.hand_keep[h]
+            mk = M[k]
+            ak = MA[k]
+            ch = cur[h]
+            dh = DEC[t, h]
             for lane in range(L):
-                cur[h, lane] = M[k, lane]
-                DEC[t, h, lane] = int(MA[k, lane])
+                ch[lane] = mk[lane]
+                dh[lane] = ak[lane]
     for h in range(nh):
         for lane in range(L):
             if Sf[h, lane] >= cur[h, lane]:
