@@ -421,7 +421,9 @@ def level_records(kd, V, states, gbits, mass0):
     """Outcomes of one turn from each state of a level: per state a run of (key, p) with
     key = next state's flat index << gbits | points (`merge_block`). `mass0`: the
     probability of each hand on the first throw (`kd.prob`; the hands that win the game at
-    once left out for `forward(..., instant=...)`)."""
+    once left out for `forward(..., instant=...)`). In blocks of `RECORD_LANES` states
+    (Yatzy's states, one thread: 4.07 s at 32 lanes before the merge and the int16 keeps,
+    3.15 s now)."""
     n = states.shape[0]
     L = RECORD_LANES
     nh = kd.nh
