@@ -1,7 +1,8 @@
 """Numba kernels of the solver: one turn of play, for a block of states side by side.
 
-A block holds up to ``LANES`` states with the same number of filled boxes; every work array
-is ``[item, lane]`` so the inner loops run over lanes and compile to SIMD. For each state:
+A block holds up to ``SOLVE_LANES`` states with the same number of filled boxes; every work
+array is ``[item, lane]`` so the inner loops run over lanes and compile to SIMD. For each
+state:
 
 1. score pass: ``S[h]`` = best over legal boxes of (score + bonuses + value of the next
    state), for later throws and, where scores differ, for the first throw;
@@ -28,6 +29,9 @@ from .model import KIND_TRACKED, KIND_UPPER, Model
 from .steps import canon, keep_step, load_block, next_marks, rethrow_mean
 
 LANES = 32
+#: States of a block of `solve_level`: four times `LANES`, as the moment tables' and the
+#: forward pass's blocks (`moments.MOMENT_LANES`, `distribution.RECORD_LANES`)
+SOLVE_LANES = 4 * LANES
 NEG = np.float32(-1e30)
 
 
@@ -283,9 +287,9 @@ def keep_pass(kd, cur, E, M, store, t):
     `steps.keep_step`).
 
     When `store` has rows, store[t] receives E before the "em baixo" mirroring. Blocks are
-    always LANES wide here (a constant trip count the compiler unrolls into SIMD).
+    always SOLVE_LANES wide here (a constant trip count the compiler unrolls into SIMD).
     """
-    L = LANES
+    L = SOLVE_LANES
     rethrow_mean(kd.add, kd.hand_keep, kd.n_small, cur, E, L)
     if store.shape[0] > 0:
         store[t, :, :] = E
@@ -320,7 +324,7 @@ def turn_pass(kd, Sf, Sl, E, M, cur, store):
 def solve_level(kd, V, states):
     """Fill V for every state of one level (same number of filled boxes), in lane blocks."""
     n = states.shape[0]
-    L = LANES
+    L = SOLVE_LANES
     nblocks = (n + L - 1) // L
     for bi in range(nblocks):
         bm = np.empty(L, np.int64)

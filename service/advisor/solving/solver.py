@@ -13,7 +13,7 @@ from ...domain.rules import RuleSet
 from ..kernels.model import Model, build_model, canon, reachable_states
 from ..kernels.moments import Moments, moments_level
 from ..kernels.threads import cpu_workers
-from ..kernels.values import LANES, KernelData, kernel_data, read_only, solve_level
+from ..kernels.values import SOLVE_LANES, KernelData, kernel_data, read_only, solve_level
 
 
 @dataclass
@@ -66,7 +66,8 @@ def by_levels(m: Model, threads: int, step: Callable[[np.ndarray], object],
               what: str) -> None:
     """Run a kernel `step` on every reachable state of a sheet, level by level from the
     last (the fullest sheets) to the first, on `threads` threads (0: every CPU): the kernels
-    release the GIL, so a level is split between threads in whole blocks of LANES states.
+    release the GIL, so a level is split between threads in whole blocks of SOLVE_LANES
+    states (the value kernel's blocks, and the moment kernel's: `moments.MOMENT_LANES`).
     Stops between levels with `Cancelled(what)` once `CANCEL` is set."""
     levels = reachable_states(m)
     workers = cpu_workers(threads)
@@ -75,7 +76,7 @@ def by_levels(m: Model, threads: int, step: Callable[[np.ndarray], object],
             if CANCEL.is_set():
                 raise Cancelled(what)
             states = levels[level]
-            per = -(-len(states) // (workers * LANES)) * LANES
+            per = -(-len(states) // (workers * SOLVE_LANES)) * SOLVE_LANES
             chunks = [states[i:i + per] for i in range(0, len(states), max(per, 1))]
             list(pool.map(step, chunks))
 
