@@ -294,7 +294,11 @@ def reachable_states(m: Model) -> list[np.ndarray]:
     bits = np.array([bin(x).count("1") for x in range(1 << 11)], np.int64)
     x = out[:, 0]
     pop = bits[x & 0x7FF] + bits[(x >> 11) & 0x7FF] + bits[(x >> 22) & 0x7FF]
-    return [out[pop == lv] for lv in range(nb + 1)]
+    # split by level in one stable sort (each level's states in the order they came), not
+    # a pass over every state per level
+    order = np.argsort(pop, kind="stable")
+    ends = np.cumsum(np.bincount(pop, minlength=nb + 1))[:nb]
+    return np.split(out[order], ends)
 
 
 def canon(t: int, maxrem: np.ndarray, total: int, mask: int) -> int:
