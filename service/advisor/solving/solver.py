@@ -56,8 +56,7 @@ def solve(rs: RuleSet, order: str | None = None, threads: int = 0) -> Solution:
     """Solve a sheet exactly: every reachable state's value, level by level, on `threads`
     threads (0: every CPU)."""
     m, kd = prepare(rs, order)
-    values = np.full(m.table_shape, np.nan, np.float32)
-    values[(1 << m.nb) - 1] = 0.0
+    values = empty_table(m, np.float32)
     by_levels(m, threads, lambda states: solve_level(kd, values, states), rs.variant.id)
     return Solution(m, kd, values)
 
@@ -94,13 +93,17 @@ def attach(rs: RuleSet, values: np.ndarray, order: str | None = None) -> Solutio
 NO_VALUES = np.empty((0, 0, 0), np.float32)
 
 
+def empty_table(m: Model, dtype: type = np.float64) -> np.ndarray:
+    """A sheet's table before the levels are filled in: NaN (unreachable until filled), and
+    0 once every box is filled (no points still to come)."""
+    table = np.full(m.table_shape, np.nan, dtype)
+    table[(1 << m.nb) - 1] = 0.0
+    return table
+
+
 def _moment_tables(m: Model) -> tuple[np.ndarray, np.ndarray]:
-    """Empty moment tables of a sheet: NaN, and 0 once every box is filled."""
-    t1 = np.full(m.table_shape, np.nan)
-    t2 = np.full(m.table_shape, np.nan)
-    t1[(1 << m.nb) - 1] = 0.0
-    t2[(1 << m.nb) - 1] = 0.0
-    return t1, t2
+    """Empty moment tables of a sheet (`empty_table`, float64)."""
+    return empty_table(m), empty_table(m)
 
 
 def solve_moments(sol: Solution, threads: int = 0) -> Moments:
@@ -122,8 +125,7 @@ def solve_with_moments(rs: RuleSet, order: str | None = None, threads: int = 0
     What a game analysis under new rules waits for (Yatzy with a new upper bonus on two
     threads: 0.84 + 1.4 s apart, docs/benchmarks.md)."""
     m, kd = prepare(rs, order)
-    values = np.full(m.table_shape, np.nan, np.float32)
-    values[(1 << m.nb) - 1] = 0.0
+    values = empty_table(m, np.float32)
     view = read_only(values.view())  # what the kernels read; `values` is what they write
     t1, t2 = _moment_tables(m)
     by_levels(m, threads, lambda states: moments_level(kd, view, t1, t2, states, values),
