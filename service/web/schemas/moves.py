@@ -148,7 +148,7 @@ KeepMoveSchema.left_out = frozenset({"outlook"})  # coaching not asked for
 
 ScoreMoveSchema = AnswerSchema.from_dict({
     # a placement's fields (as hands/score writes a box's), read from the move
-    **on_move(PlacementFields._declared_fields),
+    **on_move(PlacementFields().fields),
     **on_move({"action": fields.String(required=True, validate=validate.OneOf(("score",)),
                                        metadata={"description": "score: fill a box now"})}),
     **_move_common(),
