@@ -276,28 +276,15 @@ def test_api_keeps_its_contract(operation):
             assert mode is GenerationMode.NEGATIVE
 
 
-def test_the_private_flask_smorest_methods_we_override_are_pinned(client):
-    """`ProblemApi` overrides three private methods of flask-smorest's Api: each still exists
-    with the signature we override, and each override shows (a release that renames one
-    fails here, not silently in production)."""
-    import inspect
-
-    from flask_smorest import Api
-
-    from service.web.api import ProblemApi
-
-    for name in ("_register_error_handlers", "_openapi_json", "_register_responses"):
-        theirs = getattr(Api, name, None)
-        assert theirs is not None, f"flask-smorest no longer has Api.{name}"
-        assert (list(inspect.signature(theirs).parameters)
-                == list(inspect.signature(getattr(ProblemApi, name)).parameters)), name
-    # _openapi_json: the served document is the specialised one (per-variant paths)
+def test_errors_and_the_default_error_response_are_problem_documents(client):
+    """`ProblemApi` makes problem documents the error format through flask-smorest's public
+    hooks only (`ERROR_SCHEMA`, `handle_http_exception`; tests/test_public_apis.py holds it
+    to overriding no private method): the served document has the per-variant paths, a
+    routing error is a problem document, and so is the default error response."""
     served = client.get("/openapi.json").get_json()
     assert "/v1/variants/yahtzee/hands/score" in served["paths"]
-    # _register_error_handlers: errors are problem documents, not smorest's JSON
     resp = client.get("/v1/no-such-thing")
     assert resp.status_code == 404 and resp.mimetype == "application/problem+json"
-    # _register_responses: the default error response is problem+json
     default = served["components"]["responses"]["DEFAULT_ERROR"]["content"]
     assert list(default) == ["application/problem+json"]
 
