@@ -56,8 +56,10 @@ class Pointers:
 class Earned:
     """What a turn added to the sheet: the box written (None: an instant win that wrote
     none) and its column, the box's score, the bonuses, whether it won the game at once, and
-    `points`, all it added to the total: box, five-of-a-kind bonus, upper bonus (the
-    `earned` of games/turn's answer and of games/validate's turn records, `EarnedSchema`)."""
+    `points`, all it added to the total: box, five-of-a-kind bonus, upper bonus. The part of
+    a `TurnOutcome` that games/turn's answer and games/validate's turn records show as
+    `earned` (`EarnedSchema` dumps the outcome itself: a chosen 0 shows as `score` 0, no
+    Joker, no upper or first-throw bonus, and the five-of-a-kind bonus it keeps)."""
 
     box: str | None
     column: int | None
@@ -75,7 +77,8 @@ class TurnOutcome(Earned):
     """A turn played: what it earned (`Earned`), the sheet after it, the dice (sorted) and
     the faces scored, the throw they stood on, the turn's number on the sheet (1 = first),
     the turns left, whether the game is over, and `scratch`: the box took a chosen 0 where
-    the dice score more."""
+    the dice score more. The one record of a turn played: games/turn answers it
+    (`TurnResult`) and the replay holds it (`games.TurnRecord`)."""
 
     sheet: Sheet
     dice: list[int]
@@ -96,30 +99,22 @@ class TurnOutcome(Earned):
 
 @dataclass(slots=True)
 class TurnResult(UnderRules):
-    """A turn played as games/turn answers it (`TurnResultSchema`): the dice (sorted) and
-    the faces scored, the throw they stood on, the sheet after the turn as the API's
-    scorecard (to send with the next turn), what the turn earned, the sheet's totals, the
-    turn's number, the turns left, and whether the game is over or won at once."""
+    """games/turn's answer (`TurnResultSchema`): the turn played (`outcome`: the dice and
+    the faces scored, the throw they stood on, what it earned, the turn's number, the turns
+    left, whether the game is over or won at once; the schema reads them there), and what
+    only the answer adds: the sheet after the turn as the API's scorecard (to send with the
+    next turn) and the sheet's totals."""
 
-    dice: list[int]
-    scored_dice: list[int]
-    throw: int
+    outcome: TurnOutcome
     scorecard: Scorecard
-    earned: Earned
     totals: Totals
-    turn: int
-    turns_left: int
-    game_over: bool
-    won: bool
     rules: RuleSet = field(kw_only=True, repr=False)
 
     @staticmethod
     def of(rs: RuleSet, outcome: TurnOutcome) -> TurnResult:
         """The answer of a turn played under `rs` (`play_turn`'s outcome)."""
-        return TurnResult(outcome.dice, outcome.scored_dice, outcome.throw,
-                          scorecard_of(rs, outcome.sheet), outcome.earned(),
-                          sheet_totals(rs, outcome.sheet), outcome.turn, outcome.turns_left,
-                          outcome.game_over, outcome.sheet.won, rules=rs)
+        return TurnResult(outcome, scorecard_of(rs, outcome.sheet),
+                          sheet_totals(rs, outcome.sheet), rules=rs)
 
 
 def column_problem(rs: RuleSet, column: int | None, ptrs: Pointers) -> Problem | None:

@@ -53,7 +53,7 @@ from service.domain.scoring import (
     Placement,
     Totals,
 )
-from service.domain.turn import Earned, TurnResult
+from service.domain.turn import Earned, TurnOutcome, TurnResult
 from service.domain.variants import FiveOfAKindBonus, OptionSpec, UpperBonus
 from service.web.busy import Building, TableBuildingSchema
 from service.web.schemas import analysis, games, hands, moves, scorecards, variants
@@ -125,6 +125,13 @@ HELD_MOVES: dict[type[ma.Schema], type] = {
     analysis.PlacementChanceSchema: ScoreBox,
 }
 
+#: The schemas of a turn that read what the turn played from the `TurnOutcome` their object
+#: holds (`outcome`: the outcome itself as `earned`, its figures by path, `outcome.<name>`)
+HELD_OUTCOMES: dict[type[ma.Schema], set[str]] = {
+    games.TurnResultSchema: {"earned", "dice", "scored_dice", "throw", "turn", "turns_left",
+                             "game_over", "won"},
+}
+
 
 def names_of(cls: type) -> set[str]:
     """Every name an object of `cls` answers: its dataclass fields (or a named tuple's),
@@ -161,6 +168,21 @@ def test_a_move_beside_its_figures_is_read_from_the_move(schema, kind):
     assert "action" in on_move, schema.__name__
     assert all(attr in names for attr in on_move.values()), (schema.__name__, on_move)
     assert not (set(read) - set(on_move)) & names, "a move's field read from the record"
+
+
+@pytest.mark.parametrize("schema,on_outcome", HELD_OUTCOMES.items(),
+                         ids=[s.__name__ for s in HELD_OUTCOMES])
+def test_a_turn_played_is_read_from_its_outcome(schema, on_outcome):
+    """A turn played is one record, the domain's `TurnOutcome`: an answer about a turn holds
+    it and reads from it what the turn played and earned (`earned` is the outcome itself,
+    dumped by `EarnedSchema`), by names the outcome has, never from a copy of its fields."""
+    names = names_of(TurnOutcome)
+    read = {name: (field.attribute or name).split(".") for name, field in
+            schema().dump_fields.items()}
+    held = {name: path[1:] for name, path in read.items() if path[0] == "outcome"}
+    assert set(held) == on_outcome, schema.__name__
+    assert held["earned"] == [], "earned is the outcome, not a copy of it"
+    assert all(path[0] in names for path in held.values() if path), held
 
 
 @pytest.mark.parametrize("objective", sorted(EXTRAS))

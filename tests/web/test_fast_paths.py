@@ -312,3 +312,29 @@ def test_a_move_is_written_as_its_schema_writes_it(move):
     schema = KeepMoveSchema() if move.move.action == "keep" else ScoreMoveSchema()
     field = MoveUnionField(MOVE)
     assert json.dumps(field.serialize("m", {"m": move})) == json.dumps(schema.dump(move))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**16), st.sampled_from([("yahtzee", None), ("generala", None),
+                                               ("bozo", None), ("yahtzee", {"columns": True})]))
+def test_a_turn_played_is_written_compiled_as_marshmallow_writes_it(seed, config):
+    """games/turn's answer holds the turn's outcome and its schema reads the turn's figures
+    from there (`outcome.dice`, `outcome.sheet.won`, the outcome itself as `earned`): its
+    compiled dump writes every turn of a game as marshmallow's dump does."""
+    from service.domain.scoring import empty_sheet
+    from service.domain.turn import TurnResult, play_turn
+    from service.web.schemas.common import compiled_dump
+    from service.web.schemas.games import TurnResultSchema
+    from tests.domain.gamegen import random_game
+
+    variant, options = config
+    gen = random_game(variant, seed, players=1, options=options, scratches=0.1)
+    rs, sheet = gen.rs, empty_sheet(gen.rs)
+    schema, dump = TurnResultSchema(), compiled_dump(TurnResultSchema)
+    for turn in gen.body["players"][0]["turns"]:
+        outcome = play_turn(rs, sheet, turn["throws"][-1], len(turn["throws"]),
+                            turn.get("box"), turn.get("column"),
+                            bool(turn.get("em_baixo")), scratch=bool(turn.get("scratch")))
+        result = TurnResult.of(rs, outcome)
+        assert json.dumps(dump(result)) == json.dumps(schema.dump(result))
+        sheet = outcome.sheet

@@ -448,9 +448,10 @@ def problem_detail() -> fields.String:
     return fields.String(required=True, metadata={"description": "What is wrong"})
 
 
-def throw_stood_on() -> fields.Integer:
+def throw_stood_on(**kw: Any) -> fields.Integer:
     """An answer's `throw`: the throw the dice of a turn or decision stood on."""
-    return fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'})
+    return fields.Integer(required=True, metadata={"description": 'The throw the dice stood on'},
+                          **kw)
 
 
 def values_method() -> fields.String:
@@ -532,6 +533,12 @@ def on_move(fields_: Mapping[str, fields.Field], held_in: str = "move"
         read.attribute = f"{held_in}.{field.attribute or name}"
         out[name] = read
     return out
+
+
+def held_field(schema: type[ma.Schema], name: str, held_in: str) -> fields.Field:
+    """The field `name` of `schema`, read from the object a record holds (`held_in`, as
+    `on_move`): games/turn's dice, read from the turn's outcome."""
+    return on_move({name: schema._declared_fields[name]}, held_in)[name]
 
 
 def union_components() -> dict[str, dict[str, Any]]:

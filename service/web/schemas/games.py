@@ -30,6 +30,7 @@ from .common import (
     _int,
     box_id,
     dice_field,
+    held_field,
     problem_code,
     problem_detail,
     scoring_em_baixo,
@@ -89,21 +90,27 @@ class GameTotalsSchema(TotalsFields):
     """A sheet's totals."""
 
 
+# games/turn's answer is a `turn.TurnResult`: the turn played (`TurnOutcome`, which is also
+# what it earned) held in its `outcome`, whose fields are read from there, beside the
+# scorecard and totals only the answer has.
 class TurnResultSchema(HandAnswerFields):
     """A turn played: the new sheet and what the turn earned."""
 
-    throw = throw_stood_on()
+    dice = held_field(HandAnswerFields, "dice", "outcome")
+    scored_dice = held_field(HandAnswerFields, "scored_dice", "outcome")
+    throw = throw_stood_on(attribute="outcome.throw")
     scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The sheet after the turn, to send as the next turn's scorecard"})
-    earned = fields.Nested(EarnedSchema, required=True)
+    earned = fields.Nested(EarnedSchema, required=True, attribute="outcome")
     totals = fields.Nested(GameTotalsSchema, required=True)
-    turn = fields.Integer(required=True, metadata={
+    turn = fields.Integer(required=True, attribute="outcome.turn", metadata={
         "description": "This turn's number on the player's sheet (1 = first)"})
-    turns_left = fields.Integer(required=True, metadata={
+    turns_left = fields.Integer(required=True, attribute="outcome.turns_left", metadata={
         "description": "Turns the player has left (0 once the game is over)"})
-    game_over = fields.Boolean(required=True, metadata={
+    game_over = fields.Boolean(required=True, attribute="outcome.game_over", metadata={
         "description": "The sheet is full, or the game was won at once"})
-    won = fields.Boolean(required=True, metadata={"description": "The game was won at once"})
+    won = fields.Boolean(required=True, attribute="outcome.sheet.won", metadata={
+        "description": "The game was won at once"})
 
 
 # --------------------------------------------------------------------------- games/validate
