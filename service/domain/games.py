@@ -6,8 +6,9 @@ chosen 0, claimed points)
 and lists every problem it finds, each with a JSON pointer into the game, a code and a
 detail, with each turn's points, running totals, final totals and standings.
 `replay_game` is the same replay (the only one: games/validate and the game analysis both
-read a recorded game through it), answering also each turn as it was played
-(`ReplayedTurn`: the sheet before, the throws and kept dice, the outcome and the sheet after).
+read a recorded game through it). Each recorded turn is one `TurnRecord`, whatever became of
+it: games/validate's answer dumps it (`TurnRecordSchema`) and the analysis judges the turns
+played (the sheet before, the throws and kept dice, the outcome and the sheet after).
 
 Each turn is played by `turn.py` (`move_problem`, `apply_turn`), whose legality and scores
 come from `scoring.score_hand`; this module adds only what a whole game decides
@@ -40,7 +41,6 @@ from .scoring import (
     score_hand,
 )
 from .turn import (
-    Earned,
     Pointers,
     TurnOutcome,
     apply_turn,
@@ -50,37 +50,45 @@ from .turn import (
 )
 
 
-@dataclass
-class ReplayedTurn:
-    """One recorded turn as the replay played it: the sheet before it, the dice of each throw
-    (sorted), the dice kept after each throw but the last (sorted; None when the turn does
-    not record them), the throw the placement stands on, and the outcome (the box written,
-    None for an instant win that writes none; what it earned; the sheet after it).
-    `em_baixo`: the last throw was read by its bottom faces (Bozó)."""
-
-    turn: int  # index of the turn in the player's list
-    before: Sheet
-    throws: list[Hand]
-    kept: list[Hand] | None
-    throw: int
-    outcome: TurnOutcome
-    em_baixo: bool = False
-
-
 @dataclass(slots=True)
 class TurnRecord:  # made once a turn: not frozen, as Earned (see turn.py)
-    """A recorded turn replayed, as games/validate tells it (`TurnRecordSchema`): its number
-    on the player's sheet (1 = first), its status (ok, illegal, not_scored, after_end), how
-    many throws it made, the last throw sorted (None when the dice are not a hand), the
-    player's total after it, and what it `earned`, as games/turn tells it (None: the turn
-    was not applied)."""
+    """One recorded turn as the replay played it (or did not): games/validate's answer
+    dumps it (`TurnRecordSchema`) and the game analysis judges it.
 
-    turn: int
+    `index`: the turn's place in the player's list (0 = first; the API's `turn` counts from
+    1). `status`: ok, illegal, not_scored (the dice are not a hand: the box took the claimed
+    points), after_end (after the game ended: not applied). `before`: the sheet as the turn
+    found it. `throws`: the dice of each throw (sorted); `kept`: the dice kept after each
+    throw but the last (sorted; None when the turn does not record them); `em_baixo`: the
+    last throw was read by its bottom faces (Bozó). `outcome`: the turn played (the box
+    written, None for an instant win that writes none; what it earned; the sheet after it),
+    None when the turn was not applied. `running_total`: the player's total after it."""
+
+    index: int
     status: str
-    throws: int
-    dice: list[int] | None
+    before: Sheet
+    throws: tuple[Hand, ...]
+    kept: tuple[Hand, ...] | None
+    em_baixo: bool
+    outcome: TurnOutcome | None
     running_total: int
-    earned: Earned | None
+
+    @property
+    def turn(self) -> int:
+        """The turn's number on the player's sheet, as the API counts (1 = first)."""
+        return turn_number(self.index)
+
+    @property
+    def throw_count(self) -> int:
+        """How many throws the turn made."""
+        return len(self.throws)
+
+    @property
+    def dice(self) -> list[int] | None:
+        """The last throw scored, sorted: None when the dice are not a hand or the turn was
+        not applied."""
+        o = self.outcome
+        return None if o is None else o.dice or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +116,7 @@ class PlayerResult:
 
     player: int
     name: str
-    turns: list[TurnRecord]
+    turns: list[TurnRecord]  # every recorded turn, played or not
     scorecard: Scorecard
     totals: Totals
     total: int
@@ -134,13 +142,19 @@ class GameValidation(UnderRules):
 
 @dataclass
 class GameReplay:
-    """A game replayed: games/validate's answer (`validation`), the problems found (each
-    with pointer, code and detail; none for a game valid so far), and each player's turns as
-    played (`turns[player]`; a turn that could not be played is left out)."""
+    """A game replayed: games/validate's answer (`validation`, each player's every turn
+    recorded among it) and the problems found (each with pointer, code and detail; none for
+    a game valid so far)."""
 
     validation: GameValidation
     problems: list[Problem]
-    turns: list[list[ReplayedTurn]]
+
+    @property
+    def turns(self) -> list[list[TurnRecord]]:
+        """Each player's turns as played (`turns[player]`; a turn that was not applied is
+        left out)."""
+        return [[t for t in p.turns if t.outcome is not None]
+                for p in self.validation.players]
 
 
 @dataclass
@@ -153,7 +167,6 @@ class _Player:
     sheet: Sheet
     total: int = 0
     records: list[TurnRecord] = field(default_factory=list)
-    replayed: list[ReplayedTurn] = field(default_factory=list)
 
 
 def validate_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameValidation:
@@ -169,8 +182,8 @@ def replay_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameReplay
     "winners"?: [index]}.
     The validation answers valid, every problem (pointer, code, detail), each player's
     turns with their points and running totals, the final sheets and totals, and the
-    standings. A partial game is valid so far. Beside it, every turn played as a
-    `ReplayedTurn`, for the game analysis.
+    standings. A partial game is valid so far. Every recorded turn is a `TurnRecord`, which
+    the game analysis reads too.
     """
     problems: list[Problem] = []
     players = [_Player(i, player_name(p, i), p.get("turns") or [],
@@ -190,7 +203,7 @@ def replay_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameReplay
                     if ended == "won" else ("game_over", "every box of this sheet is "
                                                          "filled: the player has no turn left")
                 problems.append(Problem(tptr, detail, code))
-                pl.records.append(_record(r, turn, None, pl.total, "after_end"))
+                pl.records.append(_record(r, turn, pl.sheet, None, pl.total, "after_end"))
                 continue
             if not _in_turn(counts, pl.index, r):
                 problems.append(Problem(tptr, f"turn {turn_number(r)} of {pl.name} is out of turn: "
@@ -198,27 +211,29 @@ def replay_game(rs: RuleSet, game: dict[str, Any], base: str = "") -> GameReplay
                                               f"each per round", "out_of_turn"))
             outcome, status = _replay_turn(rs, pl.sheet, turn, tptr, problems)
             if outcome is None:
-                pl.records.append(_record(r, turn, None, pl.total, status))
+                pl.records.append(_record(r, turn, pl.sheet, None, pl.total, status))
                 continue
-            pl.replayed.append(_replayed(r, turn, pl.sheet, outcome))
+            pl.records.append(_record(r, turn, pl.sheet, outcome, pl.total + outcome.points,
+                                      status))
             pl.sheet = outcome.sheet
             pl.total += outcome.points
-            pl.records.append(_record(r, turn, outcome, pl.total, status))
             if outcome.sheet.won:
                 ended, winner = "won", pl.index
     game_over = ended == "won" or (bool(players) and all(is_complete(p.sheet)
                                                          for p in players))
     validation = _answer(rs, game, base, players, problems, game_over, winner)
-    return GameReplay(validation, problems, [p.replayed for p in players])
+    return GameReplay(validation, problems)
 
 
-def _replayed(r: int, turn: dict[str, Any], before: Sheet,
-              outcome: TurnOutcome) -> ReplayedTurn:
-    """A turn played, as the analysis reads it."""
+def _record(r: int, turn: dict[str, Any], before: Sheet, outcome: TurnOutcome | None,
+            running: int, status: str) -> TurnRecord:
+    """The record of turn `r` (its index in the player's list) of a player, as replayed."""
     kept = turn.get("kept")
-    return ReplayedTurn(r, before, [normalise(d) for d in turn.get("throws") or []],
-                        None if kept is None else [normalise(k) for k in kept],
-                        outcome.throw, outcome, bool(turn.get("em_baixo")))
+    # tuples of tuples of ints, which the garbage collector stops tracking: a batch of
+    # games keeps every record until its answer is written
+    return TurnRecord(r, status, before, tuple(map(normalise, turn.get("throws") or ())),
+                      None if kept is None else tuple(map(normalise, kept)),
+                      bool(turn.get("em_baixo")), outcome, running)
 
 
 def _in_turn(counts: list[int], i: int, r: int) -> bool:
@@ -365,15 +380,6 @@ def _points_problem(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | Non
     where = f"box {p.box!r}" if p is not None else "this turn (no box written)"
     return Problem(ptr, f"claimed {claimed}, but the dice score {real} in {where}",
                    "points_mismatch")
-
-
-def _record(r: int, turn: dict[str, Any], outcome: TurnOutcome | None, running: int,
-            status: str) -> TurnRecord:
-    throws = len(turn.get("throws") or [])
-    if outcome is None:
-        return TurnRecord(turn_number(r), status, throws, None, running, None)
-    return TurnRecord(turn_number(r), status, throws, outcome.dice or None, running,
-                      outcome.earned())
 
 
 def _answer(rs: RuleSet, game: dict[str, Any], base: str, players: list[_Player],

@@ -89,13 +89,6 @@ class TurnOutcome(Earned):
     game_over: bool = False
     scratch: bool = False
 
-    def earned(self) -> Earned:
-        """What the turn earned, as the API shows it (a chosen 0 shows as `score` 0, no
-        Joker, no upper or first-throw bonus, and the five-of-a-kind bonus it keeps)."""
-        return Earned(self.box, self.column, self.score, self.joker,
-                      self.five_of_a_kind_bonus, self.upper_bonus, self.first_throw_bonus,
-                      self.wins_game, self.points)
-
 
 @dataclass(slots=True)
 class TurnResult(UnderRules):

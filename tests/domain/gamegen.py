@@ -19,9 +19,9 @@ from service.domain.games import validate_game
 from service.domain.rules import RuleSet, effective_rules
 from service.domain.scorecards import scorecard_of, sheet_totals
 from service.domain.scoring import Sheet, empty_sheet, max_throw, score_hand
-from service.domain.turn import play_turn
+from service.domain.turn import TurnOutcome, play_turn
 from service.web.schemas.common import ScorecardSchema
-from service.web.schemas.games import GameValidationSchema
+from service.web.schemas.games import EarnedSchema, GameValidationSchema
 
 
 @dataclass
@@ -149,6 +149,12 @@ def scorecard_json(rs: RuleSet, sheet: Sheet) -> dict[str, Any]:
     """A sheet as the API writes it in an answer (`scorecard_of`, dumped by the answer's
     schema): what a request sends back."""
     return ScorecardSchema().dump(scorecard_of(rs, sheet))
+
+
+def earned_json(outcome: TurnOutcome) -> dict[str, Any]:
+    """What a turn earned as the API writes it (games/turn's and games/validate's `earned`:
+    the outcome dumped by `EarnedSchema`)."""
+    return EarnedSchema().dump(outcome)
 
 
 def validation_json(rs: RuleSet, game: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,6 @@ turn earns, each illegal move's code, and the whole-game decisions 11-18 of docs
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from service.domain.scorecards import sheet_totals
 from service.domain.scoring import parse_scorecard
 from service.domain.turn import play_turn
 
-from .gamegen import scorecard_json, validation_json
+from .gamegen import earned_json, scorecard_json, validation_json
 from .rulebook import UPPER, filled_except
 
 
@@ -39,7 +38,7 @@ def illegal(*args: Any, **kw: Any) -> tuple[str, str]:
 
 def test_a_yahtzee_bonus_fills_the_chip_count():
     out = turn("yahtzee", {"boxes": {"five_of_a_kind": 50}}, [6, 6, 6, 6, 6], 3, "sixes")
-    assert asdict(out.earned()) == {"box": "sixes", "column": None, "score": 30, "joker": False,
+    assert earned_json(out) == {"box": "sixes", "column": None, "score": 30, "joker": False,
                             "five_of_a_kind_bonus": 100, "upper_bonus": 0,
                             "first_throw_bonus": 0, "wins_game": False, "points": 130}
     assert out.sheet.columns[0].five_of_a_kind_bonuses == 1
@@ -177,7 +176,7 @@ def test_a_chosen_zero_keeps_the_yahtzee_bonus():
     placed"): 0 in the box, +100, and the sheet it leaves passes the sheet check."""
     card = {"boxes": {"five_of_a_kind": 50, "sixes": 18}}
     out = turn("yahtzee", card, [6, 6, 6, 6, 6], 2, "small_straight", scratch=True)
-    assert asdict(out.earned()) == {"box": "small_straight", "column": None, "score": 0,
+    assert earned_json(out) == {"box": "small_straight", "column": None, "score": 0,
                             "joker": False, "five_of_a_kind_bonus": 100, "upper_bonus": 0,
                             "first_throw_bonus": 0, "wins_game": False, "points": 100}
     assert out.sheet.columns[0].boxes["small_straight"] == 0
@@ -199,7 +198,7 @@ def test_a_chosen_zero_reaches_no_upper_bonus_and_no_first_throw_score():
 def test_a_chosen_zero_where_the_hand_scores_nothing_is_simply_a_zero():
     plain = turn("yahtzee", None, [1, 2, 3, 5, 5], 3, "full_house")
     chosen = turn("yahtzee", None, [1, 2, 3, 5, 5], 3, "full_house", scratch=True)
-    assert chosen.earned() == plain.earned() and chosen.sheet == plain.sheet
+    assert earned_json(chosen) == earned_json(plain) and chosen.sheet == plain.sheet
     assert not chosen.scratch
 
 

@@ -12,7 +12,6 @@ validate, in the domain and through `games/validate`.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from service.domain.games import validate_game
 from service.domain.scoring import empty_sheet, parse_scorecard
 from service.domain.turn import play_turn
 
-from .gamegen import Generated, random_game, scorecard_json, validation_json
+from .gamegen import Generated, earned_json, random_game, scorecard_json, validation_json
 
 #: (variant, options, house rules): the tables with a five-of-a-kind bonus most often, and
 #: the order rules (obligada, column sheets) a chosen 0 must keep.
@@ -79,7 +78,7 @@ def test_every_endpoint_accepts_every_sheet_of_a_game_with_chosen_zeros(app, con
         played = client.post(f"{url}/games/turn", json=_with_rules(request, config))
         assert played.status_code == 200, played.get_json()
         answer = played.get_json()
-        assert answer["earned"] == asdict(outcome.earned())
+        assert answer["earned"] == earned_json(outcome)
         if scratch and box is not None:
             assert answer["earned"]["score"] == 0 and not answer["earned"]["joker"]
         sheet = parse_scorecard(rs, answer["scorecard"])

@@ -130,6 +130,7 @@ HELD_MOVES: dict[type[ma.Schema], type] = {
 HELD_OUTCOMES: dict[type[ma.Schema], set[str]] = {
     games.TurnResultSchema: {"earned", "dice", "scored_dice", "throw", "turn", "turns_left",
                              "game_over", "won"},
+    games.TurnRecordSchema: {"earned"},
 }
 
 

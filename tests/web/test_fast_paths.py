@@ -12,6 +12,7 @@ import json
 import re
 
 import marshmallow as ma
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -338,3 +339,38 @@ def test_a_turn_played_is_written_compiled_as_marshmallow_writes_it(seed, config
         result = TurnResult.of(rs, outcome)
         assert json.dumps(dump(result)) == json.dumps(schema.dump(result))
         sheet = outcome.sheet
+
+
+#: A generala game with a turn of each status: ok, illegal (an unknown box: not applied),
+#: not_scored (a die of 7), after_end (after the other player's Generala servida)
+_EVERY_STATUS = {"players": [
+    {"turns": [{"throws": [[1, 1, 2, 3, 4]], "box": "ones", "points": 2},
+               {"throws": [[1, 2, 3, 4, 7]], "box": "twos", "points": 2},
+               {"throws": [[5, 5, 2, 3, 4]], "box": "fives"}]},
+    {"turns": [{"throws": [[3, 3, 1, 2, 4]], "box": "chance"},
+               {"throws": [[6, 6, 6, 6, 6]], "box": "five_of_a_kind"}]},
+]}
+
+
+@pytest.mark.parametrize("game", [_EVERY_STATUS, "random"])
+def test_a_replayed_game_is_written_compiled_as_marshmallow_writes_it(game):
+    """games/validate's turn records are the replay's `TurnRecord`s, read by paths and
+    properties (`outcome` as `earned`, `throw_count`, `dice`): the compiled dump of its
+    answer writes them as marshmallow's dump does, a turn not applied (`outcome` None)
+    included."""
+    from service.domain.games import validate_game
+    from service.domain.rules import effective_rules
+    from service.web.schemas.common import compiled_dump
+    from service.web.schemas.games import GameValidationSchema
+    from tests.domain.gamegen import random_game
+
+    if game == "random":
+        rs, game = effective_rules("bozo"), random_game("bozo", 7, players=3,
+                                                        scratches=0.1).body
+    else:
+        rs = effective_rules("generala")
+    answer = validate_game(rs, game)
+    statuses = {t.status for p in answer.players for t in p.turns}
+    assert game != _EVERY_STATUS or statuses == {"ok", "illegal", "not_scored", "after_end"}
+    written = compiled_dump(GameValidationSchema)(answer)
+    assert json.dumps(written) == json.dumps(GameValidationSchema().dump(answer))

@@ -50,7 +50,7 @@ import numpy as np
 from ...domain.counting import column_number, turn_number
 from ...domain.dice import bottom_faces
 from ...domain.errors import InvalidInput
-from ...domain.games import ReplayedTurn, player_name, replay_game
+from ...domain.games import TurnRecord, player_name, replay_game
 from ...domain.moves import Keep, Move, ScoreBox
 from ...domain.rules import RuleSet, UnderRules
 from ...domain.scorecards import is_complete
@@ -230,7 +230,7 @@ class GameAnalyzer:
 
     # ------------------------------------------------------------------ a player
 
-    def player(self, name: str | None, played: list[ReplayedTurn],
+    def player(self, name: str | None, played: list[TurnRecord],
                base: str = "", over: bool = False) -> PlayerAnalysis:
         """Judge one player's turns, as the domain's replay played them (`base`: the
         player's pointer; `over`: the game is over, so the player has finished, as after
@@ -244,15 +244,16 @@ class GameAnalyzer:
         out = PlayerAnalysis(name, start, total, False)
         value = start  # expected final score of the current position
         for turn in played:
-            ti = turn.turn
+            ti = turn.index
             pos = Position.of(self.st, turn.before)
             view = TurnView(pos, self.tables)
             turn_start = value
             turn_luck = 0.0
-            entry = TurnAnalysis(ti + 1, turn_start)
+            entry = TurnAnalysis(turn.turn, turn_start)
             prev_value = value
             last = len(turn.throws)
             o = turn.outcome
+            assert o is not None  # a turn played (`GameReplay.turns`)
             reading = self._readings(view, turn)
             for k, hand in enumerate(turn.throws):
                 t = k + 1
@@ -317,7 +318,7 @@ class GameAnalyzer:
             return 0.0, 0.0
         return self._future(sheet, where)
 
-    def _readings(self, view: TurnView, turn: ReplayedTurn) -> list[bool]:
+    def _readings(self, view: TurnView, turn: TurnRecord) -> list[bool]:
         """Whether each throw of a turn was read by its bottom faces (Bozó "em baixo"): the
         last as recorded; the first, when it is not the last, by its top faces; one between
         them announced the way that made the keep before it worth most (as the throw before

@@ -251,6 +251,9 @@ class GameProblemSchema(ma.Schema):
     detail = problem_detail()
 
 
+# A turn replayed is the replay's `games.TurnRecord`: its number (`turn`, counted from 1 from
+# the record's index), the count of its throws, and what it earned: its outcome
+# (`TurnOutcome`, an Earned), dumped as games/turn's `earned`.
 class TurnRecordSchema(ma.Schema):
     """A turn replayed: its number, status and throws, and what it earned, as games/turn
     tells it."""
@@ -262,13 +265,14 @@ class TurnRecordSchema(ma.Schema):
         "description": "ok; illegal (problems name why; written as played where possible); "
                        "not_scored (dice unreadable: the box takes the claimed points); "
                        "after_end (after the game ended: not applied)"})
-    throws = fields.Integer(required=True, metadata={
+    throws = fields.Integer(required=True, attribute="throw_count", metadata={
         "description": 'How many throws the turn made'})
     dice = fields.List(fields.Integer(), allow_none=True, required=True, metadata={
         "description": "The last throw, sorted"})
     running_total = fields.Integer(required=True, metadata={
         "description": "The player's total after this turn"})
-    earned = fields.Nested(EarnedSchema, allow_none=True, required=True, metadata={
+    earned = fields.Nested(EarnedSchema, allow_none=True, required=True, attribute="outcome",
+                           metadata={
         "description": "What the turn added to the sheet, as games/turn's `earned` (null: "
                        "the turn was not applied)"})
 
