@@ -84,7 +84,7 @@ class TurnRecord:  # made once a turn: not frozen, as Earned (see turn.py)
         return len(self.throws)
 
     @property
-    def dice(self) -> list[int] | None:
+    def dice(self) -> Hand | None:
         """The last throw scored, sorted: None when the dice are not a hand or the turn was
         not applied."""
         o = self.outcome
@@ -321,7 +321,7 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     filled = filled_count(new)
     upper = after.upper_bonus - before.upper_bonus
     return TurnOutcome(box, column, value, upper_bonus=upper, points=value + upper, sheet=new,
-                       dice=[], scored_dice=[], throw=throw, turn=filled,
+                       dice=(), scored_dice=(), throw=throw, turn=filled,
                        turns_left=v.turns - filled, game_over=filled == v.turns)
 
 

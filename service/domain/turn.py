@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from .consistency import bonus_points, check_sheet, placements_of, scratch_keeps_bonus
 from .counting import column_index, turn_number
+from .dice import Hand
 from .errors import INPUT_CODES, IllegalMove, InvalidInput, Problem
 from .rules import RuleSet, UnderRules
 from .scorecards import Scorecard, filled_count, is_complete, scorecard_of, sheet_totals
@@ -75,14 +76,15 @@ class Earned:
 @dataclass(slots=True, kw_only=True)
 class TurnOutcome(Earned):
     """A turn played: what it earned (`Earned`), the sheet after it, the dice (sorted) and
-    the faces scored, the throw they stood on, the turn's number on the sheet (1 = first),
-    the turns left, whether the game is over, and `scratch`: the box took a chosen 0 where
-    the dice score more. The one record of a turn played: games/turn answers it
-    (`TurnResult`) and the replay holds it (`games.TurnRecord`)."""
+    the faces scored (the hand's own tuples, as `score_hand` read them), the throw they
+    stood on, the turn's number on the sheet (1 = first), the turns left, whether the game
+    is over, and `scratch`: the box took a chosen 0 where the dice score more. The one
+    record of a turn played: games/turn answers it (`TurnResult`) and the replay holds it
+    (`games.TurnRecord`)."""
 
     sheet: Sheet
-    dice: list[int]
-    scored_dice: list[int]
+    dice: Hand
+    scored_dice: Hand
     throw: int
     turn: int = 0
     turns_left: int = 0
@@ -226,7 +228,7 @@ def apply_turn(rs: RuleSet, sheet: Sheet, hs: HandScore, p: Placement | None, th
     game_over = won or filled == v.turns
     return TurnOutcome(box, column, score, joker, five, upper, first_bonus,
                        first and hs.wins_game, score + five + upper, sheet=after,
-                       dice=list(hs.dice), scored_dice=list(hs.scored_dice), throw=throw,
+                       dice=hs.dice, scored_dice=hs.scored_dice, throw=throw,
                        turn=turn_number(filled_count(sheet)),
                        turns_left=0 if game_over else v.turns - filled, game_over=game_over,
                        scratch=zero)

@@ -69,7 +69,7 @@ def test_an_instant_win_needs_no_box_and_ends_the_game():
     written = turn("generala", None, [5, 5, 5, 5, 5], 1, "five_of_a_kind")
     assert written.score == 50 and written.sheet.won
     de_boca = turn("bozo", None, [2, 2, 2, 2, 2], 1, "twos", em_baixo=True)
-    assert de_boca.scored_dice == [5, 5, 5, 5, 5] and de_boca.score == 0 and de_boca.sheet.won
+    assert de_boca.scored_dice == (5, 5, 5, 5, 5) and de_boca.score == 0 and de_boca.sheet.won
 
 
 def test_a_servida_thrown_again_is_no_win():
