@@ -321,7 +321,8 @@ def _unreadable_turn(rs: RuleSet, sheet: Sheet, turn: dict[str, Any], throw: int
     filled = filled_count(new)
     upper = after.upper_bonus - before.upper_bonus
     return TurnOutcome(box, column, value, upper_bonus=upper, points=value + upper, sheet=new,
-                       dice=(), scored_dice=(), throw=throw, turn=filled,
+                       dice=(), scored_dice=(), throw=throw,
+                       turn=turn_number(filled_count(sheet)),
                        turns_left=v.turns - filled, game_over=filled == v.turns)
 
 
