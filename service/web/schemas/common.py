@@ -425,15 +425,25 @@ class AnswerFields(VariantFields):
         "description": "The effective rules the answer was computed with"})
 
 
+def answer_dice(**kw: Any) -> fields.List:
+    """An answer's `dice`: the dice of a hand, as sent, sorted."""
+    return fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
+        "description": "The dice as sent, sorted"}, **kw)
+
+
+def answer_scored_dice(**kw: Any) -> fields.List:
+    """An answer's `scored_dice`: the faces a hand scored."""
+    return fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
+                       metadata={"description": "The faces scored, sorted (the bottom faces "
+                                                "with em_baixo)"}, **kw)
+
+
 class HandAnswerFields(AnswerFields):
     """What an answer about a hand says first, after the rules: the dice and the faces they
     score (hands/score, games/turn, moves/suggest, moves/bot, positions with dice)."""
 
-    dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True, metadata={
-        "description": "The dice as sent, sorted"})
-    scored_dice = fields.List(fields.Integer(validate=validate.Range(1, 6)), required=True,
-                              metadata={"description": "The faces scored, sorted (the bottom "
-                                                       "faces with em_baixo)"})
+    dice = answer_dice()
+    scored_dice = answer_scored_dice()
 
 
 def problem_code(codes: Iterable[str]) -> fields.String:
@@ -533,12 +543,6 @@ def on_move(fields_: Mapping[str, fields.Field], held_in: str = "move"
         read.attribute = f"{held_in}.{field.attribute or name}"
         out[name] = read
     return out
-
-
-def held_field(schema: type[ma.Schema], name: str, held_in: str) -> fields.Field:
-    """The field `name` of `schema`, read from the object a record holds (`held_in`, as
-    `on_move`): games/turn's dice, read from the turn's outcome."""
-    return on_move({name: schema._declared_fields[name]}, held_in)[name]
 
 
 def union_components() -> dict[str, dict[str, Any]]:

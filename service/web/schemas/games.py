@@ -28,9 +28,10 @@ from .common import (
     TotalsFields,
     _bool,
     _int,
+    answer_dice,
+    answer_scored_dice,
     box_id,
     dice_field,
-    held_field,
     problem_code,
     problem_detail,
     scoring_em_baixo,
@@ -96,8 +97,8 @@ class GameTotalsSchema(TotalsFields):
 class TurnResultSchema(HandAnswerFields):
     """A turn played: the new sheet and what the turn earned."""
 
-    dice = held_field(HandAnswerFields, "dice", "outcome")
-    scored_dice = held_field(HandAnswerFields, "scored_dice", "outcome")
+    dice = answer_dice(attribute="outcome.dice")
+    scored_dice = answer_scored_dice(attribute="outcome.scored_dice")
     throw = throw_stood_on(attribute="outcome.throw")
     scorecard = fields.Nested(ScorecardSchema, required=True, metadata={
         "description": "The sheet after the turn, to send as the next turn's scorecard"})
