@@ -466,14 +466,27 @@ def level_records(kd, V, states, gbits, mass0):
     once left out for `forward(..., instant=...)`). In blocks of `RECORD_LANES` states
     (Yatzy's states, one thread: 4.07 s at 32 lanes before the merge and the int16 keeps,
     3.15 s now)."""
+    off, rk, rp, used = records_into(kd, V, states, gbits, mass0, np.empty(0, np.int64),
+                                     np.empty(0))
+    return off, rk[:used], rp[:used]
+
+
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def records_into(kd, V, states, gbits, mass0, rk, rp):
+    """`level_records` written into rk and rp (keys, probabilities) when they have room,
+    else into new arrays: returns the offsets, the arrays written and the records' count
+    (the arrays' first `used` entries). Arrays of a level whose histograms are added serve
+    a later one (`_Room`): new ones cost a page fault every few kilobytes."""
     n = states.shape[0]
     L = RECORD_LANES
     nh = kd.nh
     scf, scl, DEC, bm, bu, bf = level_arrays(kd, L)
     off = np.zeros(n + 1, np.int64)
     cap = n * 40 + 2 * L * nh  # some 30-40 outcomes a state; grown when more
-    rk = np.empty(cap, np.int64)
-    rp = np.empty(cap)
+    if rk.shape[0] < cap:
+        rk = np.empty(cap, np.int64)
+    if rp.shape[0] < cap:
+        rp = np.empty(cap)
     SLb = np.empty((nh, L))
     # where one score pass serves every throw, the first throw's stops go with the rest
     SFb = np.empty((nh, L)) if first_scored(kd) else SLb
@@ -490,7 +503,7 @@ def level_records(kd, V, states, gbits, mass0):
         rp = _grow(rp, used + lanes * 2 * nh)
         used = merge_block(kd, scf, scl, lanes, SFb, SLb, gbits, work, rk, rp, used,
                            off[bi * L:])
-    return off, rk[:used], rp[:used]
+    return off, rk, rp, used
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
@@ -531,6 +544,13 @@ def index_close(flat, m, tlo, thi):
         low[t] = tlo[nx]
         thoff[t + 1] = thoff[t] + thi[nx] - tlo[nx] + 1
     return states, low, thoff
+
+
+@nb.njit(cache=True, error_model="numpy", nogil=True)
+def clear(a):
+    """Zero an array (a memset, with the GIL released)."""
+    for i in range(a.shape[0]):
+        a[i] = 0.0
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
@@ -595,19 +615,48 @@ class _Index:
         return out
 
 
+class _Room:
+    """The arrays a forward pass's records are written into (`records_into`), used again:
+    those of a level whose histograms are added serve the level after the next (new arrays
+    cost a page fault every few kilobytes, and the records of a Yatzy pass take some
+    230 MB)."""
+
+    def __init__(self) -> None:
+        self.free: list[tuple[np.ndarray, np.ndarray]] = []
+        self.held: list[tuple[np.ndarray, np.ndarray]] = []  # the current level's
+
+    def records(self, kd: object, values: np.ndarray, states: np.ndarray, gbits: int,
+                mass0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`level_records`, into free arrays when there are (on any thread: a list's pop
+        and append are atomic)."""
+        rk, rp = self.free.pop() if self.free else (np.empty(0, np.int64), np.empty(0))
+        off, rk, rp, used = records_into(kd, values, states, gbits, mass0, rk, rp)
+        self.held.append((rk, rp))
+        return off, rk[:used], rp[:used]
+
+    def level(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The arrays of the level whose records were made last (free again once its
+        histograms are added); the next level's are held apart."""
+        held, self.held = self.held, []
+        return held
+
+
 def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarray | None,
                 hoff: np.ndarray | None, gbits: int, pool: Executor | None, workers: int,
-                index: _Index | None, mass0: np.ndarray) -> list[tuple]:
+                index: _Index | None, mass0: np.ndarray, room: _Room | None = None
+                ) -> list[tuple]:
     """`level_records` of a level as runs (first state, offsets, keys, probabilities), split
     in whole blocks between `workers` threads of the pool when the level is large enough;
-    each run taken into `index` (when given) as it comes, in the states' order."""
+    each run taken into `index` (when given) as it comes, in the states' order. With
+    `room`, the records are written into its arrays."""
+    make = level_records if room is None else room.records
     n = len(states)
     if pool is None or workers < 2 or n < PARALLEL_STATES:
-        runs = [(0, *level_records(kd, values, states, gbits, mass0))]
+        runs = [(0, *make(kd, values, states, gbits, mass0))]
     else:
         per = -(-n // (CHUNKS * workers * RECORD_LANES)) * RECORD_LANES
         starts = range(0, n, per)
-        futures = [pool.submit(level_records, kd, values, states[a:a + per], gbits, mass0)
+        futures = [pool.submit(make, kd, values, states[a:a + per], gbits, mass0)
                    for a in starts]
         runs = []
         for a, fut in zip(starts, futures):
@@ -623,7 +672,9 @@ def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarr
 def _add_runs(lo: np.ndarray, hoff: np.ndarray, hist: np.ndarray, runs: list[tuple],
               gbits: int, slot_of: np.ndarray, tlo: np.ndarray, thoff: np.ndarray,
               th: np.ndarray) -> None:
-    """`advance_add` of every run of a level."""
+    """`advance_add` of every run of a level, into `th` (zeroed here first: on the thread
+    that adds, while the others make the next level's records)."""
+    clear(th)
     for base, off, rk, rp in runs:
         advance_add(lo, hoff, hist, base, off, rk, rp, gbits, slot_of, tlo, thoff, th)
 
@@ -679,11 +730,16 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     if states[0, 0] == full:
         return Distribution(lo=total, probs=hist)
     index = _Index(int(np.prod(shape)))
+    room = _Room()
+    # two levels' histograms at a time, in two arrays used in turn (grown when short): new
+    # ones cost a page fault every few kilobytes
+    spare = [np.empty(0), np.empty(0)]
     if first_turn is not None:
         runs = [(0, np.array([0, len(first_turn[0])], np.int64), *first_turn)]
         index.take(lo, hoff, runs[0], gbits)
     else:
-        runs = _level_runs(kd, values, states, lo, hoff, gbits, pool, workers, index, mass0)
+        runs = _level_runs(kd, values, states, lo, hoff, gbits, pool, workers, index, mass0,
+                           room)
     while True:
         visited += len(states)
         # the next level: its states (known from the outcomes alone) and their histograms
@@ -693,20 +749,25 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
         levels += 1
         if len(states):
             _check_level(int(states[:, 0].min()), levels, kd.nb, "forward")
-        th = np.zeros(int(thoff[-1]))
+        size = int(thoff[-1])
+        if len(spare[levels % 2]) < size:
+            spare[levels % 2] = np.empty(max(size, 2 * len(spare[levels % 2])))
+        th = spare[levels % 2][:size]  # zeroed by `_add_runs`
+        held = room.level()  # this level's records, free once its histograms are added
         args = (lo, hoff, hist, runs, gbits, index.slot_of, tlo, thoff, th)
         if pool is not None and not last and len(states) >= PARALLEL_STATES:
             # this level's histograms are added on one thread while the next level's turns
             # start on the others
             adding = pool.submit(_add_runs, *args)
             runs = _level_runs(kd, values, states, tlo, thoff, gbits, pool, workers, index,
-                                  mass0)
+                               mass0, room)
             adding.result()
         else:
             _add_runs(*args)
             if not last:
                 runs = _level_runs(kd, values, states, tlo, thoff, gbits, pool, workers,
-                                   index, mass0)
+                                   index, mass0, room)
+        room.free.extend(held)
         index.slot_of[flat] = -1
         lo, hoff, hist = tlo, thoff, th
         if last:
