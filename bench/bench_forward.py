@@ -65,7 +65,7 @@ def stages(sol: solver.Solution, start: tuple[int, int, int]) -> dict[str, float
         flat, tlo, thoff = index.close()
         c = time.perf_counter()
         th = np.zeros(int(thoff[-1]))
-        dist._add_runs(lo, hoff, hist, [run], gbits, index.slot_of, tlo, thoff, th)
+        dist._add_runs(lo, hoff, hist, [run], gbits, tlo, thoff, th)
         d = time.perf_counter()
         index.slot_of[flat] = -1
         out["records"] += b - a

@@ -511,16 +511,23 @@ def index_run(lo, hoff, base, off, rk, gbits, slot_of, flat, m, tlo, thi):
     """Take one run of a level's records (its states `base` onwards; `level_records`) into
     the next level's index: a next state seen for the first time gets the next position
     (slot_of[state] = m, flat[m] = state), and the range of totals it can be reached with,
-    tlo / thi (by flat state index), widens to cover this run's. Returns the new count m."""
+    tlo / thi (by flat state index), widens to cover this run's. Returns the new count m.
+
+    Each record's key is rewritten in place to name its next state by that position (slot
+    << gbits | points): `advance_add` then reads the slot from the key, not from slot_of (a
+    table of every flat index, some 8 MB for Yatzy: a cache miss a record)."""
     gmask = (1 << gbits) - 1
     for i in range(off.shape[0] - 1):
         g = base + i
         low = lo[g]
         w1 = hoff[g + 1] - hoff[g] - 1
         for r in range(off[i], off[i + 1]):
-            nx = rk[r] >> gbits
-            a = low + (rk[r] & gmask)
-            if slot_of[nx] < 0:
+            key = rk[r]
+            nx = key >> gbits
+            a = low + (key & gmask)
+            s = slot_of[nx]
+            if s < 0:
+                s = m
                 slot_of[nx] = m
                 flat[m] = nx
                 m += 1
@@ -529,6 +536,7 @@ def index_run(lo, hoff, base, off, rk, gbits, slot_of, flat, m, tlo, thi):
             else:
                 tlo[nx] = min(tlo[nx], a)
                 thi[nx] = max(thi[nx], a + w1)
+            rk[r] = np.int64(s) << gbits | (key & gmask)
     return m
 
 
@@ -554,10 +562,11 @@ def clear(a):
 
 
 @nb.njit(cache=True, error_model="numpy", nogil=True)
-def advance_add(lo, hoff, hist, base, off, rk, rp, gbits, slot_of, tlo, thoff, th):
+def advance_add(lo, hoff, hist, base, off, rk, rp, gbits, tlo, thoff, th):
     """Add the histograms of one run's states (this level's `base` onwards), shifted by
     their turns' points and weighted by their probabilities, into the next level's
-    histograms `th` (laid out by `index_close`)."""
+    histograms `th` (laid out by `index_close`; the records' keys name the next states by
+    their slots there: `index_run`)."""
     gmask = (1 << gbits) - 1
     for i in range(off.shape[0] - 1):
         g = base + i
@@ -565,7 +574,7 @@ def advance_add(lo, hoff, hist, base, off, rk, rp, gbits, slot_of, tlo, thoff, t
         src = hist[hoff[g]:hoff[g + 1]]
         low = lo[g]
         for r in range(off[i], off[i + 1]):
-            t = slot_of[rk[r] >> gbits]
+            t = rk[r] >> gbits
             p = rp[r]
             at = thoff[t] + low + (rk[r] & gmask) - tlo[t]
             # slices, not th[at + j]: the loop then compiles to SIMD (5x faster)
@@ -603,7 +612,8 @@ class _Index:
         self.m = 0
 
     def take(self, lo: np.ndarray, hoff: np.ndarray, run: tuple, gbits: int) -> None:
-        """Index one run (base, off, rk, rp) of the level whose totals are lo / hoff."""
+        """Index one run (base, off, rk, rp) of the level whose totals are lo / hoff; its
+        keys are rewritten to name the next states by slot (`index_run`)."""
         base, off, rk, _ = run
         self.m = index_run(lo, hoff, base, off, rk, gbits, self.slot_of, self.flat, self.m,
                            self.tlo, self.thi)
@@ -670,13 +680,13 @@ def _level_runs(kd: object, values: np.ndarray, states: np.ndarray, lo: np.ndarr
 
 
 def _add_runs(lo: np.ndarray, hoff: np.ndarray, hist: np.ndarray, runs: list[tuple],
-              gbits: int, slot_of: np.ndarray, tlo: np.ndarray, thoff: np.ndarray,
-              th: np.ndarray) -> None:
-    """`advance_add` of every run of a level, into `th` (zeroed here first: on the thread
-    that adds, while the others make the next level's records)."""
+              gbits: int, tlo: np.ndarray, thoff: np.ndarray, th: np.ndarray) -> None:
+    """`advance_add` of every run of a level (indexed: `_Index.take`), into `th` (zeroed
+    here first: on the thread that adds, while the others make the next level's
+    records)."""
     clear(th)
     for base, off, rk, rp in runs:
-        advance_add(lo, hoff, hist, base, off, rk, rp, gbits, slot_of, tlo, thoff, th)
+        advance_add(lo, hoff, hist, base, off, rk, rp, gbits, tlo, thoff, th)
 
 
 def forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total: int,
@@ -735,7 +745,9 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
     # ones cost a page fault every few kilobytes
     spare = [np.empty(0), np.empty(0)]
     if first_turn is not None:
-        runs = [(0, np.array([0, len(first_turn[0])], np.int64), *first_turn)]
+        # a copy of the keys: indexing rewrites them (`index_run`)
+        runs = [(0, np.array([0, len(first_turn[0])], np.int64), first_turn[0].copy(),
+                 first_turn[1])]
         index.take(lo, hoff, runs[0], gbits)
     else:
         runs = _level_runs(kd, values, states, lo, hoff, gbits, pool, workers, index, mass0,
@@ -754,7 +766,7 @@ def _forward(kd: object, values: np.ndarray, start: tuple[int, int, int], total:
             spare[levels % 2] = np.empty(max(size, 2 * len(spare[levels % 2])))
         th = spare[levels % 2][:size]  # zeroed by `_add_runs`
         held = room.level()  # this level's records, free once its histograms are added
-        args = (lo, hoff, hist, runs, gbits, index.slot_of, tlo, thoff, th)
+        args = (lo, hoff, hist, runs, gbits, tlo, thoff, th)
         if pool is not None and not last and len(states) >= PARALLEL_STATES:
             # this level's histograms are added on one thread while the next level's turns
             # start on the others
