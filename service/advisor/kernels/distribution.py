@@ -31,7 +31,7 @@ import numba as nb
 import numpy as np
 
 from .policy import box_targets, decisions_block, first_scored, level_arrays, score_passes
-from .steps import load_block, rethrow_mass
+from .steps import load_block, rethrow_keeps, rethrow_mass
 from .threads import cpu_workers, kernel_pool
 from .values import LANES, five_arrays, five_placements
 
@@ -158,18 +158,17 @@ def push_block(kd, DEC, mass0, SF, SL, K0, K1):
     at compile time LLVM unrolls the lane loops into scalar code before its loop vectorizer
     runs (3x slower here).
 
-    The arithmetic is `rethrow_mass`'s (a sixth multiplied: a vector division takes
-    several times longer), in the same order; what this saves is memory traffic: no keep
-    table zeroed per throw (the rows are cleared as they are read, in cache), no copy of
-    the hands out of the keeps, and the first throw's hands read from `mass0` (the same in
-    every lane): 0.49 -> 0.42 s over the states of Yatzy's forward pass (upper bonus 60/30,
-    one thread), the same bits."""
+    The rethrow is `rethrow_keeps` (which leaves the smaller keeps' rows zero); what this
+    saves against `rethrow_mass` is memory traffic: no keep table zeroed per throw (the
+    rows are cleared as they are read, in cache), no copy of the hands out of the keeps,
+    and the first throw's hands read from `mass0` (the same in every lane): 0.49 -> 0.42 s
+    over the states of Yatzy's forward pass (upper bonus 60/30, one thread), the same
+    bits."""
     nh = kd.nh
     L = K0.shape[1]
     add = kd.add
     hand_keep = kd.hand_keep
     n_small = kd.n_small
-    sixth = 1.0 / 6.0
     share = np.empty(L)
     for h in range(nh):
         sf = SF[h]
@@ -203,24 +202,8 @@ def push_block(kd, DEC, mass0, SF, SL, K0, K1):
                         sr[lane] += m
                     else:
                         kmass[d, lane] += m
-        # the rethrow (`rethrow_mass`): each keep smaller than a hand passes a sixth of its
-        # probability to each keep with one more die, from the smaller keeps up
-        for k in range(n_small):
-            row = kmass[k]
-            live = False
-            for lane in range(L):
-                if row[lane] != 0.0:
-                    live = True
-                    break
-            if not live:
-                continue
-            for lane in range(L):
-                share[lane] = row[lane] * sixth
-                row[lane] = 0.0
-            for f in range(1, 7):
-                dst = kmass[add[k, f]]
-                for lane in range(L):
-                    dst[lane] += share[lane]
+        # a sixth multiplied: a vector division takes several times longer
+        rethrow_keeps(add, n_small, kmass, share, False, L)
         prev = kmass
     last = SF if kd.throws == 1 else SL
     for h in range(nh):
@@ -638,8 +621,11 @@ class _Room:
     def records(self, kd: object, values: np.ndarray, states: np.ndarray, gbits: int,
                 mass0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`level_records`, into free arrays when there are (on any thread: a list's pop
-        and append are atomic)."""
-        rk, rp = self.free.pop() if self.free else (np.empty(0, np.int64), np.empty(0))
+        and append are atomic, and an empty list's pop raises)."""
+        try:  # pop, not a test then a pop: two threads may ask for the last free pair
+            rk, rp = self.free.pop()
+        except IndexError:
+            rk, rp = np.empty(0, np.int64), np.empty(0)
         off, rk, rp, used = records_into(kd, values, states, gbits, mass0, rk, rp)
         self.held.append((rk, rp))
         return off, rk[:used], rp[:used]

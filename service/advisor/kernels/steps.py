@@ -117,17 +117,16 @@ def class_marks(threshold: int, maxrem: np.ndarray, amount: int, kind: int, bit:
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
-def rethrow_mass(add: np.ndarray, hand_keep: np.ndarray, n_small: int, kmass: np.ndarray,
-                 mass: np.ndarray, share: np.ndarray, divide: bool, width: int) -> None:
-    """Pushing probability through a rethrow: the probability on keeps, kmass[keep, lane],
-    spread over the hands the rethrow of the dice not kept gives, into mass[hand, lane]
-    (overwritten). kmass is used up: each keep smaller than a hand passes a sixth of its
-    probability to each keep with one more die, from the smaller keeps up (keep ids are
-    sorted by size); a row with no probability in any lane is skipped. `share` is scratch
-    of one row. `width`: the lanes, as in `rethrow_mean` (a kernel of one state passes the
-    constant 1, which makes its lane loops scalar code: read from an array it cost a turn
-    view's push three times as much; a block passes its lane count as read from an array,
-    see `distribution.push_block`).
+def rethrow_keeps(add: np.ndarray, n_small: int, kmass: np.ndarray, share: np.ndarray,
+                  divide: bool, width: int) -> None:
+    """The rethrow on keeps: each keep smaller than a hand passes a sixth of the probability
+    on it, kmass[keep, lane], to each keep with one more die, from the smaller keeps up (keep
+    ids are sorted by size), and its row is left zero; a row with no probability in any lane
+    is skipped. After it a hand's probability is its own keep's row
+    (kmass[hand_keep[h]]). `share` is scratch of one row. `width`: the lanes, as in
+    `rethrow_mean` (a kernel of one state passes the constant 1, which makes its lane loops
+    scalar code: read from an array it cost a turn view's push three times as much; a block
+    passes its lane count as read from an array, see `distribution.push_block`).
 
     `divide`: a sixth is taken as m / 6 (the turn views' pushes) or as m * (1 / 6), which
     a vector unit does several times faster (the exact forward pass); the two round apart
@@ -146,13 +145,24 @@ def rethrow_mass(add: np.ndarray, hand_keep: np.ndarray, n_small: int, kmass: np
         if divide:
             for lane in range(L):
                 share[lane] = row[lane] / 6.0
+                row[lane] = 0.0
         else:
             for lane in range(L):
                 share[lane] = row[lane] * sixth
+                row[lane] = 0.0
         for f in range(1, 7):
             dst = kmass[add[k, f]]
             for lane in range(L):
                 dst[lane] += share[lane]
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def rethrow_mass(add: np.ndarray, hand_keep: np.ndarray, n_small: int, kmass: np.ndarray,
+                 mass: np.ndarray, share: np.ndarray, divide: bool, width: int) -> None:
+    """Pushing probability through a rethrow (`rethrow_keeps`), the hands' probabilities
+    copied out into mass[hand, lane] (overwritten); kmass is used up."""
+    rethrow_keeps(add, n_small, kmass, share, divide, width)
+    L = width
     for h in range(hand_keep.shape[0]):
         src = kmass[hand_keep[h]]
         mr = mass[h]
