@@ -4,6 +4,7 @@ and coaching in moves/suggest."""
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 
@@ -227,6 +228,9 @@ def test_an_instant_win_is_the_best_move_and_ends_the_game_for_everyone(client, 
         assert dec["regret"] == 0 and dec["class"] == "best"
         assert dec["expected_final_score"] == dec["best_expected_final_score"] == points
         assert winner["skill"] == 0 and winner["total_regret"] == 0
+        # minus a regret of 0 is 0.0, not -0.0 (which JSON writes as it is)
+        assert b"-0.0," not in r.data and b"-0.0}" not in r.data
+        assert all(math.copysign(1, p["skill"]) == 1 for p in players)
         assert winner["classes"] == {"best": 1, "tie": 0, "inaccuracy": 0, "mistake": 0,
                                      "blunder": 0}
 

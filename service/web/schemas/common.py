@@ -168,14 +168,15 @@ class BoxValuesField(fields.Field):
 
 class Rounded(fields.Float):
     """A number written rounded to `places` decimals (the advisor's values are float32 tables'
-    sums: digits beyond those are noise)."""
+    sums: digits beyond those are noise). Never a negative zero: minus a regret of 0, or a
+    small negative number rounded, is written 0.0 (`+ 0.0` makes -0.0 0.0)."""
 
     def __init__(self, places: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.places = places
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> float | None:
-        return None if value is None else round(float(value), self.places)
+        return None if value is None else round(float(value), self.places) + 0.0
 
 
 def openapi_doc_attribute(self: object, field: fields.Field, **kwargs: object) -> dict:
@@ -691,7 +692,7 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
         value, test, inline = "v", "", ""
         if isinstance(field, Rounded):  # written inline: a third of a move's dump
             convert = None
-            inline = f"round(float(v), {field.places})"
+            inline = f"(round(float(v), {field.places}) + 0.0)"
             value = f"v if v is None else {inline}"
         if convert is not None:
             names[f"_c{i}"] = convert
