@@ -66,6 +66,9 @@ class RuleSet:
     max_score: tuple[int, ...] = field(repr=False)
     # wins_first[h][b]: hand h, made on the first throw, wins the game at once through box b
     wins_first: tuple[tuple[bool, ...], ...] = field(repr=False)
+    # joker_score[b][f]: the score of a five of a kind of face f (1..6; 0 unused) in box b
+    # when it counts as made there, as a Joker (`joker_value`)
+    joker_score: tuple[tuple[int, ...], ...] = field(repr=False)
 
     @property
     def id(self) -> str:
@@ -368,16 +371,19 @@ def definition(v: Variant) -> dict[str, Any]:
     }
 
 
+def joker_value(v: Variant, box: Box, face: int) -> int:
+    """The score of a five of a kind of `face` in this box when it counts as made there (a
+    Joker: its full value, as the dice it would have used where it makes no match)."""
+    counts = counts_of((face,) * v.dice)
+    return full_value(box, counts, pattern_match(box, counts) or (5 * face, face))
+
+
 def joker_values(v: Variant, box: Box) -> set[int]:
     """Every score a Joker (a five of a kind while the five-of-a-kind box is filled) can give
     in this box: none unless the variant has a Joker and the box is in the lower section."""
     if v.joker == "none" or box.section != "lower":
         return set()
-    out = set()
-    for face in range(1, 7):
-        counts = counts_of((face,) * v.dice)
-        out.add(full_value(box, counts, pattern_match(box, counts) or (5 * face, face)))
-    return out
+    return {joker_value(v, box, face) for face in range(1, 7)}
 
 
 def build_rule_set(v: Variant, options: dict[str, Any], overrides: dict[str, Any]) -> RuleSet:
@@ -402,6 +408,8 @@ def build_rule_set(v: Variant, options: dict[str, Any], overrides: dict[str, Any
         hand_index={h: i for i, h in enumerate(hands)},
         score_later=later, score_first=first, matched=matched, achievable=achievable,
         max_score=tuple(max(a) for a in achievable), wins_first=wins_first,
+        joker_score=tuple((0, *(joker_value(v, b, face) for face in range(1, 7)))
+                          for b in v.boxes),
     )
 
 

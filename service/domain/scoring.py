@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .boxes import full_value, pattern_match
 from .counting import column_number
 from .dice import FACES, Hand, bottom_faces, counts_of, normalise, patterns_of
 from .errors import InvalidInput, Problem, pointer
@@ -283,96 +282,119 @@ def _order_allowed(order: str, open_ids: list[str], first_throw: bool) -> list[s
     return open_ids
 
 
-def _column_placements(rs: RuleSet, h: int, counts: tuple[int, ...], throw: int | None,
-                       column: Column, order: str, col_no: int | None) -> list[Placement]:
+def _column_placements(rs: RuleSet, h: int, five_face: int, first: bool, wins: bool,
+                       column: Column, order: str, col_no: int | None,
+                       out: list[Placement]) -> bool:
+    """Append the placements of hand `h` (`five_face`: its face when it is a five of a kind,
+    else 0) in every box of the column to `out`; whether one of them is a Joker."""
     v = rs.variant
-    first = throw == 1
+    values = column.boxes
+    get = values.get
     scores = rs.score_first if first else rs.score_later
-    open_ids = [b for b in v.box_ids if not column.filled(b)]
-    allowed = set(_order_allowed(order, open_ids, first))
+    # allowed: the boxes the order lets the hand into; None: every open box (the common case)
+    allowed: set[str] | None = None
+    if order != "free" and not (order == "first_throw" and first):
+        allowed = set(_order_allowed(order, [b for b in v.box_ids if get(b) is None], first))
 
-    five_face = next((f for f in FACES if counts[f] == v.dice), 0)
-    five_filled = five_face and v.box("five_of_a_kind") is not None \
-        and column.filled("five_of_a_kind")
+    five_filled = five_face and "five_of_a_kind" in v.box_ids and get("five_of_a_kind") is not None
     match_up = UPPER_IDS[five_face - 1] if five_face else ""
-    joker_boxes: set[str] = set()  # lower boxes scored at full value by the Joker
+    joker_boxes: set[str] | frozenset[str] = frozenset()  # lower boxes a Joker scores in
     if five_filled and v.joker != "none":
-        lower_allowed = [b.id for b in v.boxes if b.section == "lower" and b.id in allowed]
+        if allowed is None:
+            allowed = {b for b in v.box_ids if get(b) is None}
+        lower_allowed = [b for b in v.lower_ids if b in allowed]
         if v.joker == "forced":
             if match_up in allowed:
                 allowed = {match_up}
             elif lower_allowed:
                 allowed = set(lower_allowed)
                 joker_boxes = set(lower_allowed)
-        elif v.joker == "free" and (v.box(match_up) is None or column.filled(match_up)):
+        elif v.joker == "free" and (match_up not in v.box_ids or get(match_up) is not None):
             joker_boxes = set(lower_allowed)
 
     bonus_amount = 0
     fb = v.five_of_a_kind_bonus
-    if fb and five_filled and (not fb.needs_made_box or column.boxes["five_of_a_kind"] != 0):
+    if fb and five_filled and (not fb.needs_made_box or values["five_of_a_kind"] != 0):
         bonus_amount = fb.amount
+    bonus_any = bool(fb) and fb.placement == "any"
 
-    # The loop below runs for every box of every scored hand: plain locals, no helpers.
-    values = column.boxes
-    upper_now = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
-    # a hand that wins at once wins in whatever box it is written (rules decision 4: a
-    # Generala servida wins with the Generala box filled, scratched or not next); later
-    # throws win nothing at once
-    wins = first and any(rs.wins_first[h])
     ub = v.upper_bonus
-    out = []
+    upper_now = threshold = 0
+    if ub:
+        for b in v.upper_ids:
+            upper_now += values[b] or 0
+        threshold = ub.threshold
+    joker_seen = False
+    # The loop below runs for every box of every scored hand: plain locals, no helpers.
     for i, box in enumerate(v.boxes):
         bid = box.id
         score = scores[i][h]
-        if box.requires and any(not values.get(req) for req in box.requires):
+        if box.requires and any(not get(req) for req in box.requires):
             score = 0
         joker = False
         if joker_boxes and bid in joker_boxes:
-            jv = full_value(box, counts, pattern_match(box, counts) or (5 * five_face, five_face))
+            jv = rs.joker_score[i][five_face]
             joker = jv != score
+            joker_seen = joker_seen or joker
             score = jv
-        is_open = values.get(bid) is None
-        legal = is_open and bid in allowed
-        bonus = 0
-        if legal and bonus_amount and (fb.placement == "any" or bid == match_up):
-            bonus = bonus_amount
-        upper_bonus = 0
-        if (legal and ub and box.section == "upper"
-                and upper_now < ub.threshold <= upper_now + score):
-            upper_bonus = ub.amount
+        is_open = get(bid) is None
+        legal = is_open if allowed is None else is_open and bid in allowed
+        bonus = upper_bonus = 0
+        if legal:
+            if bonus_amount and (bonus_any or bid == match_up):
+                bonus = bonus_amount
+            if ub and upper_now < threshold <= upper_now + score and box.section == "upper":
+                upper_bonus = ub.amount
         out.append(Placement(bid, score, is_open, legal, joker, bonus, upper_bonus,
                              wins, col_no))
-    return out
+    return joker_seen
+
+
+def _plain_hand(n: int, dice: Any) -> Hand | None:
+    """The sorted hand when `dice` is a list of `n` ints 1..6 (the common case, which has no
+    problem to report), else None."""
+    if type(dice) is not list or len(dice) != n:
+        return None
+    for d in dice:
+        if type(d) is not int or not 0 < d < 7:
+            return None
+    return tuple(sorted(dice))
 
 
 def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
                sheet: Sheet | None = None, em_baixo: bool = False) -> HandScore:
     """Score a hand in every box of the sheet: score, open, legal, Joker, bonuses, win."""
     sheet = sheet or empty_sheet(rs)
-    problems = (dice_problems(rs, dice) + throw_problems(rs, throw, sheet)
-                + em_baixo_problems(rs, em_baixo))
-    if problems:
-        raise InvalidInput(problems)
-    hand = normalise(dice)
+    v = rs.variant
+    hand = _plain_hand(v.dice, dice)
+    if (hand is None or (throw is not None and not (type(throw) is int
+                                                   and 0 < throw <= v.throws))
+            or (em_baixo and not v.em_baixo)):
+        problems = (dice_problems(rs, dice) + throw_problems(rs, throw, sheet)
+                    + em_baixo_problems(rs, em_baixo))
+        if problems:
+            raise InvalidInput(problems)
+        hand = normalise(dice)
     scored = bottom_faces(hand) if em_baixo else hand
     h = rs.hand_index[scored]
-    counts = counts_of(scored)
-    v = rs.variant
+    five_face = scored[0] if scored[0] == scored[-1] else 0  # every die one face
+    first = throw == 1
+    wins = first and any(rs.wins_first[h])
     boxes: list[Placement] = []
     if v.columns:
+        joker = False
         for c, (column, order) in enumerate(zip(sheet.columns, v.columns)):
-            boxes += _column_placements(rs, h, counts, throw, column, order,
-                                        column_number(c))
+            joker = _column_placements(rs, h, five_face, first, wins, column, order,
+                                       column_number(c), boxes) or joker
     else:
-        boxes = _column_placements(rs, h, counts, throw, sheet.columns[0], v.order, None)
+        joker = _column_placements(rs, h, five_face, first, wins, sheet.columns[0], v.order,
+                                   None, boxes)
     if sheet.won:  # the game was won at once: nothing more may be entered
         for p in boxes:
             p.legal = False
             p.five_of_a_kind_bonus = p.upper_bonus = 0
-    wins = throw == 1 and any(rs.wins_first[h])
     return HandScore(dice=hand, scored_dice=scored, throw=throw, boxes=boxes,
-                     wins_game=wins, joker=any(p.joker for p in boxes),
-                     patterns=patterns_of(scored), rules=rs)
+                     wins_game=wins, joker=joker, patterns=patterns_of(scored), rules=rs)
 
 
 def validate_hand(rs: RuleSet, dice: Any, throw: Any = None,

@@ -223,6 +223,16 @@ class Variant:
         """Box ids in sheet order."""
         return tuple(b.id for b in self.boxes)
 
+    @cached_property
+    def upper_ids(self) -> tuple[str, ...]:
+        """The upper section's box ids, in sheet order (what the upper bonus counts)."""
+        return tuple(b.id for b in self.boxes if b.section == "upper")
+
+    @cached_property
+    def lower_ids(self) -> tuple[str, ...]:
+        """The lower section's box ids, in sheet order."""
+        return tuple(b.id for b in self.boxes if b.section == "lower")
+
     @property
     def turns(self) -> int:
         """One box per turn: as many turns as boxes, times the columns."""
