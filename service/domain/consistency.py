@@ -111,11 +111,14 @@ def _box_problems(rs: RuleSet, column: Column, order: str, where: str,
                   problems: list[Problem]) -> None:
     v = rs.variant
     values = column.boxes
+    achievable = rs.achievable
     first_sets = _first_throw_sets(rs) if order == "first_throw" else None
-    for i, b in enumerate(v.boxes):
-        val = values.get(b.id)
+    for i, val in enumerate(map(values.get, v.box_ids)):
         if val is None:
             continue
+        b = v.boxes[i]
+        if val in achievable[i] and first_sets is None and not (val and b.requires):
+            continue  # an achievable value, and no other rule for it to break
         ptr = f"{where}/boxes/{escape_pointer_token(b.id)}"
         if val not in rs.achievable[i]:
             problems.append(Problem(ptr, f"{val} cannot be scored in box {b.id!r} with these "
@@ -188,7 +191,7 @@ def bonus_boxes(rs: RuleSet, sheet: Sheet, c: int, stop_at: int | None = None) -
     forced Joker could have seen filled, so a sheet that passes is possible box by box.
     """
     column = sheet.columns[c]
-    return _bonus_boxes(rs, c, tuple(column.boxes.get(b) for b in rs.variant.box_ids),
+    return _bonus_boxes(rs, c, tuple(map(column.boxes.get, rs.variant.box_ids)),
                         column.five_of_a_kind_bonuses, stop_at)
 
 
@@ -316,9 +319,17 @@ def audit(rs: RuleSet, sheet: Sheet, final: bool = False, base: str = "") -> Sco
     by_pointer = {p.pointer for p in problems if p.code in VALUE_CODES}
     boxes = [col.boxes for col in totals.columns] if totals.columns else [totals.boxes or []]
     for c, checks in enumerate(boxes):
+        if not by_pointer:  # no box's value is impossible
+            for b in checks:
+                b.achievable = True
+            continue
         where = column_pointer(rs, base, c)
         for b in checks:
             b.achievable = f"{where}/boxes/{escape_pointer_token(b.box)}" not in by_pointer
-    return ScorecardTotals(**{f.name: getattr(totals, f.name) for f in fields(SheetTotals)},
+    return ScorecardTotals(**{name: getattr(totals, name) for name in _SHEET_TOTALS},
                            rules=rs, scorecard=scorecard_of(rs, sheet), valid=not problems,
                            problems=problems)
+
+
+#: The fields of `SheetTotals`, which `audit` copies into its `ScorecardTotals`.
+_SHEET_TOTALS = tuple(f.name for f in fields(SheetTotals))

@@ -156,20 +156,23 @@ class SheetTotals(Totals):
 def empty_sheet(rs: RuleSet) -> Sheet:
     """A sheet with every box open."""
     n = max(1, len(rs.variant.columns))
-    return Sheet(columns=[Column({b: None for b in rs.variant.box_ids}) for _ in range(n)])
+    return Sheet(columns=[Column(dict.fromkeys(rs.variant.box_ids)) for _ in range(n)])
 
 
 def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
                   problems: list[Problem]) -> Column:
     v = rs.variant
-    boxes: dict[str, int | None] = {b: None for b in v.box_ids}
+    boxes: dict[str, int | None] = dict.fromkeys(v.box_ids)
     given = data.get("boxes") or {}
-    for box_id, value in given.items():
-        if box_id not in boxes:
-            problems.append(Problem(base + pointer("boxes", box_id), unknown_box(v, box_id),
-                                    "unknown_box"))
-            continue
-        boxes[box_id] = value
+    if type(given) is dict and given.keys() <= boxes.keys():  # every box the sheet's
+        boxes.update(given)
+    else:
+        for box_id, value in given.items():
+            if box_id not in boxes:
+                problems.append(Problem(base + pointer("boxes", box_id),
+                                        unknown_box(v, box_id), "unknown_box"))
+                continue
+            boxes[box_id] = value
     bonuses = data.get("five_of_a_kind_bonuses") or 0
     if bonuses and v.five_of_a_kind_bonus is None:
         problems.append(Problem(f"{base}/five_of_a_kind_bonuses",
@@ -422,28 +425,37 @@ def _column_totals(rs: RuleSet, column: Column, final: bool, number: int = 0,
     """A column's totals: column `number` of a column sheet, filled in `order` (the one
     column of any other sheet: 0 and "", which `score_sheet` does not answer)."""
     v = rs.variant
-    values = {b: (0 if final and val is None else val) for b, val in column.boxes.items()}
-    upper = sum(values[b.id] or 0 for b in v.boxes if b.section == "upper")
-    lower = sum(values[b.id] or 0 for b in v.boxes if b.section == "lower")
+    values = column.boxes  # read only: a final sheet's open boxes as 0, a copy
+    if final and None in values.values():
+        values = {b: (0 if val is None else val) for b, val in values.items()}
+    upper = 0
+    for b in v.upper_ids:
+        upper += values[b] or 0
+    lower = 0
+    for b in v.lower_ids:
+        lower += values[b] or 0
     upper_bonus = v.upper_bonus.amount if v.upper_bonus and upper >= v.upper_bonus.threshold \
         else 0
     fb = v.five_of_a_kind_bonus
     bonus = column.five_of_a_kind_bonuses * fb.amount if fb else 0
     boxes = []
+    achievable = rs.achievable
     for i, b in enumerate(v.boxes):
-        val = values[b.id]
-        ok = True
-        if val is not None:
-            ok = val in rs.achievable[i]
-            if val and any(not values.get(req) for req in b.requires):
-                # made only after the required box was made: it cannot be empty or 0
-                ok = False
-        boxes.append(BoxCheck(b.id, val, val is not None, ok))
+        bid = b.id
+        val = values[bid]
+        if val is None:
+            boxes.append(BoxCheck(bid, None, False, True))
+            continue
+        ok = val in achievable[i]
+        if val and b.requires and any(not values.get(req) for req in b.requires):
+            # made only after the required box was made: it cannot be empty or 0
+            ok = False
+        boxes.append(BoxCheck(bid, val, True, ok))
     return ColumnTotals(upper_subtotal=upper, upper_bonus=upper_bonus, lower_total=lower,
                         five_of_a_kind_bonus=bonus, total=upper + upper_bonus + lower + bonus,
                         five_of_a_kind_bonuses=column.five_of_a_kind_bonuses, column=number,
                         order=order,
-                        complete=all(val is not None for val in values.values()),
+                        complete=None not in values.values(),
                         boxes=boxes)
 
 
