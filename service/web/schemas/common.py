@@ -590,6 +590,18 @@ class MoveUnionField(fields.Field):
 def compiled_dump(schema: ma.Schema | type[ma.Schema]) -> Callable[[Any], Any]:
     """A function dumping what `schema` dumps, as marshmallow's `dump` does (a field the
     object lacks is left out; numbers and booleans made of their field's type)."""
+    return _compiled(schema)[0]
+
+
+def _compiled_list(schema: ma.Schema | type[ma.Schema]) -> Callable[..., list[Any]]:
+    """A function dumping a list of what `schema` (taken as one object's) dumps, each item
+    as `compiled_dump` does; with `keep_none`, a None item is written None (a List of
+    Nested), else dumped as the others (a Nested with many)."""
+    return _compiled(schema)[1]
+
+
+def _compiled(schema: ma.Schema | type[ma.Schema]
+              ) -> tuple[Callable[[Any], Any], Callable[..., list[Any]]]:
     instance = schema() if isinstance(schema, type) else schema
     key = (type(instance), instance.many, tuple(instance.only or ()),
            tuple(instance.exclude or ()))
@@ -599,8 +611,24 @@ def compiled_dump(schema: ma.Schema | type[ma.Schema]) -> Callable[[Any], Any]:
     return found
 
 
-_COMPILED: dict[tuple, Callable[[Any], Any]] = {}
+_COMPILED: dict[tuple, tuple[Callable[[Any], Any], Callable[..., list[Any]]]] = {}
 _MISSING = object()
+
+#: The types of the objects dumped, by whether they are Mappings (read by key, as
+#: marshmallow reads them) or not (read by attribute: an answer's dataclasses): what
+#: `isinstance(obj, Mapping)` says of them, asked once a type.
+_PLAIN: set[type] = set()
+_MAPPINGS: set[type] = set()
+
+
+def _plain(kind: type) -> bool:
+    """Whether objects of this type are not Mappings (remembered in `_PLAIN` or
+    `_MAPPINGS`)."""
+    if issubclass(kind, Mapping):
+        _MAPPINGS.add(kind)
+        return False
+    _PLAIN.add(kind)
+    return True
 
 #: Converters that give back the very value they are given when it is already of their type
 #: (`int(5) is 5`): the compiled code skips the call then.
@@ -614,10 +642,18 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     if _writes_itself(field):
         return partial(_own_serialize, field)
     if isinstance(field, fields.Nested):
-        dump = compiled_dump(field.schema)
-        return dump if not field.many else (lambda v: [dump(x) for x in v])
+        if field.many:
+            return partial(_compiled_list(field.schema), keep_none=False)
+        return compiled_dump(field.schema)
     if isinstance(field, fields.List):
+        if isinstance(field.inner, fields.Nested) and not field.inner.many \
+                and not _writes_itself(field.inner):
+            return partial(_compiled_list(field.inner.schema), keep_none=True)
         inner = _converter(field.inner)
+        same = _SAME_WHEN.get(inner)  # type: ignore[call-overload]
+        if same is not None:  # (int, float) give back a value already of their type
+            kind = int if same == "int" else float
+            return lambda v: [x if x is None or type(x) is kind else inner(x) for x in v]
         return list if inner is None else (lambda v: [None if x is None else inner(x)
                                                       for x in v])
     if isinstance(field, fields.Dict):
@@ -649,7 +685,7 @@ def _own_serialize(field: fields.Field, value: Any) -> Any:
     return field.serialize("value", {"value": value})
 
 
-def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
+def _compile(schema: ma.Schema) -> tuple[Callable[[Any], Any], Callable[..., list[Any]]]:
     """The dump of one object as Python source made for the schema, so that a field costs
     little more than its lookup (a loop over the fields, with a call per field, cost twice
     that): for each field, its value (the dict's key or the object's attribute; the default
@@ -662,7 +698,9 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
     at once too, each object on the way first found without `__getitem__` (else, and for a
     dict, field by field, as marshmallow's `get_value` reads an item first); any other
     field read by a path (`attribute="measures.win_share"`) is read by marshmallow's own
-    `get_value`, one by one."""
+    `get_value`, one by one. Returned with it: the dump of a list of such objects
+    (`_compiled_list`), which reads an object of a type known to be no Mapping in its loop
+    as the dump of one does."""
     names: dict[str, Any] = {"_MISSING": _MISSING, "_get_value": get_value}
     left_out: frozenset[str] = getattr(schema, "left_out", frozenset())
     by_field: dict[str, list[str]] = {"dict": [], "object": []}
@@ -755,8 +793,9 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
         "    return ret",
         "def dump_one(obj):",
     ]
+    plain = "(t := type(obj)) in _PLAIN or (t not in _MAPPINGS and _plain(t))"
     for kind, test, missing in (("dict", "type(obj) is dict", "KeyError"),
-                                ("object", "not isinstance(obj, Mapping)", "AttributeError")):
+                                ("object", plain, "AttributeError")):
         source += [
             f"    if {test}:",
             "        try:",
@@ -768,10 +807,33 @@ def _compile(schema: ma.Schema) -> Callable[[Any], Any]:
             "            pass",
         ]
     source.append("    return by_field(obj)")
-    names["Mapping"] = Mapping
+    # a list: the objects of a type known not to be a Mapping read in the loop (an answer's
+    # list of dataclasses: a call an item less), any other item as dump_one reads it
+    source += [
+        "def dump_list(objs, keep_none):",
+        "    out = []",
+        "    append = out.append",
+        "    for obj in objs:",
+        "        if obj is None and keep_none:",
+        "            append(None)",
+        "            continue",
+        "        if type(obj) in _PLAIN:",
+        "            try:",
+        *("                " + line for line in found_first),
+        f"                ret = {{{', '.join(display['object'])}}}",
+        *("                " + line for line in rest["object"]),
+        "            except AttributeError:",
+        "                ret = by_field(obj)",
+        "            append(ret)",
+        "        else:",
+        "            append(dump_one(obj))",
+        "    return out",
+    ]
+    names["_PLAIN"], names["_MAPPINGS"], names["_plain"] = _PLAIN, _MAPPINGS, _plain
     exec(compile("\n".join(source), f"<compiled dump of {type(schema).__name__}>", "exec"),
          names)
     dump_one: Callable[[Any], Any] = names["dump_one"]
+    dump_list: Callable[..., list[Any]] = names["dump_list"]
     if schema.many:
-        return lambda objs: [dump_one(o) for o in objs]
-    return dump_one
+        return partial(dump_list, keep_none=False), dump_list
+    return dump_one, dump_list
