@@ -28,14 +28,22 @@ checks the order too). Scoring endpoints answer 422 for an inconsistent sheet;
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from .counting import column_number
 from .errors import InvalidInput, Problem, escape_pointer_token
 from .rules import RuleSet, UnderRules, joker_values
 from .scorecards import Scorecard, scorecard_of
-from .scoring import Column, HandScore, Placement, Sheet, SheetTotals, score_hand, score_sheet
+from .scoring import (
+    Column,
+    HandScore,
+    Placement,
+    Sheet,
+    SheetTotals,
+    score_hand,
+    totals_fields,
+)
 
 _FIRST_SETS: dict[str, tuple[frozenset[int], ...]] = {}
 
@@ -314,10 +322,11 @@ def audit(rs: RuleSet, sheet: Sheet, final: bool = False, base: str = "") -> Sco
     `valid` and `problems` (pointer, code, detail), and the per-box `achievable` flags set
     from the same problems, so the answer states one rule. `base`: the sheet's pointer in
     the request."""
-    totals = score_sheet(rs, sheet, final)
+    totals = totals_fields(rs, sheet, final)
     problems = sheet_problems(rs, sheet, base)
     by_pointer = {p.pointer for p in problems if p.code in VALUE_CODES}
-    boxes = [col.boxes for col in totals.columns] if totals.columns else [totals.boxes or []]
+    columns = totals.get("columns")
+    boxes = [col.boxes for col in columns] if columns else [totals.get("boxes") or []]
     for c, checks in enumerate(boxes):
         if not by_pointer:  # no box's value is impossible
             for b in checks:
@@ -326,10 +335,5 @@ def audit(rs: RuleSet, sheet: Sheet, final: bool = False, base: str = "") -> Sco
         where = column_pointer(rs, base, c)
         for b in checks:
             b.achievable = f"{where}/boxes/{escape_pointer_token(b.box)}" not in by_pointer
-    return ScorecardTotals(**{name: getattr(totals, name) for name in _SHEET_TOTALS},
-                           rules=rs, scorecard=scorecard_of(rs, sheet), valid=not problems,
-                           problems=problems)
-
-
-#: The fields of `SheetTotals`, which `audit` copies into its `ScorecardTotals`.
-_SHEET_TOTALS = tuple(f.name for f in fields(SheetTotals))
+    return ScorecardTotals(**totals, rules=rs, scorecard=scorecard_of(rs, sheet),
+                           valid=not problems, problems=problems)

@@ -156,13 +156,13 @@ class SheetTotals(Totals):
 def empty_sheet(rs: RuleSet) -> Sheet:
     """A sheet with every box open."""
     n = max(1, len(rs.variant.columns))
-    return Sheet(columns=[Column(dict.fromkeys(rs.variant.box_ids)) for _ in range(n)])
+    return Sheet(columns=[Column(rs.variant.blank_boxes()) for _ in range(n)])
 
 
 def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
                   problems: list[Problem]) -> Column:
     v = rs.variant
-    boxes: dict[str, int | None] = dict.fromkeys(v.box_ids)
+    boxes = v.blank_boxes()
     given = data.get("boxes") or {}
     if type(given) is dict and given.keys() <= boxes.keys():  # every box the sheet's
         boxes.update(given)
@@ -218,7 +218,7 @@ def parse_scorecard(rs: RuleSet, data: dict[str, Any] | None,
                                 f"variant {v.id!r} does not save unused throws"))
     if problems:
         raise InvalidInput(problems)
-    return Sheet(columns=columns, saved_throws=saved, won=bool(data.get("won", False)))
+    return Sheet(columns, saved, bool(data.get("won", False)))
 
 
 # --------------------------------------------------------------------------- hands
@@ -420,10 +420,10 @@ def validate_hand(rs: RuleSet, dice: Any, throw: Any = None,
 # --------------------------------------------------------------------------- totals
 
 
-def _column_totals(rs: RuleSet, column: Column, final: bool, number: int = 0,
-                   order: str = "") -> ColumnTotals:
-    """A column's totals: column `number` of a column sheet, filled in `order` (the one
-    column of any other sheet: 0 and "", which `score_sheet` does not answer)."""
+def _column_sums(rs: RuleSet, column: Column, final: bool
+                 ) -> tuple[int, int, int, int, bool, list[BoxCheck]]:
+    """A column's upper subtotal, upper bonus, lower total, five-of-a-kind bonus points,
+    whether it is complete, and its boxes checked (empty boxes as 0 when `final`)."""
     v = rs.variant
     values = column.boxes  # read only: a final sheet's open boxes as 0, a copy
     if final and None in values.values():
@@ -451,12 +451,17 @@ def _column_totals(rs: RuleSet, column: Column, final: bool, number: int = 0,
             # made only after the required box was made: it cannot be empty or 0
             ok = False
         boxes.append(BoxCheck(bid, val, True, ok))
+    return upper, upper_bonus, lower, bonus, None not in values.values(), boxes
+
+
+def _column_totals(rs: RuleSet, column: Column, final: bool, number: int,
+                   order: str) -> ColumnTotals:
+    """The totals of column `number` of a column sheet, filled in `order`."""
+    upper, upper_bonus, lower, bonus, complete, boxes = _column_sums(rs, column, final)
     return ColumnTotals(upper_subtotal=upper, upper_bonus=upper_bonus, lower_total=lower,
                         five_of_a_kind_bonus=bonus, total=upper + upper_bonus + lower + bonus,
                         five_of_a_kind_bonuses=column.five_of_a_kind_bonuses, column=number,
-                        order=order,
-                        complete=None not in values.values(),
-                        boxes=boxes)
+                        order=order, complete=complete, boxes=boxes)
 
 
 def five_of_a_kind_bonuses_possible(rs: RuleSet, column: Column) -> bool:
@@ -480,24 +485,30 @@ def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> SheetTotals:
     With `final`, boxes still empty count as scratches (0). A column sheet gives the
     totals of each column and their sums.
     """
+    return SheetTotals(**totals_fields(rs, sheet, final))
+
+
+def totals_fields(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, Any]:
+    """The fields of the sheet's `SheetTotals` (`score_sheet`) by name: what an answer that
+    extends them (`consistency.ScorecardTotals`) is made of, without a SheetTotals between."""
     if not rs.variant.columns:
-        one = _column_totals(rs, sheet.columns[0], final)
-        return SheetTotals(upper_subtotal=one.upper_subtotal, upper_bonus=one.upper_bonus,
-                           lower_total=one.lower_total,
-                           five_of_a_kind_bonus=one.five_of_a_kind_bonus, total=one.total,
-                           five_of_a_kind_bonuses=one.five_of_a_kind_bonuses,
-                           complete=one.complete or sheet.won, won=sheet.won, final=final,
-                           boxes=one.boxes)
+        column = sheet.columns[0]
+        upper, upper_bonus, lower, bonus, complete, boxes = _column_sums(rs, column, final)
+        return {"upper_subtotal": upper, "upper_bonus": upper_bonus, "lower_total": lower,
+                "five_of_a_kind_bonus": bonus, "total": upper + upper_bonus + lower + bonus,
+                "five_of_a_kind_bonuses": column.five_of_a_kind_bonuses,
+                "complete": complete or sheet.won, "won": sheet.won, "final": final,
+                "boxes": boxes}
     cols = []
     for i, (c, o) in enumerate(zip(sheet.columns, rs.variant.columns)):
         number = column_number(i)
         assert number is not None  # the columns of a column sheet are numbered
         cols.append(_column_totals(rs, c, final, number, o))
-    return SheetTotals(upper_subtotal=sum(c.upper_subtotal for c in cols),
-                       upper_bonus=sum(c.upper_bonus for c in cols),
-                       lower_total=sum(c.lower_total for c in cols),
-                       five_of_a_kind_bonus=sum(c.five_of_a_kind_bonus for c in cols),
-                       total=sum(c.total for c in cols),
-                       five_of_a_kind_bonuses=sum(c.five_of_a_kind_bonuses for c in cols),
-                       complete=all(c.complete for c in cols) or sheet.won, won=sheet.won,
-                       final=final, columns=cols)
+    return {"upper_subtotal": sum(c.upper_subtotal for c in cols),
+            "upper_bonus": sum(c.upper_bonus for c in cols),
+            "lower_total": sum(c.lower_total for c in cols),
+            "five_of_a_kind_bonus": sum(c.five_of_a_kind_bonus for c in cols),
+            "total": sum(c.total for c in cols),
+            "five_of_a_kind_bonuses": sum(c.five_of_a_kind_bonuses for c in cols),
+            "complete": all(c.complete for c in cols) or sheet.won, "won": sheet.won,
+            "final": final, "columns": cols}

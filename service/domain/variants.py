@@ -223,6 +223,15 @@ class Variant:
         """Box ids in sheet order."""
         return tuple(b.id for b in self.boxes)
 
+    def blank_boxes(self) -> dict[str, int | None]:
+        """A column's boxes with every box open (a new dict, box id -> None, sheet order)."""
+        return self._blank_boxes.copy()
+
+    @cached_property
+    def _blank_boxes(self) -> dict[str, int | None]:
+        """What `blank_boxes` copies (a copy of a dict costs a sixth of building one)."""
+        return dict.fromkeys(self.box_ids)
+
     @cached_property
     def upper_ids(self) -> tuple[str, ...]:
         """The upper section's box ids, in sheet order (what the upper bonus counts)."""
