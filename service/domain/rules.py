@@ -69,11 +69,25 @@ class RuleSet:
     # joker_score[b][f]: the score of a five of a kind of face f (1..6; 0 unused) in box b
     # when it counts as made there, as a Joker (`joker_value`)
     joker_score: tuple[tuple[int, ...], ...] = field(repr=False)
+    # hand_rows[first][h]: hand h's row of score_later (first False) or score_first, made
+    # when `scores_of` is first asked for it
+    hand_rows: tuple[list[tuple[int, ...] | None], list[tuple[int, ...] | None]] = field(
+        repr=False, compare=False)
 
     @property
     def id(self) -> str:
         """The base variant's id."""
         return self.variant.id
+
+    def scores_of(self, h: int, first_throw: bool) -> tuple[int, ...]:
+        """Hand h's plain score in every box, in sheet order, on the first throw or a later
+        one (a row of `score_first` or `score_later`, made once a hand)."""
+        rows = self.hand_rows[first_throw]
+        row = rows[h]
+        if row is None:
+            table = self.score_first if first_throw else self.score_later
+            row = rows[h] = tuple(scores[h] for scores in table)
+        return row
 
     def box_index(self, box_id: str) -> int:
         """Position of a box in sheet order."""
@@ -410,6 +424,7 @@ def build_rule_set(v: Variant, options: dict[str, Any], overrides: dict[str, Any
         max_score=tuple(max(a) for a in achievable), wins_first=wins_first,
         joker_score=tuple((0, *(joker_value(v, b, face) for face in range(1, 7)))
                           for b in v.boxes),
+        hand_rows=([None] * len(hands), [None] * len(hands)),
     )
 
 

@@ -293,7 +293,7 @@ def _column_placements(rs: RuleSet, h: int, five_face: int, first: bool, wins: b
     v = rs.variant
     values = column.boxes
     get = values.get
-    scores = rs.score_first if first else rs.score_later
+    row = rs.scores_of(h, first)
     # allowed: the boxes the order lets the hand into; None: every open box (the common case)
     allowed: set[str] | None = None
     if order != "free" and not (order == "first_throw" and first):
@@ -327,11 +327,23 @@ def _column_placements(rs: RuleSet, h: int, five_face: int, first: bool, wins: b
         for b in v.upper_ids:
             upper_now += values[b] or 0
         threshold = ub.threshold
+    # The loops below run for every box of every scored hand: plain locals, no helpers.
+    if allowed is None and not joker_boxes and not bonus_amount and not v.has_requires:
+        # the common case: every open box legal, no Joker, no five-of-a-kind bonus, no box
+        # that needs another: the loop below without what is then False or 0
+        amount = ub.amount if ub else 0
+        for bid, score, upper in zip(v.box_ids, row, v.in_upper):
+            if get(bid) is None:
+                out.append(Placement(bid, score, True, True, False, 0,
+                                     amount if upper and upper_now < threshold
+                                     <= upper_now + score else 0, wins, col_no))
+            else:
+                out.append(Placement(bid, score, False, False, False, 0, 0, wins, col_no))
+        return False
     joker_seen = False
-    # The loop below runs for every box of every scored hand: plain locals, no helpers.
     for i, box in enumerate(v.boxes):
         bid = box.id
-        score = scores[i][h]
+        score = row[i]
         if box.requires and any(not get(req) for req in box.requires):
             score = 0
         joker = False

@@ -238,6 +238,16 @@ class Variant:
         return tuple(b.id for b in self.boxes if b.section == "upper")
 
     @cached_property
+    def in_upper(self) -> tuple[bool, ...]:
+        """Per box, in sheet order, whether it is in the upper section."""
+        return tuple(b.section == "upper" for b in self.boxes)
+
+    @cached_property
+    def has_requires(self) -> bool:
+        """Whether some box needs another box made first (Doble Generala)."""
+        return any(b.requires for b in self.boxes)
+
+    @cached_property
     def lower_ids(self) -> tuple[str, ...]:
         """The lower section's box ids, in sheet order."""
         return tuple(b.id for b in self.boxes if b.section == "lower")
