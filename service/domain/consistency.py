@@ -121,7 +121,7 @@ def _box_problems(rs: RuleSet, column: Column, order: str, where: str,
     values = column.boxes
     achievable = rs.achievable
     first_sets = _first_throw_sets(rs) if order == "first_throw" else None
-    for i, val in enumerate(map(values.get, v.box_ids)):
+    for i, val in enumerate(column.values_of(v.box_ids)):
         if val is None:
             continue
         b = v.boxes[i]
@@ -199,7 +199,7 @@ def bonus_boxes(rs: RuleSet, sheet: Sheet, c: int, stop_at: int | None = None) -
     forced Joker could have seen filled, so a sheet that passes is possible box by box.
     """
     column = sheet.columns[c]
-    return _bonus_boxes(rs, c, tuple(map(column.boxes.get, rs.variant.box_ids)),
+    return _bonus_boxes(rs, c, tuple(column.values_of(rs.variant.box_ids)),
                         column.five_of_a_kind_bonuses, stop_at)
 
 

@@ -38,17 +38,17 @@ def scorecard_of(rs: RuleSet, sheet: Sheet) -> Scorecard:
     bonuses, saved throws and won."""
     ids = rs.variant.box_ids
 
-    def column(c: Column) -> ColumnCard:
+    def boxes_of(c: Column) -> dict[str, int | None]:
         # a sheet holds only its variant's boxes (`parse_scorecard`, `empty_sheet`), in their
         # order: as many is every box; a sheet made otherwise gets the missing ones as open
-        boxes = dict(c.boxes) if len(c.boxes) == len(ids) else {b: c.boxes.get(b) for b in ids}
-        return ColumnCard(boxes, c.five_of_a_kind_bonuses)
+        return dict(c.boxes) if len(c.boxes) == len(ids) else {b: c.boxes.get(b) for b in ids}
 
     if rs.variant.columns:
         return Scorecard(sheet.saved_throws, sheet.won,
-                         columns=[column(c) for c in sheet.columns])
-    one = column(sheet.columns[0])
-    return Scorecard(sheet.saved_throws, sheet.won, one.boxes, one.five_of_a_kind_bonuses)
+                         columns=[ColumnCard(boxes_of(c), c.five_of_a_kind_bonuses)
+                                  for c in sheet.columns])
+    one = sheet.columns[0]
+    return Scorecard(sheet.saved_throws, sheet.won, boxes_of(one), one.five_of_a_kind_bonuses)
 
 
 def sheet_totals(rs: RuleSet, sheet: Sheet) -> Totals:

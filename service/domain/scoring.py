@@ -8,6 +8,7 @@ column must be filled in, first-throw scores, and games won at once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,15 @@ class Column:
     def filled(self, box_id: str) -> bool:
         """Whether the box has an entry (a scratch counts)."""
         return self.boxes.get(box_id) is not None
+
+    def values_of(self, box_ids: tuple[str, ...]) -> Iterable[int | None]:
+        """The values of the sheet's boxes `box_ids` (in sheet order), None for an open box.
+
+        A column holds only its sheet's boxes, in their order (`parse_scorecard`,
+        `empty_sheet`): as many values as ids are theirs, read as they are; a column made
+        otherwise is read box by box."""
+        boxes = self.boxes
+        return boxes.values() if len(boxes) == len(box_ids) else map(boxes.get, box_ids)
 
 
 @dataclass
@@ -451,18 +461,17 @@ def _column_sums(rs: RuleSet, column: Column, final: bool
     fb = v.five_of_a_kind_bonus
     bonus = column.five_of_a_kind_bonuses * fb.amount if fb else 0
     boxes = []
-    achievable = rs.achievable
-    for i, b in enumerate(v.boxes):
-        bid = b.id
+    append = boxes.append
+    requires = v.has_requires
+    for b, bid, can in zip(v.boxes, v.box_ids, rs.achievable):
         val = values[bid]
         if val is None:
-            boxes.append(BoxCheck(bid, None, False, True))
-            continue
-        ok = val in achievable[i]
-        if val and b.requires and any(not values.get(req) for req in b.requires):
+            append(BoxCheck(bid, None, False, True))
+        elif requires and val and b.requires and any(not values.get(req) for req in b.requires):
             # made only after the required box was made: it cannot be empty or 0
-            ok = False
-        boxes.append(BoxCheck(bid, val, True, ok))
+            append(BoxCheck(bid, val, True, False))
+        else:
+            append(BoxCheck(bid, val, True, val in can))
     return upper, upper_bonus, lower, bonus, None not in values.values(), boxes
 
 
