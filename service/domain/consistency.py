@@ -91,8 +91,10 @@ def sheet_problems(rs: RuleSet, sheet: Sheet, base: str = "/scorecard") -> list[
     for c, (column, order) in enumerate(zip(sheet.columns, orders)):
         where = column_pointer(rs, base, c)
         _box_problems(rs, column, order, where, problems)
-        _order_problems(rs, column, order, where, problems)
-        _bonus_problems(rs, sheet, c, where, problems)
+        if order in ("down", "up"):
+            _order_problems(rs, column, order, where, problems)
+        if column.five_of_a_kind_bonuses:
+            _bonus_problems(rs, sheet, c, where, problems)
     if v.saved_throws and sheet.saved_throws:
         played = sum(1 for col in sheet.columns for val in col.boxes.values() if val is not None)
         most = (v.throws - 1) * played

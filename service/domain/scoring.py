@@ -342,8 +342,9 @@ def _column_placements(rs: RuleSet, h: int, five_face: int, first: bool, wins: b
         # the common case: every open box legal, no Joker, no five-of-a-kind bonus, no box
         # that needs another: the loop below without what is then False or 0
         amount = ub.amount if ub else 0
-        for bid, score, upper in zip(v.box_ids, row, v.in_upper):
-            if get(bid) is None:
+        for bid, value, score, upper in zip(v.box_ids, column.values_of(v.box_ids), row,
+                                            v.in_upper):
+            if value is None:
                 out.append(Placement(bid, score, True, True, False, 0,
                                      amount if upper and upper_now < threshold
                                      <= upper_now + score else 0, wins, col_no))
@@ -418,8 +419,7 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
         for p in boxes:
             p.legal = False
             p.five_of_a_kind_bonus = p.upper_bonus = 0
-    return HandScore(dice=hand, scored_dice=scored, throw=throw, boxes=boxes,
-                     wins_game=wins, joker=joker, patterns=patterns_of(scored), rules=rs)
+    return HandScore(hand, scored, throw, boxes, wins, joker, patterns_of(scored), rules=rs)
 
 
 def validate_hand(rs: RuleSet, dice: Any, throw: Any = None,

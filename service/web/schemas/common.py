@@ -652,8 +652,7 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
         inner = _converter(field.inner)
         same = _SAME_WHEN.get(inner)  # type: ignore[call-overload]
         if same is not None:  # (int, float) give back a value already of their type
-            kind = int if same == "int" else float
-            return lambda v: [x if x is None or type(x) is kind else inner(x) for x in v]
+            return partial(_same_list, int if same == "int" else float, inner)
         return list if inner is None else (lambda v: [None if x is None else inner(x)
                                                       for x in v])
     if isinstance(field, fields.Dict):
@@ -663,6 +662,15 @@ def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     if isinstance(field, fields.Integer):
         return int
     return None
+
+
+def _same_list(kind: type, convert: Callable[[Any], Any], values: Any) -> list[Any]:
+    """A List of numbers written: the items as they are when each is of the converter's
+    type (`kind`) or None, else each converted (None stays None)."""
+    for x in values:
+        if type(x) is not kind and x is not None:
+            return [None if x is None else convert(x) for x in values]
+    return list(values)
 
 
 #: The service's own package: its field classes write their values themselves.
