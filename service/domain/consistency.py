@@ -324,18 +324,15 @@ def audit(rs: RuleSet, sheet: Sheet, final: bool = False, base: str = "") -> Sco
     `valid` and `problems` (pointer, code, detail), and the per-box `achievable` flags set
     from the same problems, so the answer states one rule. `base`: the sheet's pointer in
     the request."""
-    totals = totals_fields(rs, sheet, final)
+    totals = totals_fields(rs, sheet, final, check_boxes=False)  # every box achievable
     problems = sheet_problems(rs, sheet, base)
     by_pointer = {p.pointer for p in problems if p.code in VALUE_CODES}
-    columns = totals.get("columns")
-    boxes = [col.boxes for col in columns] if columns else [totals.get("boxes") or []]
-    for c, checks in enumerate(boxes):
-        if not by_pointer:  # no box's value is impossible
+    if by_pointer:  # but those whose value is impossible
+        columns = totals.get("columns")
+        boxes = [col.boxes for col in columns] if columns else [totals.get("boxes") or []]
+        for c, checks in enumerate(boxes):
+            where = column_pointer(rs, base, c)
             for b in checks:
-                b.achievable = True
-            continue
-        where = column_pointer(rs, base, c)
-        for b in checks:
-            b.achievable = f"{where}/boxes/{escape_pointer_token(b.box)}" not in by_pointer
+                b.achievable = f"{where}/boxes/{escape_pointer_token(b.box)}" not in by_pointer
     return ScorecardTotals(**totals, rules=rs, scorecard=scorecard_of(rs, sheet),
                            valid=not problems, problems=problems)

@@ -442,10 +442,11 @@ def validate_hand(rs: RuleSet, dice: Any, throw: Any = None,
 # --------------------------------------------------------------------------- totals
 
 
-def _column_sums(rs: RuleSet, column: Column, final: bool
+def _column_sums(rs: RuleSet, column: Column, final: bool, check_boxes: bool = True
                  ) -> tuple[int, int, int, int, bool, list[BoxCheck]]:
     """A column's upper subtotal, upper bonus, lower total, five-of-a-kind bonus points,
-    whether it is complete, and its boxes checked (empty boxes as 0 when `final`)."""
+    whether it is complete, and its boxes checked (empty boxes as 0 when `final`; without
+    `check_boxes`, every box's `achievable` left True for the caller to set)."""
     v = rs.variant
     values = column.boxes  # read only: a final sheet's open boxes as 0, a copy
     if final and None in values.values():
@@ -463,6 +464,11 @@ def _column_sums(rs: RuleSet, column: Column, final: bool
     boxes = []
     append = boxes.append
     requires = v.has_requires
+    if not check_boxes:
+        for bid in v.box_ids:
+            val = values[bid]
+            append(BoxCheck(bid, val, val is not None, True))
+        return upper, upper_bonus, lower, bonus, None not in values.values(), boxes
     for b, bid, can in zip(v.boxes, v.box_ids, rs.achievable):
         val = values[bid]
         if val is None:
@@ -476,9 +482,10 @@ def _column_sums(rs: RuleSet, column: Column, final: bool
 
 
 def _column_totals(rs: RuleSet, column: Column, final: bool, number: int,
-                   order: str) -> ColumnTotals:
+                   order: str, check_boxes: bool = True) -> ColumnTotals:
     """The totals of column `number` of a column sheet, filled in `order`."""
-    upper, upper_bonus, lower, bonus, complete, boxes = _column_sums(rs, column, final)
+    upper, upper_bonus, lower, bonus, complete, boxes = _column_sums(rs, column, final,
+                                                                     check_boxes)
     return ColumnTotals(upper_subtotal=upper, upper_bonus=upper_bonus, lower_total=lower,
                         five_of_a_kind_bonus=bonus, total=upper + upper_bonus + lower + bonus,
                         five_of_a_kind_bonuses=column.five_of_a_kind_bonuses, column=number,
@@ -509,12 +516,16 @@ def score_sheet(rs: RuleSet, sheet: Sheet, final: bool = False) -> SheetTotals:
     return SheetTotals(**totals_fields(rs, sheet, final))
 
 
-def totals_fields(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, Any]:
+def totals_fields(rs: RuleSet, sheet: Sheet, final: bool = False,
+                  check_boxes: bool = True) -> dict[str, Any]:
     """The fields of the sheet's `SheetTotals` (`score_sheet`) by name: what an answer that
-    extends them (`consistency.ScorecardTotals`) is made of, without a SheetTotals between."""
+    extends them (`consistency.ScorecardTotals`) is made of, without a SheetTotals between.
+    Without `check_boxes` every box's `achievable` is left True (`consistency.audit` sets
+    them from its problems)."""
     if not rs.variant.columns:
         column = sheet.columns[0]
-        upper, upper_bonus, lower, bonus, complete, boxes = _column_sums(rs, column, final)
+        upper, upper_bonus, lower, bonus, complete, boxes = _column_sums(rs, column, final,
+                                                                         check_boxes)
         return {"upper_subtotal": upper, "upper_bonus": upper_bonus, "lower_total": lower,
                 "five_of_a_kind_bonus": bonus, "total": upper + upper_bonus + lower + bonus,
                 "five_of_a_kind_bonuses": column.five_of_a_kind_bonuses,
@@ -524,7 +535,7 @@ def totals_fields(rs: RuleSet, sheet: Sheet, final: bool = False) -> dict[str, A
     for i, (c, o) in enumerate(zip(sheet.columns, rs.variant.columns)):
         number = column_number(i)
         assert number is not None  # the columns of a column sheet are numbered
-        cols.append(_column_totals(rs, c, final, number, o))
+        cols.append(_column_totals(rs, c, final, number, o, check_boxes))
     return {"upper_subtotal": sum(c.upper_subtotal for c in cols),
             "upper_bonus": sum(c.upper_bonus for c in cols),
             "lower_total": sum(c.lower_total for c in cols),

@@ -163,9 +163,8 @@ def sheet_for(rs: RuleSet, item: dict[str, Any], key: str | None = "scorecard",
     With `check` (every endpoint but the audit of scorecards/score) a sheet no game could
     produce is refused naming each problem (`consistency.check_sheet`).
     """
-    if key is None:
-        fields = ("boxes", "five_of_a_kind_bonuses", "saved_throws", "won", "columns")
-        sheet = parse_scorecard(rs, {k: item[k] for k in fields if k in item}, base=base)
+    if key is None:  # (parse_scorecard reads the scorecard's fields only, not the rest)
+        sheet = parse_scorecard(rs, item, base=base)
         if check:
             check_sheet(rs, sheet, base)
         return sheet
