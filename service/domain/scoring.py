@@ -299,7 +299,8 @@ def _column_placements(rs: RuleSet, h: int, five_face: int, first: bool, wins: b
                        column: Column, order: str, col_no: int | None,
                        out: list[Placement]) -> bool:
     """Append the placements of hand `h` (`five_face`: its face when it is a five of a kind,
-    else 0) in every box of the column to `out`; whether one of them is a Joker."""
+    else 0) in every box of the column to `out`, each saying `wins` (the hand wins at once);
+    whether one of them is a Joker."""
     v = rs.variant
     values = column.boxes
     get = values.get
@@ -405,6 +406,9 @@ def score_hand(rs: RuleSet, dice: list[int], throw: int | None = None,
     h = rs.hand_index[scored]
     five_face = scored[0] if scored[0] == scored[-1] else 0  # every die one face
     first = throw == 1
+    # a hand that wins at once wins in whatever box it is written (rules decision 4: a
+    # Generala servida wins with the Generala box filled, scratched or not next); later
+    # throws win nothing at once
     wins = first and any(rs.wins_first[h])
     boxes: list[Placement] = []
     if v.columns:
