@@ -174,9 +174,10 @@ def _parse_column(rs: RuleSet, data: dict[str, Any], base: str,
     v = rs.variant
     boxes = v.blank_boxes()
     given = data.get("boxes") or {}
-    if type(given) is dict and given.keys() <= boxes.keys():  # every box the sheet's
-        boxes.update(given)
-    else:
+    if type(given) is dict:
+        boxes.update(given)  # given only the sheet's boxes (the common case), no key added
+    if type(given) is not dict or len(boxes) != len(v.box_ids):  # else each box named
+        boxes = v.blank_boxes()
         for box_id, value in given.items():
             if box_id not in boxes:
                 problems.append(Problem(base + pointer("boxes", box_id),

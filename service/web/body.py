@@ -169,7 +169,8 @@ def sheet_for(rs: RuleSet, item: dict[str, Any], key: str | None = "scorecard",
             check_sheet(rs, sheet, base)
         return sheet
     data = item.get(key)
-    sheet = parse_scorecard(rs, data, base=f"{base}/{key}")
+    where = f"{base}/{key}"
+    sheet = parse_scorecard(rs, data, base=where)
     if check and data:
-        check_sheet(rs, sheet, f"{base}/{key}")
+        check_sheet(rs, sheet, where)
     return sheet
