@@ -137,6 +137,8 @@ def effective_rules(variant_id: str, options: dict[str, Any] | None = None,
 
 # About 100 KiB a RuleSet (its scoring tables): 128 of them bound what a flood of distinct
 # house rules adds to a worker (docs/deploy.md, memory); building one takes milliseconds.
+# `scores_of` adds a row a hand scored under it (a flood's tables score few hands each): 75
+# KiB more with every hand of five dice scored on first and later throws, 190 with six.
 @lru_cache(maxsize=128)
 def _effective_cached(variant_id: str, options_json: str, overrides_json: str) -> RuleSet:
     base = VARIANTS[variant_id]
