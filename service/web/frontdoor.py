@@ -42,7 +42,6 @@ from functools import partial
 from typing import Any
 
 from flask import Flask, Request, Response
-from prometheus_client import Counter
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
@@ -58,9 +57,10 @@ from .problems import (
     problem_response,
 )
 from .quotas import BILL, QuotaExceeded, Quotas
+from .tally import TALLY
 
-REQUESTS = Counter(
-    "tenant_requests_total",
+REQUESTS = TALLY.counter(
+    "tenant_requests",
     "Requests to operations by tenant (configured tenants, `anonymous` without keys, "
     "`unauthenticated` for requests with no valid key), operation class and status (401, "
     "403 and 429 included).",

@@ -67,6 +67,7 @@ from prometheus_client import Counter, Gauge
 from ..caller import ANONYMOUS, Caller, current_caller, waiting
 from ..config import Settings
 from .meter import Charge, MemoryMeter, PodState, RedisMeter, Verdict
+from .tally import TALLY
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +97,8 @@ STORAGE_ERRORS = Counter(
     "Calls to the quota storage (Redis) that failed or timed out, each answered under "
     "per-pod counts instead.",
 )
-CHARGED = Counter(
-    "tenant_charged_units_total",
+CHARGED = TALLY.counter(  # once a request (shared memory: `tally`)
+    "tenant_charged_units",
     "Units charged to tenants' quotas (a request one, a batch one per item, a build one), by "
     "tenant and operation class: what the quotas counted.",
     ["tenant", "operation"],
