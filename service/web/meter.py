@@ -189,6 +189,7 @@ class MemoryMeter:
                                                         "quota-meter")
         self.lock = _Lock(self._fd)
         self._hashes: dict[str, int] = {}
+        self._hints: dict[str, tuple[int, int]] = {}  # key -> (its first cell, its hash)
 
     def _hash(self, key: str) -> int:
         h = self._hashes.get(key)
@@ -197,6 +198,23 @@ class MemoryMeter:
                 self._hashes.clear()
             h = self._hashes[key] = key_hash(key)
         return h
+
+    def _base(self, key: str, seconds: int, now: float) -> int:
+        """The first cell of the counter `key` (taken when new), under the lock: where this
+        process last found it when it is still there (no other key took its slot since: a
+        key is in one slot at most), else `_slot`'s search."""
+        hint = self._hints.get(key)
+        cells = self.cells
+        if hint is not None:
+            base, h = hint
+            if cells[base] == h and cells[base + 1] == seconds:
+                return base
+        h = self._hash(key)
+        base = self._slot(h, seconds, now)
+        if len(self._hints) >= 65536:
+            self._hints.clear()
+        self._hints[key] = (base, h)
+        return base
 
     def _slot(self, h: int, seconds: int, now: float) -> int:
         """The first cell of the counter of hash `h` (taken when new), under the lock."""
@@ -239,20 +257,24 @@ class MemoryMeter:
         """Check every charge, then make them all or none (module docstring)."""
         now = self.clock()
         cells = self.cells
+        starts: list[int] = []
+        refused = -1
         with self.lock:
-            bases = [self._slot(self._hash(c.key), c.seconds, now) for c in charges]
-            starts = [self._roll(b, c.seconds, now) for b, c in zip(bases, charges)]
-            refused = -1
-            for i, (b, c) in enumerate(zip(bases, charges)):
-                if not fits(cells[b + 4], cells[b + 3], _frac(now, starts[i], c.seconds),
-                            c.amount, c.cost):
-                    refused = i
-                    break
+            bases = [self._base(c.key, c.seconds, now) for c in charges]
+            for base, c in zip(bases, charges):
+                seconds = c.seconds
+                start = int(now // seconds) * seconds  # window_start, inline
+                if cells[base + 2] != start:
+                    self._roll(base, seconds, now)
+                starts.append(start)
+                if refused < 0 and not fits(cells[base + 4], cells[base + 3],
+                                            (now - start) / seconds, c.amount, c.cost):
+                    refused = len(starts) - 1
             if refused < 0:
-                for b, c in zip(bases, charges):
-                    cells[b + 3] += c.cost
-            current = tuple(cells[b + 3] for b in bases)
-            previous = tuple(cells[b + 4] for b in bases)
+                for base, c in zip(bases, charges):
+                    cells[base + 3] += c.cost
+            current = tuple([cells[b + 3] for b in bases])
+            previous = tuple([cells[b + 4] for b in bases])
         return Verdict(refused < 0, refused, current, previous, tuple(starts), now)
 
     def refund(self, charges: Sequence[Charge], verdict: Verdict) -> None:
@@ -262,7 +284,7 @@ class MemoryMeter:
         cells = self.cells
         with self.lock:
             for c, start in zip(charges, verdict.starts):
-                base = self._slot(self._hash(c.key), c.seconds, now)
+                base = self._base(c.key, c.seconds, now)
                 self._roll(base, c.seconds, now)
                 held = cells[base + 2]
                 cell = base + 3 if held == start else base + 4 if held == start + c.seconds \
