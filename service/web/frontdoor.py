@@ -208,7 +208,10 @@ class FrontDoor:
             status[0] = int(status_line[:3])
             # what is left, on every answer; a 429 of a quota met inside (a batch's items,
             # a build) carries the refusing quota's own
-            if not any(name == "RateLimit" for name, _ in headers):
+            for name, _ in headers:
+                if name == "RateLimit":
+                    break
+            else:
                 headers.extend(bill.headers())
             return start_response(status_line, headers, exc_info)
 

@@ -78,8 +78,8 @@ class Verdict(NamedTuple):
 
     def count(self, i: int, charge: Charge) -> float:
         """Charge `i`'s weighted count (`weighted`)."""
-        return weighted(self.previous[i], self.current[i], _frac(self.now, self.starts[i],
-                                                                 charge.seconds))
+        return weighted(self.previous[i], self.current[i],
+                        (self.now - self.starts[i]) / charge.seconds)  # _frac, inline
 
     def remaining(self, i: int, charge: Charge) -> int:
         """How many more units charge `i`'s counter takes now (never below 0)."""

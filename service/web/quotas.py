@@ -180,10 +180,11 @@ class QuotaExceeded(Exception):
 
 class _Plan:
     """What a request of one class costs one caller: a `Charge` of one unit on each limit of
-    each quota that applies (the tenant's, then its end user's), their RateLimit names, the
-    RateLimit-Policy value, and for each charge the quota's text and whose it is."""
+    each quota that applies (the tenant's, then its end user's), their RateLimit names (and
+    each RateLimit item's start), the RateLimit-Policy value, and for each charge the
+    quota's text and whose it is."""
 
-    __slots__ = ("charges", "names", "owners", "policy", "texts")
+    __slots__ = ("charges", "lefts", "names", "owners", "policy", "texts")
 
     def __init__(self, caller: Caller, operation: str) -> None:
         charges: list[Charge] = []
@@ -206,6 +207,7 @@ class _Plan:
         self.texts, self.owners = tuple(texts), tuple(owners)
         self.policy = ", ".join(f'"{n}";q={c.amount};w={c.seconds}'
                                 for n, c in zip(names, charges))
+        self.lefts = tuple(f'"{n}";r=' for n in names)  # each RateLimit item's start
 
 
 class Bill:
@@ -226,8 +228,13 @@ class Bill:
         plan, verdict = self.plan, self.verdict
         if not plan.charges or verdict is None:
             return []
-        left = ", ".join(f'"{n}";r={verdict.remaining(i, c)};t={verdict.reset(i, c)}'
-                         for i, (n, c) in enumerate(zip(plan.names, plan.charges)))
+        remaining, reset = verdict.remaining, verdict.reset
+        if len(plan.charges) == 1:  # the common case, without the join
+            c = plan.charges[0]
+            left = f"{plan.lefts[0]}{remaining(0, c)};t={reset(0, c)}"
+        else:
+            left = ", ".join([f"{n}{remaining(i, c)};t={reset(i, c)}"
+                              for i, (n, c) in enumerate(zip(plan.lefts, plan.charges))])
         return [("RateLimit-Policy", plan.policy), ("RateLimit", left)]
 
 
