@@ -257,6 +257,20 @@ class MemoryMeter:
         """Check every charge, then make them all or none (module docstring)."""
         now = self.clock()
         cells = self.cells
+        if len(charges) == 1:  # the common case (a quota of one limit), without the lists
+            c = charges[0]
+            seconds = c.seconds
+            with self.lock:
+                base = self._base(c.key, seconds, now)
+                start = int(now // seconds) * seconds  # window_start, inline
+                if cells[base + 2] != start:
+                    self._roll(base, seconds, now)
+                previous, current = cells[base + 4], cells[base + 3]
+                allowed = fits(previous, current, (now - start) / seconds, c.amount, c.cost)
+                if allowed:
+                    current = cells[base + 3] = current + c.cost
+            return Verdict(allowed, -1 if allowed else 0, (current,), (previous,), (start,),
+                           now)
         starts: list[int] = []
         refused = -1
         with self.lock:
