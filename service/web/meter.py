@@ -140,7 +140,7 @@ def key_hash(key: str) -> int:
     return (h >> 1) or 1
 
 
-def _shared_cells(count: int, name: str) -> tuple[int, Any, memoryview]:
+def shared_cells(count: int, name: str) -> tuple[int, Any, memoryview]:
     """`count` 64-bit cells of memory shared with every process forked after this (an
     anonymous file, mapped shared), all zero: its descriptor, map and cells."""
     size = count * 8
@@ -185,7 +185,7 @@ class MemoryMeter:
 
     def __init__(self, slots: int = SLOTS, clock: Callable[[], float] = time.time) -> None:
         self.slots, self.clock = slots, clock
-        self._fd, self._map, self.cells = _shared_cells(STATE_CELLS + slots * _SLOT_CELLS,
+        self._fd, self._map, self.cells = shared_cells(STATE_CELLS + slots * _SLOT_CELLS,
                                                         "quota-meter")
         self.lock = _Lock(self._fd)
         self._hashes: dict[str, int] = {}

@@ -32,7 +32,6 @@ import bisect
 import fcntl
 import json
 import logging
-import mmap
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -43,6 +42,8 @@ from prometheus_client import REGISTRY
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
+
+from .meter import shared_cells
 
 log = logging.getLogger(__name__)
 
@@ -144,11 +145,8 @@ class Tally(Collector):
 
     def __init__(self, slots: int = SLOTS) -> None:
         self.slots = slots
-        size = (slots * _SLOT_CELLS + _SPARE_ROWS * ROW_CELLS) * 8
-        self.fd = os.memfd_create("metrics-tally", os.MFD_CLOEXEC)
-        os.ftruncate(self.fd, size)
-        self._map = mmap.mmap(self.fd, size)
-        self.cells = memoryview(self._map).cast("q")
+        self.fd, self._map, self.cells = shared_cells(
+            slots * _SLOT_CELLS + _SPARE_ROWS * ROW_CELLS, "metrics-tally")
         self.floats = memoryview(self._map).cast("d")
         self.bytes = memoryview(self._map)
         self.families: list[_Family] = []
@@ -219,6 +217,7 @@ class Tally(Collector):
 
     def place(self, child: _Child) -> int:
         """The first value cell of `child` in this process's slot (its row made when new)."""
+        failed = None
         with self.lock:
             if child.base >= 0:
                 return child.base
@@ -229,10 +228,11 @@ class Tally(Collector):
                 if base is None:
                     base = self._new_row(child.key, child.family.index)
             except RuntimeError as exc:  # a metric never fails a request
-                log.error("metric not counted: %s", exc)
-                base = self.slots * _SLOT_CELLS
+                failed, base = exc, self.slots * _SLOT_CELLS
             child.base = base + _META
-            return child.base
+        if failed is not None:  # logged without the lock (a write may switch greenlets)
+            log.error("metric not counted: %s", failed)
+        return base + _META
 
     def _new_row(self, key: bytes, family: int) -> int:
         cells, start = self.cells, self.slot * _SLOT_CELLS
