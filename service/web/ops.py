@@ -65,16 +65,17 @@ CORS_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 # multiprocess mode each worker writes them to files in PROMETHEUS_MULTIPROC_DIR.
 # The per-request ones are counted in the pod's shared memory (`tally`: a write costs a
 # fifth of prometheus-client's multiprocess write), the rest by prometheus-client.
-REQUESTS = TALLY.counter(
-    "http_requests",
-    "HTTP requests answered, by method, endpoint template and status.",
-    ["method", "endpoint", "status"],
-)
 LATENCY = TALLY.histogram(
     "http_request_duration_seconds",
     "Time to answer an HTTP request, by method, endpoint template and status.",
     ["method", "endpoint", "status"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+#: every request answered is timed: the count of LATENCY, by the same labels
+REQUESTS = TALLY.counter_of(
+    LATENCY,
+    "http_requests",
+    "HTTP requests answered, by method, endpoint template and status.",
 )
 FAST_PATH_UNEXPECTED = Counter(
     "fast_path_unexpected_errors_total",
@@ -203,18 +204,17 @@ def _origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
     return "*" in allowed or origin in allowed
 
 
-# (method, endpoint, status) -> (counter child, histogram child): labels() takes a lock and
-# builds a key on every call; the set of label values is small and fixed per process.
-_METRIC_CHILDREN: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+# (method, endpoint, status) -> histogram child (its count is REQUESTS'): labels() builds a
+# key on every call; the set of label values is small and fixed per process.
+_METRIC_CHILDREN: dict[tuple[str, str, int], Any] = {}
 
 
-def _metric_children(method: str, endpoint: str, status: int) -> tuple[Any, Any]:
+def _metric_child(method: str, endpoint: str, status: int) -> Any:
     key = (method, endpoint, status)
-    children = _METRIC_CHILDREN.get(key)
-    if children is None:
-        labels = (method, endpoint, str(status))
-        children = _METRIC_CHILDREN[key] = (REQUESTS.labels(*labels), LATENCY.labels(*labels))
-    return children
+    child = _METRIC_CHILDREN.get(key)
+    if child is None:
+        child = _METRIC_CHILDREN[key] = LATENCY.labels(method, endpoint, str(status))
+    return child
 
 
 #: Request ids come from a generator of their own, seeded from the OS and seeded again in
@@ -269,10 +269,8 @@ class OpsMiddleware:
             else:
                 result = self.wsgi_app(environ, ops_start_response)
             if metrics:
-                count, latency = _metric_children(environ.get("REQUEST_METHOD", ""),
-                                                  self._endpoint(environ), status_code[0])
-                count.inc()
-                latency.observe(time.perf_counter() - started)
+                _metric_child(environ.get("REQUEST_METHOD", ""), self._endpoint(environ),
+                              status_code[0]).observe(time.perf_counter() - started)
             return result
         finally:
             if metrics:

@@ -118,12 +118,16 @@ class _Family:
         self.labelnames = tuple(labelnames)
         self.bounds = tuple(bounds)
         self.sum_cell = len(self.bounds) + 1  # after the buckets, +Inf included
+        #: the histogram whose count this counter exports (`Tally.counter_of`), if any
+        self.source: _Family | None = None
         self._children: dict[tuple[str, ...], _Child] = {}
 
     def labels(self, *values: str) -> _Child:
         """The metric's cells for these label values (one object per values, for good)."""
         child = self._children.get(values)
         if child is None:
+            if self.source is not None:
+                raise TypeError(f"{self.name} counts what {self.source.name} observes")
             if len(values) != len(self.labelnames):
                 raise ValueError(f"{self.name}: labels {self.labelnames}, given {values}")
             key = json.dumps([self.index, [str(v) for v in values]]).encode()
@@ -169,6 +173,13 @@ class Tally(Collector):
     def counter(self, name: str, documentation: str, labelnames: Sequence[str] = ()) -> _Family:
         """A counter (`name` without `_total`, as prometheus-client's Counter takes it)."""
         return self._family(_COUNTER, name, documentation, labelnames)
+
+    def counter_of(self, histogram: _Family, name: str, documentation: str) -> _Family:
+        """A counter of what `histogram` observes, by its labels: its `_count`, exported
+        under another name (no write of its own: a request counted and timed is one)."""
+        family = self._family(_COUNTER, name, documentation, histogram.labelnames)
+        family.source = histogram
+        return family
 
     def gauge(self, name: str, documentation: str, labelnames: Sequence[str] = ()) -> _Family:
         """A gauge summed over the live processes (prometheus-client's `livesum`)."""
@@ -305,27 +316,38 @@ class Tally(Collector):
                  multiprocess: bool) -> list[Metric]:
         metrics = [Metric(f.name, f.documentation, f.kind) for f in self.families]
         for f in self.families:  # a metric without labels shows from the start, as a 0
-            if not f.labelnames and f.kind != _HISTOGRAM:
+            if not f.labelnames and f.kind != _HISTOGRAM and f.source is None:
                 key = json.dumps([f.index, []]).encode()
                 totals.setdefault(key, [0.0])
                 created.setdefault(key, time.time())
+        counts = [f for f in self.families if f.source is not None]
         for key, values in sorted(totals.items()):
             index, labelvalues = json.loads(key)
             family, metric = self.families[index], metrics[index]
-            pairs = list(zip(family.labelnames, labelvalues))
-            if multiprocess:
-                pairs.sort()
-            labels = dict(pairs)
-            when = None if multiprocess else created[key]
-            if family.kind == _COUNTER:
-                metric.add_sample(family.name + "_total", labels, values[0])
-                if when is not None:
-                    metric.add_sample(family.name + "_created", labels, when)
-            elif family.kind == _GAUGE:
-                metric.add_sample(family.name, labels, values[0])
-            else:
-                self._histogram(metric, family, labels, values, when)
+            for counter in counts:  # the counters of this histogram's count
+                if counter.source is family:
+                    self._add(counter, metrics[counter.index], labelvalues,
+                              [sum(values[:family.sum_cell])], created[key], multiprocess)
+            self._add(family, metric, labelvalues, values, created[key], multiprocess)
         return metrics
+
+    @classmethod
+    def _add(cls, family: _Family, metric: Metric, labelvalues: list[str],
+             values: list[float], created: float, multiprocess: bool) -> None:
+        """The samples of `family` for one set of label values."""
+        pairs = list(zip(family.labelnames, labelvalues))
+        if multiprocess:
+            pairs.sort()
+        labels = dict(pairs)
+        when = None if multiprocess else created
+        if family.kind == _COUNTER:
+            metric.add_sample(family.name + "_total", labels, values[0])
+            if when is not None:
+                metric.add_sample(family.name + "_created", labels, when)
+        elif family.kind == _GAUGE:
+            metric.add_sample(family.name, labels, values[0])
+        else:
+            cls._histogram(metric, family, labels, values, when)
 
     @staticmethod
     def _histogram(metric: Metric, family: _Family, labels: dict[str, str],

@@ -71,13 +71,16 @@ def test_exported_as_prometheus_client_exports_the_same_metrics():
     histogram = Histogram("same_seconds", "help h", ["method"], buckets=BUCKETS,
                           registry=registry)
     gauge = Gauge("same_busy", "help g", registry=registry)
+    timed = Counter("same_timed", "help t", ["method"], registry=registry)
     tally = Tally(slots=2)
     t_counter = tally.counter("same_requests", "help c", ["method", "status"])
     t_histogram = tally.histogram("same_seconds", "help h", ["method"], BUCKETS)
     t_gauge = tally.gauge("same_busy", "help g").labels()
+    tally.counter_of(t_histogram, "same_timed", "help t")  # what the histogram counts
     for value in (0.0005, 0.001, 0.002, 0.5, 3.0, 0.01):
         for method in ("GET", "POST"):
             histogram.labels(method).observe(value)
+            timed.labels(method).inc()
             t_histogram.labels(method).observe(value)
             counter.labels(method, "200").inc(2)
             t_counter.labels(method, "200").inc(2)
