@@ -291,8 +291,10 @@ class Tally(Collector):
             start = slot * _SLOT_CELLS
             rows = cells[start]
             live: bool | None = None
-            for row in range(rows):
+            for row in range(min(rows, ROWS)):
                 base = start + _HEAD + row * ROW_CELLS
+                if not 0 <= cells[base] < len(self.families):  # not one this code writes
+                    continue
                 family = self.families[cells[base]]
                 if family.kind == _GAUGE:
                     if live is None:
@@ -322,7 +324,10 @@ class Tally(Collector):
                 created.setdefault(key, time.time())
         counts = [f for f in self.families if f.source is not None]
         for key, values in sorted(totals.items()):
-            index, labelvalues = json.loads(key)
+            try:
+                index, labelvalues = json.loads(key)
+            except ValueError:  # a row being written (labels not whole yet): none of it
+                continue
             family, metric = self.families[index], metrics[index]
             for counter in counts:  # the counters of this histogram's count
                 if counter.source is family:
