@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from service import __version__
+from service.web.tally import TALLY
 
 from ..docs.test_references import anchors
 from .test_docs import settings_read
@@ -1108,6 +1109,11 @@ def service_metrics() -> dict[str, tuple[str, set[str]]]:
                 (k.value for k in node.keywords if k.arg in ("labelnames", "labels")), None)
             labels = set(ast.literal_eval(labelnames)) if labelnames is not None else set()
             out[first.value] = (kind, labels)
+    # the per-request metrics the pod's processes count in shared memory, as the tally
+    # declares them (a counter's name without `_total`, as prometheus-client's takes it)
+    for family in TALLY.families:
+        name = family.name + ("_total" if family.kind == "counter" else "")
+        out[name] = (family.kind, set(family.labelnames))
     return out
 
 
