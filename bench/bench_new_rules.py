@@ -73,13 +73,18 @@ def first_answer(srv: Server, path: str, body: dict) -> tuple[float, int, int]:
         time.sleep(float(headers.get("retry-after", "1")))
 
 
-def build_figures(srv: Server) -> list[str]:
-    """What the build process logged for each table it built: kind and seconds."""
-    out = []
-    for record in srv.log_records():
-        if record.get("message") in ("table built", "table fetched from the shared store"):
-            out.append(f"{record['kind']} {record['seconds']:.2f} s")
-    return out
+def build_figures(srv: Server, settle: float = 5.0) -> list[str]:
+    """What the build process logged for each table it built: kind and seconds. The log
+    line of a build comes once its job is done, which may be a moment after the answer
+    its table allowed: looked for again for up to `settle` seconds."""
+    deadline = time.monotonic() + settle
+    while True:
+        out = [f"{record['kind']} {record['seconds']:.2f} s" for record in srv.log_records()
+               if record.get("message") in ("table built",
+                                            "table fetched from the shared store")]
+        if out or time.monotonic() > deadline:
+            return out
+        time.sleep(0.1)
 
 
 def main() -> int:

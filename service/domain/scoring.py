@@ -339,25 +339,12 @@ def _column_placements(rs: RuleSet, h: int, five_face: int, first: bool, wins: b
         for b in v.upper_ids:
             upper_now += values[b] or 0
         threshold = ub.threshold
-    # The loops below run for every box of every scored hand: plain locals, no helpers.
-    if allowed is None and not joker_boxes and not bonus_amount and not v.has_requires:
-        # the common case: every open box legal, no Joker, no five-of-a-kind bonus, no box
-        # that needs another: the loop below without what is then False or 0
-        amount = ub.amount if ub else 0
-        for bid, value, score, upper in zip(v.box_ids, column.values_of(v.box_ids), row,
-                                            v.in_upper):
-            if value is None:
-                out.append(Placement(bid, score, True, True, False, 0,
-                                     amount if upper and upper_now < threshold
-                                     <= upper_now + score else 0, wins, col_no))
-            else:
-                out.append(Placement(bid, score, False, False, False, 0, 0, wins, col_no))
-        return False
+    amount = ub.amount if ub else 0
+    # for every box of every scored hand: plain locals, no helpers
     joker_seen = False
-    for i, box in enumerate(v.boxes):
-        bid = box.id
-        score = row[i]
-        if box.requires and any(not get(req) for req in box.requires):
+    for i, (bid, value, score, upper, requires) in enumerate(zip(
+            v.box_ids, column.values_of(v.box_ids), row, v.in_upper, v.box_requires)):
+        if requires and any(not get(req) for req in requires):
             score = 0
         joker = False
         if joker_boxes and bid in joker_boxes:
@@ -365,16 +352,16 @@ def _column_placements(rs: RuleSet, h: int, five_face: int, first: bool, wins: b
             joker = jv != score
             joker_seen = joker_seen or joker
             score = jv
-        is_open = get(bid) is None
-        legal = is_open if allowed is None else is_open and bid in allowed
-        bonus = upper_bonus = 0
-        if legal:
-            if bonus_amount and (bonus_any or bid == match_up):
-                bonus = bonus_amount
-            if ub and upper_now < threshold <= upper_now + score and box.section == "upper":
-                upper_bonus = ub.amount
-        out.append(Placement(bid, score, is_open, legal, joker, bonus, upper_bonus,
-                             wins, col_no))
+        if value is not None:  # filled
+            out.append(Placement(bid, score, False, False, joker, 0, 0, wins, col_no))
+        elif allowed is None or bid in allowed:  # open and legal
+            out.append(Placement(
+                bid, score, True, True, joker,
+                bonus_amount if bonus_amount and (bonus_any or bid == match_up) else 0,
+                amount if upper and upper_now < threshold <= upper_now + score else 0,
+                wins, col_no))
+        else:
+            out.append(Placement(bid, score, True, False, joker, 0, 0, wins, col_no))
     return joker_seen
 
 

@@ -243,6 +243,11 @@ class Variant:
         return tuple(b.section == "upper" for b in self.boxes)
 
     @cached_property
+    def box_requires(self) -> tuple[tuple[str, ...], ...]:
+        """Per box, in sheet order, the boxes it needs made first (Doble Generala's)."""
+        return tuple(tuple(b.requires) for b in self.boxes)
+
+    @cached_property
     def has_requires(self) -> bool:
         """Whether some box needs another box made first (Doble Generala)."""
         return any(b.requires for b in self.boxes)

@@ -253,22 +253,28 @@ class MemoryMeter:
             cells[base + 2] = start
         return start
 
+    def _check(self, base: int, c: Charge, now: float) -> tuple[int, bool]:
+        """Move the counter at `base` to `now`'s window (under the lock): the window's start,
+        and whether `c` fits it."""
+        cells, seconds = self.cells, c.seconds
+        start = int(now // seconds) * seconds  # window_start, inline
+        if cells[base + 2] != start:
+            self._roll(base, seconds, now)
+        return start, fits(cells[base + 4], cells[base + 3], (now - start) / seconds,
+                           c.amount, c.cost)
+
     def charge(self, charges: Sequence[Charge]) -> Verdict:
         """Check every charge, then make them all or none (module docstring)."""
         now = self.clock()
         cells = self.cells
         if len(charges) == 1:  # the common case (a quota of one limit), without the lists
             c = charges[0]
-            seconds = c.seconds
             with self.lock:
-                base = self._base(c.key, seconds, now)
-                start = int(now // seconds) * seconds  # window_start, inline
-                if cells[base + 2] != start:
-                    self._roll(base, seconds, now)
-                previous, current = cells[base + 4], cells[base + 3]
-                allowed = fits(previous, current, (now - start) / seconds, c.amount, c.cost)
+                base = self._base(c.key, c.seconds, now)
+                start, allowed = self._check(base, c, now)
                 if allowed:
-                    current = cells[base + 3] = current + c.cost
+                    cells[base + 3] += c.cost
+                current, previous = cells[base + 3], cells[base + 4]
             return Verdict(allowed, -1 if allowed else 0, (current,), (previous,), (start,),
                            now)
         starts: list[int] = []
@@ -276,13 +282,9 @@ class MemoryMeter:
         with self.lock:
             bases = [self._base(c.key, c.seconds, now) for c in charges]
             for base, c in zip(bases, charges):
-                seconds = c.seconds
-                start = int(now // seconds) * seconds  # window_start, inline
-                if cells[base + 2] != start:
-                    self._roll(base, seconds, now)
+                start, ok = self._check(base, c, now)
                 starts.append(start)
-                if refused < 0 and not fits(cells[base + 4], cells[base + 3],
-                                            (now - start) / seconds, c.amount, c.cost):
+                if refused < 0 and not ok:
                     refused = len(starts) - 1
             if refused < 0:
                 for base, c in zip(bases, charges):
