@@ -6,20 +6,21 @@ times the first answer end to end).
 
     python bench/bench_forward.py [--repeat 7] [--cases yatzy-60/30 ...] [--stages]
 
-Each case's job is also run in a child forked for it (as the build process runs a job:
-`build_process._in_child`), where the memory it writes starts cold, unlike the repeats in
-process. --stages adds, per case, the forward pass's pieces on one thread (each level's turn
-outcomes, the next level's index, the histogram adds). On a shared machine the wall time
-moves with the other load; the CPU time less. Not a test: it prints.
+Each case's job is also run in a child forked for it, as the build process runs a job
+(`build_process.in_child`: from the fork to the child's end, its CPU time all its threads'),
+where the memory it writes starts cold, unlike the repeats in process. --stages adds, per
+case, the forward pass's pieces on one thread (each level's turn outcomes, the next level's
+index, the histogram adds). On a shared machine the wall time moves with the other load;
+the CPU time less. Not a test: it prints.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from service.advisor.kernels import distribution as dist  # noqa: E402
 from service.advisor.solving import solver  # noqa: E402
+from service.advisor.tables.build_process import in_child  # noqa: E402
 from service.advisor.tables.strategies import start_state, strategy_of  # noqa: E402
 from service.domain.rules import effective_rules  # noqa: E402
 
@@ -47,23 +49,6 @@ def timed(work, *args) -> tuple[float, float, object]:
     wall, cpu = time.perf_counter(), time.process_time()
     out = work(*args)
     return time.perf_counter() - wall, time.process_time() - cpu, out
-
-
-def in_fork(work, *args) -> tuple[float, float]:
-    """(wall, CPU seconds) of work(*args) in a child forked from this process, as the build
-    process runs each job (`build_process._in_child`): the memory it writes starts cold."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        wall, cpu, _ = timed(work, *args)
-        os.write(write_fd, f"{wall} {cpu}".encode())
-        os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as fh:
-        wall, cpu = (float(x) for x in fh.read().split())
-    os.waitpid(pid, 0)
-    return wall, cpu
 
 
 def start_job(rs, start: tuple[int, int, int], threads: int) -> None:
@@ -127,11 +112,12 @@ def main() -> int:
             parts = "  ".join(
                 f"{name} {statistics.median(w for w, _ in r):.3f} s "
                 f"(cpu {statistics.median(c for _, c in r):.3f})" for name, r in rows.items())
-            cold = [in_fork(start_job, rs, start, threads) for _ in range(args.repeat)]
+            cold = [in_child(partial(start_job, rs, start, threads))
+                    for _ in range(args.repeat)]
             print(f"{case:18s} {threads} thread(s): {parts}  job {statistics.median(job):.3f} s"
                   f"  [{got.states} states]; the job in a forked child "
-                  f"{statistics.median(w for w, _ in cold):.3f} s "
-                  f"(cpu {statistics.median(c for _, c in cold):.3f})", flush=True)
+                  f"{statistics.median(r.seconds for r in cold):.3f} s "
+                  f"(cpu {statistics.median(r.cpu_seconds for r in cold):.3f})", flush=True)
         if args.stages:
             pieces = stages(sol, start)
             print(f"{case:18s} forward on one thread: "

@@ -495,7 +495,7 @@ class Builder:
         if self.warm is not None:
             # in a child, so that a server stopping meanwhile does not wait for minutes of
             # compiling; what it makes is on disk (tables, numba's cache, the marker)
-            error, _ = _in_child(self.warm, WARM_TIMEOUT, self.abandoned)
+            error = in_child(self.warm, WARM_TIMEOUT, self.abandoned).error
             if error is not None:  # /readyz stays 503; builds are still served
                 log.error("warm-up failed", extra={"error": error})
             if self.abandoned():
@@ -541,7 +541,7 @@ class Builder:
                 raise ValueError(f"unknown kind of build {kind!r}")
         except Exception as exc:  # a job this code cannot read: drop it, remember why
             rs, error = None, f"{type(exc).__name__}: {exc}"
-        peak_mib = 0.0
+        run = None
         fetched = False
         self._write_figures({"job": name, "started": time.time()})
         if rs is not None:
@@ -552,9 +552,10 @@ class Builder:
             fetched = shared is not None and shared.fetch(name, store.directory) is not None
             if not fetched:
                 before = _table_files(store, rs)
-                error, peak_mib = _build_in_child(rs, store, self.settings.threads, kind,
-                                                  StoreChain(self.builtin, self.house),
-                                                  abandon=self.abandoned)
+                run = _build_in_child(rs, store, self.settings.threads, kind,
+                                      StoreChain(self.builtin, self.house),
+                                      abandon=self.abandoned)
+                error = run.error
                 if error is None and shared is not None:
                     after = _table_files(store, rs)
                     shared.put(name, [p for p, stamp in after.items()
@@ -571,7 +572,9 @@ class Builder:
         if error is None:
             log.info("table fetched from the shared store" if fetched else "table built",
                      extra={"variant": job["variant"], "fingerprint": fp, "kind": kind,
-                            "seconds": round(seconds, 2), "memory_mib": round(peak_mib, 1)})
+                            "seconds": round(seconds, 2),
+                            "memory_mib": round(run.peak_mib, 1) if run else 0.0,
+                            "cpu_seconds": round(run.cpu_seconds, 2) if run else 0.0})
             self.queue.evict()
         else:
             log.error("table build failed", extra={"variant": job.get("variant"),
@@ -675,12 +678,26 @@ def _status_kib(field: str) -> int:
     return 0
 
 
-def _in_child(work: Callable[[], object], timeout: float = BUILD_TIMEOUT,
-              abandon: Callable[[], bool] = lambda: False) -> tuple[str | None, float]:
-    """Run `work` in a forked child and wait for it: (None when it worked, else the error;
-    the memory it added to the child, MiB: its peak resident size less what it had from the
-    parent at the fork). The child is killed after `timeout` seconds, or as soon as
-    `abandon()` says so (the server is gone or stopping)."""
+@dataclass(frozen=True)
+class ChildRun:
+    """How a job run in a forked child went (`in_child`): None when it worked, else the
+    error; the memory it added to the child (MiB: its peak resident size less what it had
+    from the parent at the fork); the seconds from the fork to the child's end, and the
+    CPU seconds the child used (all its threads)."""
+
+    error: str | None
+    peak_mib: float
+    seconds: float
+    cpu_seconds: float
+
+
+def in_child(work: Callable[[], object], timeout: float = BUILD_TIMEOUT,
+             abandon: Callable[[], bool] = lambda: False) -> ChildRun:
+    """Run `work` in a forked child and wait for it (what a build costs, where its memory
+    starts cold: bench/bench_forward.py times its jobs this way too). The child is killed
+    after `timeout` seconds, or as soon as `abandon()` says so (the server is gone or
+    stopping)."""
+    began = time.monotonic()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: work, report, exit without running the parent's cleanup
@@ -698,35 +715,37 @@ def _in_child(work: Callable[[], object], timeout: float = BUILD_TIMEOUT,
             os.write(write_fd, report.encode())
         os._exit(code)
     os.close(write_fd)
-    deadline = time.monotonic() + timeout
+    deadline = began + timeout
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             break
         over = time.monotonic() > deadline
         if over or abandon():
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            _, _, usage = os.wait4(pid, 0)
             os.close(read_fd)
-            return (f"took more than {timeout:.0f} s" if over else "abandoned"), 0.0
+            return ChildRun(f"took more than {timeout:.0f} s" if over else "abandoned", 0.0,
+                            time.monotonic() - began, usage.ru_utime + usage.ru_stime)
         time.sleep(0.02)
+    seconds, cpu = time.monotonic() - began, usage.ru_utime + usage.ru_stime
     with os.fdopen(read_fd, "rb") as fh:
         report = fh.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) == 0 and report.startswith("ok "):
-        return None, float(report[3:])
-    return report or f"process ended with status {status}", 0.0
+        return ChildRun(None, float(report[3:]), seconds, cpu)
+    return ChildRun(report or f"process ended with status {status}", 0.0, seconds, cpu)
 
 
 def _build_in_child(rs: RuleSet, store: TableStore, threads: int, kind: str = "values",
                     sources: StoreChain | None = None,
-                    abandon: Callable[[], bool] = lambda: False) -> tuple[str | None, float]:
-    """Build and save the tables (`kind`) into `store` in a forked child (`_in_child`). An
+                    abandon: Callable[[], bool] = lambda: False) -> ChildRun:
+    """Build and save the tables (`kind`) into `store` in a forked child (`in_child`). An
     analysis build reads the value tables from `sources` when it holds them (else builds
     them into `store` too)."""
     if kind == "values":
-        return _in_child(lambda: build_strategy(rs, store, threads), abandon=abandon)
+        return in_child(lambda: build_strategy(rs, store, threads), abandon=abandon)
     build = build_start if kind == "start" else build_moments
-    return _in_child(lambda: build(rs, store, threads, sources), abandon=abandon)
+    return in_child(lambda: build(rs, store, threads, sources), abandon=abandon)
 
 
 def main(argv: list[str] | None = None,
