@@ -16,25 +16,20 @@ its place up meanwhile (`service.caller.waiting`).
 The pod's cap (`TENANT_IN_FLIGHT`) is shared out between its workers: each admits
 `max(1, TENANT_IN_FLIGHT // workers)`, one by default (a tenant's connections may land on
 any worker; a killed worker takes its counts with it). Requests answer in microseconds to
-milliseconds of CPU without waiting on anything, so under gevent the turns are counted by
-the event loop's polls of the sockets (`LoopPolls`): between two polls a caller starts at
-most `per_worker` requests at once (its first ones since the poll: nothing that arrived with
-them was kept waiting); another of its requests admitted in the same round first goes
-through the loop's next poll (`yield_to_io`), as does a place handed on. The turns then go
-by tenant, not by connection: measured with one worker on one core, a tenant flooding from
-16 connections raised another's p99 from 3.6 to 5.5-6.0 ms (1.5-1.6 times; 5.5 times
-without the cap, as before). A turn through the loop costs some 25 us of CPU under gunicorn
-(a timer, two switches, one more poll); a caller's first request of a round skips it.
+milliseconds of CPU without waiting on anything, so under gevent each turn goes through the
+event loop's next poll of the sockets (`yield_to_io`): an admitted request first lets the
+requests that arrived with it be admitted or queued, and a place handed on is taken after
+the sockets were looked at again. The turns then go by tenant, not by connection: measured
+with one worker on one core, a tenant flooding from 16 connections raised another's p99
+from 3.6 to 5.5-6.0 ms (1.5-1.6 times; 5.5 times without the cap, as before).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import deque
 
-import gevent
 from gevent import monkey
 
 from .quotas import cooperative
@@ -55,46 +50,6 @@ def yield_to_io() -> None:
         time.sleep(_LOOP_PASS)  # gevent's sleep (monkey-patched): a timer, one loop pass
 
 
-class LoopPolls:
-    """How many times this process's gevent loop has polled its sockets: a `check` watcher
-    (gevent's loop interface: it fires after each poll) counts them. A round of turns is
-    what runs between two polls (`FairShare.admit`). Started in the first process and
-    thread that asks (a gevent worker's), again after a fork."""
-
-    def __init__(self) -> None:
-        self.polls = 0
-        self._watcher: object | None = None
-        os.register_at_fork(after_in_child=self._forked)
-
-    def _forked(self) -> None:
-        self._watcher = None  # the parent's loop: not this process's
-
-    def _polled(self) -> None:
-        self.polls += 1
-
-    def count(self) -> int | None:
-        """The polls so far, or None outside gevent (threads are preempted: no rounds)."""
-        if not cooperative():
-            return None
-        if self._watcher is None:
-            watcher = gevent.get_hub().loop.check(ref=False)  # keeps no loop running
-            watcher.start(self._polled)
-            self._watcher = watcher
-        return self.polls
-
-
-#: This process's loop polls (one gevent hub: the worker's).
-LOOP_POLLS = LoopPolls()
-
-
-#: Seconds a caller alone in its worker (`SOLO_AFTER`) may start requests after a round
-#: began before its next one waits for the loop's next poll (`FairShare.admit`).
-SOLO_SLICE = 0.002
-#: Seconds without another caller's request after which a caller is alone in its worker.
-SOLO_AFTER = 1.0
-#: When an admitted request starts (`FairShare._turn`): now, after the loop's next poll
-#: holding its place, or after it holding none.
-NOW, NEXT, LATER = 0, 1, 2
 #: Seconds of work a batch does between two of its turns (`Turns`).
 TURN_SECONDS = 0.001
 
@@ -157,88 +112,35 @@ class FairShare:
         self._lock = monkey.get_original("_thread", "allocate_lock")()
         self._running: dict[str, int] = {}
         self._waiting: dict[str, deque[_Waiter]] = {}
-        # the round: the loop's poll its starts are counted from, when its first came, and
-        # each caller's starts in it; the last caller to start, and when another went before
-        self._round = -1
-        self._round_began = 0.0
-        self._started: dict[str, int] = {}
-        self._last_client: str | None = None
-        self._others_seen = -SOLO_AFTER
 
     def admit(self, client: str, tenant: str) -> None:
         """Wait until a request of `client` may be answered; raises `TooManyInFlight`.
         Every admitted request is `release`d once answered."""
-        while True:
-            polls = LOOP_POLLS.count()
-            with self._lock:
-                running = self._running.get(client, 0)
-                if running < self.per_worker and client not in self._waiting:
-                    turn = NOW if polls is None else self._turn(client, polls)
-                    if turn != LATER:
-                        self._running[client] = running + 1
-                    waiter = None
-                else:
-                    waiter = _Waiter()
-                    self._waiting.setdefault(client, deque()).append(waiter)
-            if waiter is None:
-                if turn == NOW:
-                    return
-                if turn == NEXT:
-                    self._next_round(client)
-                    return
-                yield_to_io()  # LATER: it holds no place; asks again after the poll
-                continue
-            if waiter.event.wait(self.wait):
-                # a finished request handed its place on: the request starts in this round
-                # or the next (a chain of hand-overs would otherwise run every waiting request
-                # of the tenant before a socket is looked at again)
-                polls = LOOP_POLLS.count()
-                if polls is not None:
-                    with self._lock:
-                        turn = self._turn(client, polls)
-                    if turn != NOW:
-                        self._next_round(client)
+        with self._lock:
+            running = self._running.get(client, 0)
+            if running < self.per_worker and client not in self._waiting:
+                self._running[client] = running + 1
+                waiter = None
+            else:
+                waiter = _Waiter()
+                self._waiting.setdefault(client, deque()).append(waiter)
+        if waiter is None:
+            yield_to_io()  # let the requests that arrived with this one be admitted first
+            return
+        if waiter.event.wait(self.wait):
+            # a finished request handed its place on: take it through the loop's next poll,
+            # not straight from the hand-over (a chain of hand-overs would otherwise run
+            # every waiting request of the tenant before a socket is looked at again)
+            yield_to_io()
+            return
+        with self._lock:
+            if waiter.handed:  # handed its place just as the wait ended
                 return
-            with self._lock:
-                if waiter.handed:  # handed its place just as the wait ended
-                    return
-                queue = self._waiting[client]
-                queue.remove(waiter)
-                if not queue:
-                    del self._waiting[client]
-            raise TooManyInFlight(tenant, self.per_worker, self.wait)
-
-    def _turn(self, client: str, polls: int) -> int:
-        """When an admitted request of `client` starts, in the round of loop poll `polls`
-        (under the lock): `NOW` (counted in this round) when it is among the caller's first
-        `per_worker` of the round, or when the caller is alone in the worker (no other
-        caller's request for `SOLO_AFTER` seconds) and the round began less than
-        `SOLO_SLICE` ago; else after the loop's next poll: `NEXT`, holding its place
-        meanwhile (other callers' requests came lately: the caller's others queue behind
-        it), or `LATER`, holding none (the caller is alone: its others take their turns
-        alike, not a queue)."""
-        now = time.monotonic()
-        if polls != self._round:  # the loop polled since: a new round
-            self._round, self._round_began = polls, now
-            self._started.clear()
-        if client != self._last_client:
-            if self._last_client is not None:  # another caller's request went before
-                self._others_seen = now
-            self._last_client = client
-        started = self._started.get(client, 0)
-        alone = now - self._others_seen >= SOLO_AFTER
-        if started < self.per_worker or (alone and now - self._round_began < SOLO_SLICE):
-            self._started[client] = started + 1
-            return NOW
-        return LATER if alone else NEXT
-
-    def _next_round(self, client: str) -> None:
-        """Wait for the loop's next poll, then count the start in that round (`_turn`)."""
-        yield_to_io()
-        polls = LOOP_POLLS.count()
-        if polls is not None:
-            with self._lock:
-                self._turn(client, polls)
+            queue = self._waiting[client]
+            queue.remove(waiter)
+            if not queue:
+                del self._waiting[client]
+        raise TooManyInFlight(tenant, self.per_worker, self.wait)
 
     def resume(self, client: str) -> None:
         """A request of `client` that gave its place up while it waited (`release`, from
