@@ -43,9 +43,12 @@ def yield_to_io() -> None:
     included: a sleep of more than 0 resumes after the loop's next poll of the sockets,
     while gevent.sleep(0) resumes among the greenlets already runnable, and the loop polls
     the sockets only every switch interval (5 ms) while some keep running (a connection
-    whose request just arrived waited that long behind busy keep-alive connections). About
-    9 us, against 3 us for a sleep of 0: some 2% of a scoring request's CPU under gunicorn.
-    Nothing without gevent (threads are preempted anyway)."""
+    whose request just arrived waited that long behind busy keep-alive connections). Alone
+    it takes about 3 us (1.4 us for a sleep of 0); in a gunicorn worker a request with its
+    turn costs some 25 us more CPU than one without (the extra poll, and the request's data
+    gone cold while others ran: 7% of a scoring request; docs/benchmarks.md measures the
+    ways tried to take fewer turns). Nothing without gevent (threads are preempted
+    anyway)."""
     if cooperative():
         time.sleep(_LOOP_PASS)  # gevent's sleep (monkey-patched): a timer, one loop pass
 
