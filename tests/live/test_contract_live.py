@@ -35,6 +35,8 @@ TENANTS = {"tenants": [{"name": "fuzzer", "keys": [{"id": KEY_ID, "hash": hash_k
                         "quotas": {c: "unlimited" for c in ("scoring", "advice", "analysis",
                                                             "builds")}}]}
 AUTH = {"Authorization": f"Bearer {KEY}"}
+#: Seconds a client waits for an answer here (see `check`).
+LONG_ANSWER = 30
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +60,12 @@ def test_live_api_keeps_its_contract(live_schema, mode):
         @settings(max_examples=15, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         def check(case):
-            response = case.call_and_validate(checks=ALL_CHECKS, headers=AUTH, timeout=10)
+            # 30 s: a win-probability or play-to-win answer under new rules with dice in
+            # hand computes the distributions from every state the turn leads to in the
+            # request, 5-7 s of CPU the first time a worker meets the position (more on a
+            # loaded machine: README, "Who is likely to win")
+            response = case.call_and_validate(checks=ALL_CHECKS, headers=AUTH,
+                                              timeout=LONG_ANSWER)
             if response.status_code in (202, 429):
                 headers = {k.lower(): v for k, v in response.headers.items()}
                 value = headers["retry-after"]
