@@ -62,7 +62,7 @@ def test_live_api_keeps_its_contract(live_schema, mode):
         def check(case):
             # 30 s: a win-probability or play-to-win answer under new rules with dice in
             # hand computes the distributions from every state the turn leads to in the
-            # request, 5-7 s of CPU the first time a worker meets the position (more on a
+            # request, 5-7 s the first time a worker meets the position (more on a
             # loaded machine: README, "Who is likely to win")
             response = case.call_and_validate(checks=ALL_CHECKS, headers=AUTH,
                                               timeout=LONG_ANSWER)
