@@ -15,7 +15,8 @@ in the same run.
 Prints the calm tenant's requests/s and p99 in each kind of window, the ratios (targets:
 throughput >= 0.9 of quiet, p99 <= 3x quiet), and what the flood got (batches/s and
 items/s). A batch is charged and fair-shared by its items (service/web/batch.py:
-`fairshare.Turns`, a turn between items every millisecond of work).
+`fairshare.take_turn`, a turn between items once the worker has worked a millisecond since
+its last).
 """
 
 from __future__ import annotations

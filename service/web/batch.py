@@ -9,8 +9,8 @@ are prefixed with the item's index (`/3/dice/0`).
 
 A batch is charged one unit of its caller's quota an item (`quotas.charge_batch`, when its
 body is read), and takes the worker in slices as that many single requests would: between
-two items, answering and dumping them, it takes a turn among the worker's connections
-(`fairshare.Turns`). Its answer is the list of the items' answers, each dumped by the
+two items, answering and dumping them, it takes a turn among the worker's connections when
+one is due (`fairshare.take_turn`). Its answer is the list of the items' answers, each dumped by the
 answer schema (`@blp.response` documents it; the view writes the list itself, item by item,
 so that the dump too takes turns).
 """
@@ -29,7 +29,7 @@ from flask_smorest import Blueprint
 from ..domain.errors import InvalidInput, Problem
 from ..domain.rules import canonical
 from .body import JSON
-from .fairshare import Turns
+from .fairshare import take_turn
 from .openapi import batch_body_doc
 from .problems import TYPE_INCONSISTENT, RequestProblem, status_of
 
@@ -55,11 +55,10 @@ def answer_items(variant: str, items: list[dict[str, Any]], answer: Answer,
     def one(item: dict[str, Any], base: str) -> Any:
         return answer(variant, item, base) if with_base else answer(variant, item)
 
-    turn = Turns()
     out = []
     for i, it in enumerate(items):
         out.append(prefixed(f"/{i}", lambda it=it, i=i: one(it, f"/{i}")))
-        turn()
+        take_turn()
     return out
 
 
@@ -68,11 +67,10 @@ def dumped(results: list[Any], schema: ma.Schema) -> Response:
     turns, joined as one JSON list: the bytes `@blp.response` with the schema `many=True`
     writes (orjson writes a list as its items joined by commas), without a write of the
     whole list at once (some 5 ms for a thousand hands, in one piece)."""
-    turn = Turns()
     out = []
     for result in results:
         out.append(orjson.dumps(schema.dump(result)))
-        turn()
+        take_turn()
     return Response(b"[" + b",".join(out) + b"]", mimetype=JSON)
 
 

@@ -16,12 +16,13 @@ its place up meanwhile (`service.caller.waiting`).
 The pod's cap (`TENANT_IN_FLIGHT`) is shared out between its workers: each admits
 `max(1, TENANT_IN_FLIGHT // workers)`, one by default (a tenant's connections may land on
 any worker; a killed worker takes its counts with it). Requests answer in microseconds to
-milliseconds of CPU without waiting on anything, so under gevent each turn goes through the
-event loop's next poll of the sockets (`yield_to_io`): an admitted request first lets the
-requests that arrived with it be admitted or queued, and a place handed on is taken after
-the sockets were looked at again. The turns then go by tenant, not by connection: measured
-with one worker on one core, a tenant flooding from 16 connections raised another's p99
-from 3.6 to 5.5-6.0 ms (1.5-1.6 times; 5.5 times without the cap, as before).
+milliseconds of CPU without waiting on anything, so under gevent the worker takes turns
+through the event loop's next poll of the sockets (`take_turn`), at least every
+`TURN_SECONDS` of its work: an admitted request, a place handed on, and a batch between two
+items take one when it is due, so requests that arrived meanwhile are admitted or queued
+within that time. The turns then go by tenant, not by connection: measured with one worker
+on one core, a tenant flooding from 16 connections raised another's p99 from 3.6 to 5.5-6.0
+ms (1.5-1.6 times; 5.5 times without the cap, as before).
 """
 
 from __future__ import annotations
@@ -30,54 +31,53 @@ import threading
 import time
 from collections import deque
 
+import gevent
 from gevent import monkey
 
 from .quotas import cooperative
 
-#: Seconds of the sleep that yields through the event loop's next poll (`yield_to_io`).
+#: Seconds of the timer that yields through the event loop's next poll (`take_turn`).
 _LOOP_PASS = 1e-6
-
-
-def yield_to_io() -> None:
-    """Under gevent, a turn for every other greenlet, those whose sockets became readable
-    included: a sleep of more than 0 resumes after the loop's next poll of the sockets,
-    while gevent.sleep(0) resumes among the greenlets already runnable, and the loop polls
-    the sockets only every switch interval (5 ms) while some keep running (a connection
-    whose request just arrived waited that long behind busy keep-alive connections). Alone
-    it takes about 3 us (1.4 us for a sleep of 0); in a gunicorn worker a request with its
-    turn costs some 25 us more CPU than one without (the extra poll, and the request's data
-    gone cold while others ran: 7% of a scoring request; docs/benchmarks.md measures the
-    ways tried to take fewer turns). Nothing without gevent (threads are preempted
-    anyway)."""
-    if cooperative():
-        time.sleep(_LOOP_PASS)  # gevent's sleep (monkey-patched): a timer, one loop pass
-
-
-#: Seconds of work a batch does between two of its turns (`Turns`).
+#: The timer's priority in the loop: below the sockets' watchers (libev's default, 0), so
+#: after a poll the greenlets whose sockets became readable run before the one that took
+#: the turn (at the same priority the loop would run the turn's greenlet first, and they
+#: would wait for its next turn).
+_TURN_PRIORITY = -1
+#: Seconds of CPU a worker spends between two of its turns through the loop (`take_turn`).
 TURN_SECONDS = 0.001
+#: When this process last took a turn: its wall clock (`time.perf_counter`) and its
+#: thread's CPU time (`time.thread_time`).
+_last_turn = (0.0, 0.0)
 
 
-class Turns:
-    """A batch's turns among the worker's connections: called between two items, it lets
-    every other request run (`yield_to_io`) once the batch has worked `TURN_SECONDS` since
-    its last turn. So a batch takes the worker's CPU in slices as a run of single requests
-    would (each takes a turn before it runs), and a tenant sending large batches on many
-    connections leaves another tenant its turns between its items, not after its batches
-    (bench/bench_tenants.py --flood batches measures it). About 0.1 us an item between
-    turns; nothing without gevent."""
+def take_turn() -> None:
+    """Under gevent, when the worker has spent `TURN_SECONDS` of CPU since its last turn: a
+    turn for every other greenlet, those whose sockets became readable included. A timer of
+    more than 0 s resumes after the loop's next poll of the sockets, while gevent.sleep(0)
+    resumes among the greenlets already runnable, and the loop polls the sockets only every
+    switch interval (5 ms) while some keep running (a connection whose request just arrived
+    waited that long behind busy keep-alive connections, or behind a batch).
 
-    __slots__ = ("every", "last")
-
-    def __init__(self, every: float = TURN_SECONDS) -> None:
-        self.every = every
-        self.last = time.perf_counter()
-
-    def __call__(self) -> None:
-        """Between two items: a turn, if the batch worked a slice since its last."""
-        now = time.perf_counter()
-        if now - self.last >= self.every:
-            yield_to_io()
-            self.last = time.perf_counter()
+    Called before each request runs (`FairShare.admit`) and between a batch's items, so a
+    connection that became readable is let in within `TURN_SECONDS` plus one item of the
+    worker's work, however its requests come. The worker's CPU time, not the wall clock:
+    with more workers than cores a worker waits for a core between its requests, and by the
+    wall clock nearly every request would take a turn. A turn costs some 20 us of CPU and
+    40 us of waiting in a gunicorn worker; in a benchmark of keep-alive connections none let
+    another request in, and one request in three now takes one, against every request
+    before (docs/benchmarks.md). Nothing without gevent (threads are preempted anyway)."""
+    global _last_turn
+    if not cooperative():
+        return
+    wall, cpu = _last_turn
+    # the wall clock first: the CPU time is a system call (0.8 us), and never ahead of it
+    if (time.perf_counter() - wall >= TURN_SECONDS
+            and time.thread_time() - cpu >= TURN_SECONDS):
+        hub = gevent.get_hub()
+        # due after the loop's next poll (its time is the last poll's: not updated here)
+        with hub.loop.timer(_LOOP_PASS, priority=_TURN_PRIORITY) as timer:
+            hub.wait(timer)
+        _last_turn = (time.perf_counter(), time.thread_time())
 
 
 class TooManyInFlight(Exception):
@@ -128,13 +128,13 @@ class FairShare:
                 waiter = _Waiter()
                 self._waiting.setdefault(client, deque()).append(waiter)
         if waiter is None:
-            yield_to_io()  # let the requests that arrived with this one be admitted first
+            take_turn()  # let the requests that arrived with this one be admitted first
             return
         if waiter.event.wait(self.wait):
-            # a finished request handed its place on: take it through the loop's next poll,
-            # not straight from the hand-over (a chain of hand-overs would otherwise run
-            # every waiting request of the tenant before a socket is looked at again)
-            yield_to_io()
+            # a finished request handed its place on: a turn when due, not straight from
+            # the hand-over (a chain of hand-overs would otherwise run every waiting request
+            # of the tenant before a socket is looked at again)
+            take_turn()
             return
         with self._lock:
             if waiter.handed:  # handed its place just as the wait ended
@@ -150,7 +150,7 @@ class FairShare:
         `service.caller.waiting`) takes one again at once: it was admitted before."""
         with self._lock:
             self._running[client] = self._running.get(client, 0) + 1
-        yield_to_io()
+        take_turn()
 
     def release(self, client: str) -> None:
         """A request of `client` was answered: its place goes to the next one waiting."""

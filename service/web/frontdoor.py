@@ -24,8 +24,8 @@ For each request to an operation, `FrontDoor`:
 - admits it within the caller's in-flight cap in this worker (`fairshare.FairShare`), or
   answers 429 after a short wait (`fairshare.TooManyInFlight`); a wait for a table being
   built gives the place up meanwhile (`service.caller.waiting`). Admitted, it takes its
-  turn among the worker's connections (`fairshare.yield_to_io`), as every other request
-  does before it runs;
+  turn among the worker's connections when one is due (`fairshare.take_turn`), as every
+  other request does before it runs;
 - adds `RateLimit-Policy` and `RateLimit` (what is left) to the answer, and counts it in
   `tenant_requests_total` (what it was charged in the end: `tenant_charged_units_total`).
 
@@ -47,7 +47,7 @@ from werkzeug.routing import Rule
 
 from ..caller import CALLER, PAUSE, WAITS
 from .auth import Authenticator, Refused
-from .fairshare import FairShare, TooManyInFlight, yield_to_io
+from .fairshare import FairShare, TooManyInFlight, take_turn
 from .openapi import deprecation_of
 from .problems import (
     PROBLEM_MEDIA_TYPE,
@@ -162,7 +162,7 @@ class FrontDoor:
             start_response = partial(_announce, start_response, route.deprecation)
         operation = route.operation
         if operation is None:  # no operation: a page, health, a 404, 405 or redirect
-            yield_to_io()  # its turn among the worker's connections
+            take_turn()  # its turn among the worker's connections, when due
             return self.wsgi_app(environ, start_response)
         try:
             caller = self.auth.identify(environ, operation)

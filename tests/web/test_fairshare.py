@@ -1,0 +1,79 @@
+"""The worker's turns through the event loop (`fairshare.take_turn`), under gevent as in a
+gunicorn worker: a greenlet that never waits on anything still lets a connection that became
+readable in within about `TURN_SECONDS` of its CPU, and does not pay a loop pass for every
+call. Run in a child process, since gevent's monkey-patching is for the whole process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+CHILD = r"""
+from gevent import monkey
+monkey.patch_all()
+
+import json, socket, time
+import gevent
+from service.web import fairshare
+
+ITEM = 100e-6  # seconds of CPU an item of the busy greenlet takes
+ITEMS = 200
+
+
+def spin(seconds):  # seconds of this thread's CPU, whatever else the machine runs
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+passes = [0]
+check = gevent.get_hub().loop.check(ref=False)  # fires after each poll of the sockets
+check.start(lambda: passes.__setitem__(0, passes[0] + 1))
+a, b = socket.socketpair()
+done = [0]
+let_in = []
+
+
+def reader():
+    a.recv(1)
+    let_in.append(done[0])  # how many items the busy greenlet had done by then
+
+
+def busy():
+    fairshare.take_turn()  # as a request's admission does: the first is due at once
+    b.send(b"x")  # the other connection is readable from here on
+    for _ in range(ITEMS):
+        spin(ITEM)
+        done[0] += 1
+        fairshare.take_turn()
+
+
+gevent.spawn(reader)
+gevent.sleep(0.01)  # the reader waits on its socket
+before = passes[0]
+gevent.spawn(busy).join()
+print(json.dumps({"let_in": let_in, "passes": passes[0] - before,
+                  "every": fairshare.TURN_SECONDS, "item": ITEM, "items": ITEMS}))
+"""
+
+
+def run_child() -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD], check=True, capture_output=True,
+                         text=True, timeout=60).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_a_busy_greenlet_lets_a_readable_connection_in_within_a_turn_s_worth_of_work():
+    got = run_child()
+    per_turn = got["every"] / got["item"]  # items between two turns, at most
+    assert len(got["let_in"]) == 1
+    # items and turns both count the thread's CPU: the bound holds on a loaded machine
+    assert got["let_in"][0] <= per_turn + 2
+
+
+def test_turns_are_taken_by_the_worker_s_work_not_by_the_call():
+    got = run_child()
+    work = got["items"] * got["item"]
+    # one loop pass at least every TURN_SECONDS of work, far fewer than one a call
+    assert work / got["every"] / 2 <= got["passes"] <= got["items"] / 4
