@@ -40,7 +40,11 @@ def test_the_second_instance_answers_rules_the_first_built(tables):
     try:
         with Server(table_dir=tables, env=env) as first, \
                 Server(table_dir=tables, env=env) as second:
+            before = first.log().count("table built")
             built = _answered(first, _house(17))
+            # the workers answer as soon as the build's child wrote the table; the build
+            # process puts it in the store after reaping the child, then logs the build
+            assert wait_until(lambda: first.log().count("table built") > before, 30.0)
             began = time.monotonic()
             status, _, answer = post(second.port, SUGGEST, _house(17), timeout=30)
             took = time.monotonic() - began
