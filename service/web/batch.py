@@ -10,9 +10,9 @@ are prefixed with the item's index (`/3/dice/0`).
 A batch is charged one unit of its caller's quota an item (`quotas.charge_batch`, when its
 body is read), and takes the worker in slices as that many single requests would: between
 two items, answering and dumping them, it takes a turn among the worker's connections when
-one is due (`fairshare.take_turn`). Its answer is the list of the items' answers, each dumped by the
-answer schema (`@blp.response` documents it; the view writes the list itself, item by item,
-so that the dump too takes turns).
+one is due (`fairshare.take_turn`). Its answer is the list of the items' answers, each
+dumped by the answer schema (`@blp.response` documents it; the view writes the list
+itself, item by item, so that the dump too takes turns).
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ client gets GUNICORN_KEEPALIVE seconds to send a request's headers. The service'
 use the CPU without waiting on anything, so greenlets cost nothing in speed (measured in
 docs/deploy.md); the advisor's table builds, the one slow thing, run in another process.
 The worker takes turns among its connections: before a request runs, the front door passes
-it through the event loop's next poll when the worker has worked a millisecond since its last
-turn (`frontdoor`, `fairshare.take_turn`), so a keep-alive client that sends its next request
-at once does not keep the worker to itself.
+it through the event loop's next poll when the worker has spent a millisecond of CPU since
+its last turn (`frontdoor`, `fairshare.take_turn`), so a keep-alive client that sends its
+next request at once does not keep the worker to itself.
 
 The drain: on SIGTERM gunicorn's worker stops accepting at once, and connections still in the
 listening socket's accept queue are reset when the last worker closes it. This one instead
