@@ -77,3 +77,68 @@ def test_turns_are_taken_by_the_worker_s_work_not_by_the_call():
     work = got["items"] * got["item"]
     # one loop pass at least every TURN_SECONDS of work, far fewer than one a call
     assert work / got["every"] / 2 <= got["passes"] <= got["items"] / 4
+
+
+HAND_OVER = r"""
+from gevent import monkey
+monkey.patch_all()
+
+import json, time
+import gevent
+from service.web.fairshare import FairShare, TooManyInFlight
+
+fair = FairShare(per_worker=1, wait=0.3)
+order = []
+
+
+def request(name, work=0.0):
+    try:
+        fair.admit("t", "t")
+    except TooManyInFlight:
+        order.append(name + " refused")
+        return
+    order.append(name)
+    gevent.sleep(work)  # a turn, or a wait for a table: the place is held meanwhile
+    fair.release("t")
+
+
+first = gevent.spawn(request, "first", 0.05)
+gevent.sleep(0)
+waiting = [gevent.spawn(request, name) for name in ("second", "third", "fourth")]
+gevent.sleep(0)
+killed = waiting[1]
+killed.kill()  # ended while it waits (its connection gone): leaves the queue
+gevent.joinall([first, *waiting])
+handed_over = list(order)
+
+order.clear()
+t0 = time.monotonic()
+holder = gevent.spawn(request, "holder", 1.0)
+gevent.sleep(0)
+late = gevent.spawn(request, "late")
+late.join()
+waited = time.monotonic() - t0
+holder.join()
+
+# a waiter handed the place just as it is killed passes it on
+fair.admit("t", "t")
+victim = gevent.spawn(request, "victim")
+gevent.sleep(0)
+victim.kill(block=False)  # the kill is delivered at the loop's next callbacks,
+fair.release("t")  # and the place is handed to the victim before it
+victim.join()
+in_flight = fair.in_flight("t")
+t0 = time.monotonic()
+fair.admit("t", "t")  # nothing left queued ahead of it: admitted at once
+print(json.dumps({"handed_over": handed_over, "refused": order, "waited": waited,
+                  "in_flight": in_flight, "next": time.monotonic() - t0}))
+"""
+
+
+def test_under_gevent_places_are_handed_on_in_order_and_a_wait_ends_in_time():
+    out = subprocess.run([sys.executable, "-c", HAND_OVER], check=True, capture_output=True,
+                         text=True, timeout=60).stdout
+    got = json.loads(out.splitlines()[-1])
+    assert got["handed_over"] == ["first", "second", "fourth"]  # in arrival order
+    assert got["refused"] == ["holder", "late refused"] and 0.25 <= got["waited"] < 0.9
+    assert got["in_flight"] == 0 and got["next"] < 0.1  # nothing held or queued after
