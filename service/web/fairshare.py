@@ -217,7 +217,9 @@ class FairShare:
         `service.caller.waiting`) takes one again at once: it was admitted before."""
         with self._lock:
             self._running[client] = self._running.get(client, 0) + 1
-        self._turn(client)
+        # (not `_turn`: ended meanwhile, its request gives the place back as it ends, as
+        # any admitted request does)
+        take_turn()
 
     def release(self, client: str) -> None:
         """A request of `client` was answered: its place goes to the next one waiting."""

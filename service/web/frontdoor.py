@@ -191,6 +191,10 @@ class FrontDoor:
                                  exc.detail, TYPE_TOO_MANY_IN_FLIGHT,
                                  [("Retry-After", str(exc.retry_after)), *bill.headers()],
                                  named)
+        except BaseException:  # ended while it waited (its greenlet killed): not answered
+            CALLER.reset(token)
+            self.quotas.refund(bill)
+            raise
         client = caller.client
         pause = self._pauses.get(client)
         if pause is None:

@@ -340,6 +340,43 @@ def test_builds_are_queued_for_the_tenant_or_the_client_address_and_charged_to_i
     quotas.admit_build("anyone")  # outside a request (warming, the command line): free
 
 
+def test_a_request_ended_while_it_waits_for_its_place_is_not_charged(app):
+    """A request whose greenlet is killed while it waits for its place in the fair share
+    (the worker stopping, its connection gone) was never answered: its quota unit is given
+    back, and the caller is cleared."""
+    from service.caller import current_caller
+    from service.web.fairshare import FairShare
+    from service.web.frontdoor import FrontDoor, Router
+    from service.web.quotas import Quotas
+
+    class Ended(BaseException):
+        pass
+
+    class Killing(FairShare):
+        def admit(self, client: str, tenant: str) -> None:
+            raise Ended
+
+    def inner(environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b"{}"]
+
+    def call(door):
+        statuses = []
+        env = {"REQUEST_METHOD": "POST", "PATH_INFO": SCORE, "SERVER_NAME": "localhost",
+               "SERVER_PORT": "80", "wsgi.url_scheme": "http", "REMOTE_ADDR": "192.0.2.9"}
+        b"".join(door(env, lambda status, headers, exc=None: statuses.append(status)))
+        return statuses[0]
+
+    settings = Settings(quota_scoring="2/minute")
+    quotas = Quotas(settings)
+    router, auth = Router(app), Authenticator(settings)
+    with pytest.raises(Ended):
+        call(FrontDoor(inner, router, auth, quotas, Killing(1, 1.0)))
+    assert current_caller() is None
+    door = FrontDoor(inner, router, auth, quotas, FairShare(1, 1.0))
+    assert [call(door) for _ in range(3)] == ["200 OK", "200 OK", "429 Too Many Requests"]
+
+
 # --------------------------------------------------------------------------- derived keys
 def later(seconds: float = 600) -> int:
     return int(time.time() + seconds)
