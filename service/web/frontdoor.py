@@ -183,18 +183,17 @@ class FrontDoor:
         token = CALLER.set(caller)
         try:
             self.fair.admit(caller.client, caller.tenant)
-        except TooManyInFlight as exc:
+        except BaseException as exc:
+            # refused, or ended while it waited (its greenlet killed): charged nothing
             CALLER.reset(token)
-            self.quotas.refund(bill)  # refused: charged nothing
+            self.quotas.refund(bill)
+            if not isinstance(exc, TooManyInFlight):
+                raise
             self._count(caller.tenant, operation, 429)
             return self._problem(start_response, environ, 429, "Too many requests in flight",
                                  exc.detail, TYPE_TOO_MANY_IN_FLIGHT,
                                  [("Retry-After", str(exc.retry_after)), *bill.headers()],
                                  named)
-        except BaseException:  # ended while it waited (its greenlet killed): not answered
-            CALLER.reset(token)
-            self.quotas.refund(bill)
-            raise
         client = caller.client
         pause = self._pauses.get(client)
         if pause is None:
