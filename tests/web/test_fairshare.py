@@ -1,7 +1,9 @@
 """The worker's turns through the event loop (`fairshare.take_turn`), under gevent as in a
 gunicorn worker: a greenlet that never waits on anything still lets a connection that became
 readable in within about `TURN_SECONDS` of its CPU, and does not pay a loop pass for every
-call. Run in a child process, since gevent's monkey-patching is for the whole process."""
+call; a worker serving one caller alone lets that caller's requests run in a turn instead of
+queueing them. Run in a child process, since gevent's monkey-patching is for the whole
+process."""
 
 from __future__ import annotations
 
@@ -142,3 +144,60 @@ def test_under_gevent_places_are_handed_on_in_order_and_a_wait_ends_in_time():
     assert got["handed_over"] == ["first", "second", "fourth"]  # in arrival order
     assert got["refused"] == ["holder", "late refused"] and 0.25 <= got["waited"] < 0.9
     assert got["in_flight"] == 0 and got["next"] < 0.1  # nothing held or queued after
+
+
+ALONE = r"""
+from gevent import monkey
+monkey.patch_all()
+
+import json, sys, time
+import gevent
+from service.web.fairshare import FairShare
+
+shared = sys.argv[1] == "shared"
+fair = FairShare(per_worker=1, wait=1.0, shared_seconds=0.05)
+fair.admit("a", "a")
+fair.release("a")
+gevent.sleep(0.1)  # "a" alone since
+if shared:
+    fair.admit("b", "b")  # another caller's request: the worker is shared a while
+    fair.release("b")
+order = []
+
+
+def request(name):
+    fair.admit("a", "a")
+    order.append(name)
+    fair.release("a")
+
+
+end = time.thread_time() + 0.002  # the worker's CPU since its last turn: one is due
+while time.thread_time() < end:
+    pass
+others = [gevent.spawn(request, name) for name in ("second", "third")]
+request("first")  # its turn lets the others in
+gevent.joinall(others)
+print(json.dumps({"order": order, "in_flight": fair.in_flight("a")}))
+"""
+
+
+def alone_or_shared(how: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", ALONE, how], check=True, capture_output=True,
+                         text=True, timeout=60).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_a_worker_serving_one_caller_alone_runs_the_requests_its_turn_lets_in():
+    """Alone, a request takes its turn before its place: the caller's requests the turn
+    lets in run in it, none queued behind the one that took the turn (each wait for a
+    place handed on costs a pass of the loop)."""
+    got = alone_or_shared("alone")
+    assert got == {"order": ["second", "third", "first"], "in_flight": 0}
+
+
+def test_a_shared_worker_holds_the_place_through_the_turn():
+    """With another caller lately, a request holds its caller's place through its turn:
+    the caller's requests the turn lets in queue in arrival order (other callers' go
+    first: `test_tenant_flood`)."""
+    got = alone_or_shared("shared")
+    assert got == {"order": ["first", "second", "third"], "in_flight": 0}

@@ -528,6 +528,22 @@ def test_a_tenant_s_requests_beyond_its_share_wait_their_turn_then_429():
     assert fair.in_flight("a") == 0 and fair.in_flight("b") == 0
 
 
+def test_a_worker_is_shared_while_another_caller_is_in_flight_or_came_lately():
+    from service.web.fairshare import FairShare
+
+    fair = FairShare(per_worker=1, wait=0.3, shared_seconds=0.05)
+    assert fair.shared("a")  # a change of caller (from none)
+    assert fair.shared("a")  # within shared_seconds of it
+    time.sleep(0.06)
+    assert not fair.shared("a")  # alone since
+    fair.admit("b", "b")
+    assert fair.shared("a")
+    time.sleep(0.06)
+    assert fair.shared("a")  # b's request is still in flight
+    fair.release("b")
+    assert not fair.shared("a")
+
+
 def test_too_many_in_flight_is_a_documented_429(tmp_path):
     """The front door answers a request that found no place in time with a 429 problem
     and Retry-After (here the tenant's one place is held by another request)."""
