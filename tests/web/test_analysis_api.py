@@ -299,6 +299,9 @@ def test_win_probability_where_a_box_never_sets_its_flag(client, advisor):
 
 @pytest.mark.parametrize(("body", "pointer"), [
     ({"players": [{}], "to_move": 1}, "/to_move"),
+    # the mover's throw is checked whatever its place, its sheet the same as another's
+    # (found by fuzzing: a player after the first, with no dice, shared the first's position)
+    ({"players": [{}, {}], "to_move": 1, "throw": 4}, "/throw"),
     ({"players": []}, "/players"),
     ({"players": [{"scorecard": {"boxes": {"sixes": 7}}}]}, "/players/0/scorecard/boxes/sixes"),
 ])

@@ -117,8 +117,8 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
     methods) share one time budget (`WIN_SAMPLE_SECONDS`): the request's time does not grow
     with the number of players."""
     def key(i: int) -> Any:
-        if i == to_move and dice is not None:
-            return i  # the player mid-turn: a position of their own
+        if i == to_move and (dice is not None or throw is not None or em_baixo):
+            return i  # the player mid-turn: a position of their own (its throw checked)
         sheet = sheets[i]
         return (sheet.saved_throws, sheet.won,
                 tuple((tuple(sorted(c.boxes.items(), key=lambda kv: kv[0])),
