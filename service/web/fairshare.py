@@ -60,7 +60,7 @@ _TURN_PRIORITY = -1
 #: Seconds of CPU a worker spends between two of its turns through the loop (`take_turn`).
 TURN_SECONDS = 0.001
 #: Seconds a worker counts as shared after a request of a caller other than the one before
-#: (`FairShare.admit`).
+#: (`FairShare.shared`).
 SHARED_SECONDS = 1.0
 #: When this process last took a turn: its wall clock (`time.perf_counter`) and its
 #: thread's CPU time (`time.thread_time`).
