@@ -14,6 +14,8 @@ from .refusals import refused
 
 PROBLEM = "application/problem+json"
 GENERALA_UPPER = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
+GENERALA_FULL = dict(GENERALA_UPPER, straight=0, full_house=0, four_of_a_kind=0,
+                     five_of_a_kind=0, double_five_of_a_kind=0)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -302,6 +304,9 @@ def test_win_probability_where_a_box_never_sets_its_flag(client, advisor):
     # the mover's throw is checked whatever its place, its sheet the same as another's
     # (found by fuzzing: a player after the first, with no dice, shared the first's position)
     ({"players": [{}, {}], "to_move": 1, "throw": 4}, "/throw"),
+    # ... and its full sheet is over whatever its place (not the other's final total)
+    ({"players": [{"scorecard": {"boxes": GENERALA_FULL}}] * 2, "to_move": 1},
+     "/players/1/scorecard"),
     ({"players": []}, "/players"),
     ({"players": [{"scorecard": {"boxes": {"sixes": 7}}}]}, "/players/0/scorecard/boxes/sixes"),
 ])

@@ -145,17 +145,17 @@ def player_values(analyst: Analyst, rs: RuleSet, sheets: list[Sheet], to_move: i
         total is final (the last round of a game)."""
         return i != to_move and not sheets[i].won and _turns_left(sheets[i]) == 0
 
-    # every position is checked before any table is fetched (or queued to be built); a
-    # full sheet is its final total
+    # every player's position is checked before any table is fetched (or queued to be
+    # built), each as its own (the player to move too, on a sheet the same as another's: a
+    # full one is an error for it alone); a full sheet is its final total
     found: dict[Any, PositionValue] = {}
-    for k in distinct:
-        i = keys.index(k)
-        if finished(i):
+    for i, k in enumerate(keys):
+        if not finished(i):
+            of_player(i, lambda i=i: hand_index_checked(rs, *position(i)))
+        elif k not in found:
             total = of_player(i, lambda i=i: _final_total(rs, sheets[i]))
             found[k] = PositionValue(total, float(total), 0.0, True, Distribution(
                 lo=total, probs=np.ones(1), method="the sheet is full: its total is final"))
-        else:
-            of_player(i, lambda i=i: hand_index_checked(rs, *position(i)))
     instant = instant_hands(rs) is not None
     deadline = time.perf_counter() + WIN_SAMPLE_SECONDS
     todo = [k for k in distinct if k not in found]
