@@ -7,6 +7,8 @@ import copy
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from service.domain.rules import effective_rules
 
@@ -314,6 +316,34 @@ def test_win_probability_errors(client, body, pointer):
     r = post(client, "generala/games/win-probability", body)
     assert refused(r), r.get_data(as_text=True)
     assert pointer in [e["pointer"] for e in r.get_json()["errors"]]
+
+
+#: Players' sheets for the property below: new, mid-game, full, and one that is not valid.
+SHEETS = ({}, {"scorecard": {"boxes": GENERALA_UPPER}}, {"scorecard": {"boxes": GENERALA_FULL}},
+          {"scorecard": {"boxes": {"sixes": 7}}})
+
+
+@settings(max_examples=60, deadline=None)
+@given(players=st.lists(st.sampled_from(SHEETS), min_size=1, max_size=3), data=st.data())
+def test_win_probability_does_not_depend_on_where_the_player_to_move_is_listed(
+        app, players, data):
+    """The same game listed from the player to move on (`to_move` 0, the others in their
+    order of play after it) is the same request: both answered with the shares permuted,
+    or both refused. (Fuzzing found a player to move after the first whose checks were
+    skipped when an earlier player had the same sheet.)"""
+    to_move = data.draw(st.integers(0, len(players) - 1))
+    extra = data.draw(st.sampled_from([{}, {"throw": 2}, {"throw": 4}, {"em_baixo": True}]))
+    order = [*range(to_move, len(players)), *range(to_move)]
+    client = app.test_client()
+    listed = post(client, "generala/games/win-probability",
+                  {"players": players, "to_move": to_move, **extra})
+    mover_first = post(client, "generala/games/win-probability",
+                       {"players": [players[i] for i in order], "to_move": 0, **extra})
+    assert (listed.status_code == 200) == (mover_first.status_code == 200)
+    if listed.status_code == 200:
+        shares = [p["share"] for p in listed.get_json()["players"]]
+        assert [shares[i] for i in order] == pytest.approx(
+            [p["share"] for p in mover_first.get_json()["players"]], abs=1e-9)
 
 
 # --------------------------------------------------------------------------- builds
