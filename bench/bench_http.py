@@ -20,7 +20,10 @@ gunicorn's processes, from /proc: unlike requests/s it does not move with the re
 machine's load) of `hands/score` and `scorecards/score`, and the service's throughput ratios
 to the raw app (target >= 0.8, with keys off and on) and to the bare Flask app, and the bare
 Flask app's own ratio to the raw app (Flask's dispatch alone, which the scoring fast path
-skips: `service/web/fast.py`); then the batch
+skips: `service/web/fast.py`). Beside the ratio to bare Flask of the medians, the ratio
+round by round (the two ran back to back: their median and least, the least >= 1.0 when the
+service was ahead in every round), and the share of this machine's CPU time its hypervisor
+took meanwhile (/proc/stat's steal: a quiet machine loses almost none). Then the batch
 form's items per second, moves/suggest per second (target >= 1,000/s), and the memory of the
 whole service (master, workers and the table build process, all built-in advisor tables
 loaded).
@@ -229,18 +232,49 @@ def tenants_file() -> tuple[str, str]:
     return key, json.dumps(tenants)
 
 
+class Rounds(dict):
+    """Each setup's runs, one (requests/s, p99 ms, server CPU us a request) a round, the
+    setups taken in turn within a round (`rotated`)."""
+
+    def median(self, setup: str) -> list[float]:
+        """The setup's median requests/s, p99 and CPU a request over the rounds."""
+        return [statistics.median(run[i] for run in self[setup]) for i in range(3)]
+
+    def paired(self, setup: str, base: str) -> list[float]:
+        """The setup's throughput over `base`'s, round by round: the two ran back to back,
+        so a round's ratio shares the machine's state of the moment, which the ratio of the
+        medians does not. Their least says whether the setup is ahead in every round."""
+        return sorted(mine[0] / theirs[0] for mine, theirs in zip(self[setup], self[base]))
+
+
+def host_steal() -> tuple[int, int]:
+    """(CPU time stolen by the hypervisor, all CPU time) so far, in ticks (/proc/stat); (0,
+    0) where that cannot be read. A quiet machine has almost none stolen."""
+    try:
+        ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return (ticks[7] if len(ticks) > 7 else 0), sum(ticks[:8])
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> str:
+    """The share of CPU time stolen between two `host_steal` readings, as printed."""
+    total = after[1] - before[1]
+    return f"{(after[0] - before[0]) / total:.1%}" if total > 0 else "unknown"
+
+
 def rotated(servers: dict[str, tuple[subprocess.Popen, int]], load: Any, url: str,
             body: dict | list, args: argparse.Namespace,
-            headers: dict[str, dict[str, str]] | None = None) -> dict[str, list[float]]:
-    """Each setup's median (requests/s, p99 ms, server CPU us a request) over args.rounds
-    rounds, the setups taken in turn, each round starting with the next one; a warm-up run
-    first, which also checks that every answer is 2xx."""
+            headers: dict[str, dict[str, str]] | None = None) -> Rounds:
+    """Each setup's runs over args.rounds rounds, the setups taken in turn, each round
+    starting with the next one; a warm-up run first, which also checks that every answer
+    is 2xx."""
     names = list(servers)
     headers = headers or {}
     for setup, (_, port) in servers.items():
         load(f"http://127.0.0.1:{port}{url}", body, 1, args.connections, headers.get(setup),
              strict=True)
-    runs: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
+    runs = Rounds({n: [] for n in names})
     for r in range(args.rounds):
         for setup in names[r % len(names):] + names[:r % len(names)]:
             proc, port = servers[setup]
@@ -249,7 +283,7 @@ def rotated(servers: dict[str, tuple[subprocess.Popen, int]], load: Any, url: st
                             args.connections, headers.get(setup), strict=True)
             cpu_us = (cpu_seconds(proc) - cpu0) / max(rps * args.seconds, 1) * 1e6
             runs[setup].append((rps, p99, cpu_us))
-    return {n: [statistics.median(r[i] for r in runs[n]) for i in range(3)] for n in names}
+    return runs
 
 
 def layers(load: Any, args: argparse.Namespace) -> None:
@@ -267,7 +301,8 @@ def layers(load: Any, args: argparse.Namespace) -> None:
     try:
         for name, (app, env) in setups.items():
             servers[name] = start(app, "none", env)
-        med = rotated(servers, load, "/v1/variants/yahtzee/hands/score", HAND, args)
+        rounds = rotated(servers, load, "/v1/variants/yahtzee/hands/score", HAND, args)
+        med = {name: rounds.median(name) for name in rounds}
         raw = med["raw"]
         print("hands/score, AUTH=off:")
         for name, (rps, p99, cpu) in med.items():
@@ -313,8 +348,12 @@ def main() -> None:
             ready_path="/readyz")
         names = list(servers)
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
-            med = rotated(servers, load, f"/v1/variants/yahtzee/{name}", body, args, headers)
-            print(f"{name}:")
+            steal = host_steal()
+            rounds = rotated(servers, load, f"/v1/variants/yahtzee/{name}", body, args,
+                             headers)
+            med = {setup: rounds.median(setup) for setup in names}
+            print(f"{name} (CPU time stolen from this machine meanwhile: "
+                  f"{steal_share(steal, host_steal())}):")
             for setup in names:
                 rps, p99, cpu = med[setup]
                 print(f"  {setup:14s} {rps:7.0f} req/s p99 {p99:6.2f} ms {cpu:5.0f} us CPU/req")
@@ -324,9 +363,11 @@ def main() -> None:
                   f"what the scoring fast path saves by answering before Flask")
             for setup in ("service, off", "service, keys"):
                 rps, _, cpu = med[setup]
+                paired = rounds.paired(setup, "flask")
                 print(f"  {setup}: throughput {rps / raw[0]:.2f} of raw WSGI (target >= 0.8; "
                       f"CPU ratio {raw[2] / cpu:.2f}), {rps / flask[0]:.2f} of bare Flask "
-                      f"(CPU ratio {flask[2] / cpu:.2f})")
+                      f"(CPU ratio {flask[2] / cpu:.2f}; round by round "
+                      f"{statistics.median(paired):.2f}, least {paired[0]:.2f})")
         svc_port = servers["service, off"][1]
         svc = servers["service, off"][0]
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
