@@ -203,6 +203,43 @@ def test_builder_leaves_when_its_owner_is_gone_and_only_one_runs(settings):
         assert Builder(settings).run() == 0  # the lock is taken: exits
 
 
+def test_the_build_process_a_worker_starts_builds_wherever_the_server_runs(
+        settings, tmp_path, monkeypatch):
+    """When no build process runs (the one gunicorn.conf.py forks has died), a worker's
+    `submit` starts one (`ensure_builder`), and that process imports and builds, whatever
+    the server's working directory. It once had the `service` folder itself on its path,
+    where service/secrets.py hid the standard library's `secrets`: numpy failed to import,
+    the process exited at once, and no table of new rules was built again in the pod."""
+    import signal
+
+    monkeypatch.chdir(tmp_path)  # not the repository: `service` is found on the path alone
+    queue = BuildQueue(settings)  # autostart, as in a worker
+    assert not queue.builder_running()
+    try:
+        assert queue.submit(house(35), "a") == 1
+        deadline, gone = time.monotonic() + 180, None
+        while queue.pending(house(35)):
+            now = time.monotonic()
+            assert now < deadline, "the build process built nothing"
+            if queue.builder_running():
+                gone = None
+            else:  # (not yet started, or exited)
+                gone = gone or now
+                assert now - gone < 30, "no build process runs"
+            time.sleep(0.1)
+        assert queue.failure(house(35)) is None
+        assert queue.store.has(house(35), ["all"])
+        assert queue.builder_running()  # waits for more (until idle)
+    finally:
+        figures = settings.directory / "builder.json"
+        if figures.exists():
+            os.kill(json.loads(figures.read_bytes())["pid"], signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while queue.builder_running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert not queue.builder_running()
+
+
 def test_default_build_dir(tmp_path, monkeypatch):
     assert default_build_dir(tmp_path / "tables") == tmp_path / "tables" / "house-rules"
     # a read-only table directory (the image's /app/tables): the temporary directory

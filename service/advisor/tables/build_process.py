@@ -64,6 +64,12 @@ log = logging.getLogger(__name__)
 FAILED_TTL = 60.0
 #: Seconds the build process lingers without jobs before it exits.
 IDLE_EXIT = 60.0
+#: The folder that holds the `service` package, which the build process a worker starts
+#: (`BuildQueue.ensure_builder`) imports it from, wherever the server's working directory
+#: is. Not the package's own folder: on the path, its modules would hide the standard
+#: library's of the same name (`service/secrets.py` hid `secrets`, and numpy, which the
+#: build process imports, failed there).
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[len((__package__ or "").split("."))])
 #: Seconds one build may take before it is killed.
 BUILD_TIMEOUT = 600.0
 #: Seconds the server's warm-up may take in the build process (minutes from nothing on one
@@ -413,10 +419,9 @@ class BuildQueue:
                 return
             self._last_spawn = now
             s = self.settings
-            package_root = str(Path(__file__).resolve().parents[2])
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join(
-                p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+                p for p in (PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
             # Not a new session: the build process stays in the server's process group (a
             # Ctrl-C or a group kill stops it too) and in its CPU scheduling group, where its
             # lower priority counts against the workers.
@@ -594,7 +599,6 @@ class Builder:
                         {"mean_seconds": round(self.mean_seconds, 3),
                          "kinds": self.kind_seconds, "current": current,
                          "pid": os.getpid()})
-
 
 
 #: The build process's name (/proc/<pid>/comm, `ps -o comm`): tells it from the workers.
