@@ -12,6 +12,7 @@ import json
 import re
 
 import marshmallow as ma
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,7 +21,7 @@ from service.advisor.advice.moves import RankedMove
 from service.domain.moves import Keep, ScoreBox
 from service.domain.variants import ALL_BOX_IDS, VARIANT_IDS, VARIANTS
 from service.web.fast import ScoringFastPath
-from service.web.schemas.common import Rounded
+from service.web.schemas.common import AnswerSchema, Rounded
 from service.web.schemas.hands import HandScoreRequestSchema
 from service.web.schemas.scorecards import ScorecardScoreRequestSchema
 
@@ -284,6 +285,60 @@ def test_compiled_dump_dumps_as_marshmallow_does(data, as_object):
     got = compiled_dump(_Dumped)(obj)
     assert json.dumps(got) == json.dumps(expected)
     assert compiled_dump(_Dumped(many=True))([obj, obj]) == [got, got]
+
+
+class _Repeated(AnswerSchema):
+    repeats = True
+    name = ma.fields.String(required=True)
+    count = ma.fields.Integer(required=True, allow_none=True)
+    flag = ma.fields.Boolean(required=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.builds(_Obj, name=st.sampled_from(["a", "b"]),
+                          count=st.one_of(st.none(), st.integers(0, 3), st.booleans()),
+                          flag=st.one_of(st.booleans(), st.integers(0, 1))), max_size=8))
+def test_a_list_of_repeating_objects_is_written_as_marshmallow_writes_it(objs):
+    """A list of a `repeats` schema's objects (a hand's placements, a sheet's boxes) is
+    written once per distinct object and then remembered: the JSON is marshmallow's, values
+    that compare equal (an Integer's True and 1, a Boolean's 1 and True) included, and an
+    object changed after it was written is written as it is now."""
+    from service.web.schemas.common import _compiled_list
+
+    dump = _compiled_list(_Repeated)
+    expected = orjson.dumps(_Repeated(many=True).dump(objs))
+    assert orjson.dumps(dump(objs, keep_none=False)) == expected
+    assert orjson.dumps(dump(objs, keep_none=False)) == expected  # remembered
+    if objs:
+        objs[0].count = 7
+        assert orjson.dumps(dump(objs, keep_none=False)) == orjson.dumps(
+            _Repeated(many=True).dump(objs))
+
+
+def test_what_a_list_of_repeating_objects_remembers_is_bounded(monkeypatch):
+    """The JSON remembered for a `repeats` schema is emptied when it holds `REMEMBERED`
+    objects' (distinct values sent on purpose cannot grow it), and a schema whose fields are
+    not all required plain attributes cannot repeat."""
+    from service.web.schemas import common
+
+    monkeypatch.setattr(common, "REMEMBERED", 4)
+
+    class Few(AnswerSchema):
+        repeats = True
+        count = ma.fields.Integer(required=True)
+
+    dump = common._compiled_list(Few)
+    memory = dump.__globals__["_memory"]
+    for n in range(10):
+        assert orjson.dumps(dump([_Obj(count=n)], keep_none=False)) == b'[{"count":%d}]' % n
+        assert 0 < len(memory) <= 4
+
+    class Optional(AnswerSchema):
+        repeats = True
+        count = ma.fields.Integer()
+
+    with pytest.raises(TypeError, match="repeats"):
+        common._compiled_list(Optional)
 
 
 _keep = st.builds(Keep, dice=st.lists(st.integers(1, 6), max_size=4).map(tuple),

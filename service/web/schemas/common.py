@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any, ClassVar
 
 import marshmallow as ma
+import orjson
 from marshmallow import fields, validate
 from marshmallow.utils import get_value
 
@@ -52,9 +53,14 @@ class AnswerSchema(ma.Schema):
     `left_out`: the attributes (a field's `attribute`, else its name) whose None says that
     the field is not part of this answer: the answer leaves it out, where marshmallow would
     write null (a keep's `em_baixo` outside Bozó, a one-column sheet's `columns`).
-    `compiled_dump` does the same."""
+    `compiled_dump` does the same.
+
+    `repeats`: the schema's objects repeat from answer to answer (a box's placement, a box
+    of a scored sheet: a few thousand distinct values in all), so a list of them compiled
+    (`compiled_dump`) writes each distinct one once and then remembers its JSON."""
 
     left_out: ClassVar[frozenset[str]] = frozenset()
+    repeats: ClassVar[bool] = False
 
     def get_attribute(self, obj: Any, attr: str, default: Any) -> Any:
         """The object's value, as marshmallow reads it; `default` (marshmallow's missing:
@@ -583,13 +589,15 @@ class MoveUnionField(fields.Field):
 # An answer is dumped by its schema: `@blp.response` runs marshmallow's dump, and the scoring
 # fast path (`web/fast.py`) the same schema compiled (`compiled_dump`): the fields it
 # declares, in its order, under their data keys, nested schemas compiled too. Compiled, it
-# skips marshmallow's per-field machinery (a third of a scoring request's CPU);
+# skips marshmallow's per-field machinery (a third of a scoring request's CPU); a list of
+# objects that repeat (`AnswerSchema.repeats`) is written from the JSON remembered for each.
 # tests/web/test_fast_paths.py holds the two to the same bytes over generated requests.
 
 
 def compiled_dump(schema: ma.Schema | type[ma.Schema]) -> Callable[[Any], Any]:
     """A function dumping what `schema` dumps, as marshmallow's `dump` does (a field the
-    object lacks is left out; numbers and booleans made of their field's type)."""
+    object lacks is left out; numbers and booleans made of their field's type), for orjson
+    to write: a list of a `repeats` schema's objects holds their JSON (`orjson.Fragment`)."""
     return _compiled(schema)[0]
 
 
@@ -689,6 +697,40 @@ def _writes_itself(field: fields.Field) -> bool:
     return False
 
 
+#: Most objects of one `repeats` schema whose JSON is remembered; beyond it the memory is
+#: emptied and fills again.
+REMEMBERED = 16384
+
+
+def _remembered(schema: ma.Schema, found_first: list[str], rest: list[str],
+                names: dict[str, Any]) -> list[str]:
+    """The lines of a `repeats` schema's list dump that give an object's JSON (an
+    `orjson.Fragment`, which orjson writes as it is): remembered under the values its fields
+    read, made by the dump of one the first time (`dump_one`, so the same JSON), the memory
+    emptied when it holds `REMEMBERED`. Values that compare equal name one JSON where the
+    field converts them (an Integer's `True` and `1` are both written 1); a field that writes
+    its value as it is (a Boolean: `1` and `True` are written apart) adds the value's type,
+    but for a String's (a string equals no other value). Every field must be required and
+    read from a plain attribute (a path or a field the schema leaves out would read
+    otherwise)."""
+    left_out = getattr(schema, "left_out", frozenset())
+    read = [(field.attribute or name, field) for name, field in schema.dump_fields.items()]
+    if found_first or rest or left_out or not all(
+            attr.isidentifier() and field.required for attr, field in read):
+        raise TypeError(f"{type(schema).__name__}.repeats needs every field required and "
+                        f"read from a plain attribute")
+    names.update(_memory={}, _limit=REMEMBERED, _Fragment=orjson.Fragment,
+                 _dumps=orjson.dumps)
+    key = [f"obj.{attr}" for attr, _ in read] + [
+        f"type(obj.{attr})" for attr, field in read
+        if _converter(field) is None and not isinstance(field, fields.String)]
+    return [f"_memory.get(key := ({', '.join(key)},))",
+            "if ret is None:",
+            "    if len(_memory) >= _limit:",
+            "        _memory.clear()",
+            "    ret = _memory[key] = _Fragment(_dumps(dump_one(obj)))"]
+
+
 def _own_serialize(field: fields.Field, value: Any) -> Any:
     return field.serialize("value", {"value": value})
 
@@ -707,8 +749,8 @@ def _compile(schema: ma.Schema) -> tuple[Callable[[Any], Any], Callable[..., lis
     dict, field by field, as marshmallow's `get_value` reads an item first); any other
     field read by a path (`attribute="measures.win_share"`) is read by marshmallow's own
     `get_value`, one by one. Returned with it: the dump of a list of such objects
-    (`_compiled_list`), which reads an object of a type known to be no Mapping in its loop
-    as the dump of one does."""
+    (`_compiled_list`), which reads an object of a type found to be no Mapping in its loop
+    as the dump of one does (a `repeats` schema's from the JSON it remembers)."""
     names: dict[str, Any] = {"_MISSING": _MISSING, "_get_value": get_value}
     left_out: frozenset[str] = getattr(schema, "left_out", frozenset())
     by_field: dict[str, list[str]] = {"dict": [], "object": []}
@@ -815,8 +857,12 @@ def _compile(schema: ma.Schema) -> tuple[Callable[[Any], Any], Callable[..., lis
             "            pass",
         ]
     source.append("    return by_field(obj)")
-    # a list: the objects of a type known not to be a Mapping read in the loop (an answer's
-    # list of dataclasses: a call an item less), any other item as dump_one reads it
+    # a list: an object of a type found to be no Mapping (an answer's list of dataclasses)
+    # read in the loop (a call an item less), any other item as dump_one reads it
+    read = [f"{{{', '.join(display['object'])}}}", *rest["object"]]
+    if getattr(schema, "repeats", False):
+        # each distinct object written once: its JSON remembered under its values
+        read = _remembered(schema, found_first, rest["object"], names)
     source += [
         "def dump_list(objs, keep_none):",
         "    out = []",
@@ -825,11 +871,11 @@ def _compile(schema: ma.Schema) -> tuple[Callable[[Any], Any], Callable[..., lis
         "        if obj is None and keep_none:",
         "            append(None)",
         "            continue",
-        "        if type(obj) in _PLAIN:",
+        f"        if {plain}:",
         "            try:",
         *("                " + line for line in found_first),
-        f"                ret = {{{', '.join(display['object'])}}}",
-        *("                " + line for line in rest["object"]),
+        f"                ret = {read[0]}",
+        *("                " + line for line in read[1:]),
         "            except AttributeError:",
         "                ret = by_field(obj)",
         "            append(ret)",

@@ -66,6 +66,7 @@ PATTERNS_DOC = (
 class PlacementSchema(PlacementFields):
     """What filling one box with the hand gives."""
 
+    repeats = True  # a box's few placements, in every hand's answer
     open = fields.Boolean(required=True, metadata={"description": "Not yet filled"})
     legal = fields.Boolean(required=True, metadata={
         "description": "May be filled now (Joker, order and first-throw rules applied)"})

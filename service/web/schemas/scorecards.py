@@ -35,6 +35,7 @@ class ScorecardScoreRequestSchema(ScorecardFields, RulesRequestFields):
 class BoxCheckSchema(BoxFields):
     """A box of a scored scorecard."""
 
+    repeats = True  # a box's few values, in every sheet's answer
     score = fields.Integer(allow_none=True, required=True, metadata={
         "description": "Points written in the box (null: open; 0 for an open box of a final "
                        "sheet)"})
