@@ -12,7 +12,8 @@ body is read), and takes the worker in slices as that many single requests would
 two items, answering and dumping them, it takes a turn among the worker's connections when
 one is due (`fairshare.take_turn`). Its answer is the list of the items' answers, each
 dumped by the answer schema (`@blp.response` documents it; the view writes the list
-itself, item by item, so that the dump too takes turns).
+itself, item by item, with the schema compiled as the scoring fast path writes a single
+answer, so that the dump too takes turns).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .body import JSON
 from .fairshare import take_turn
 from .openapi import batch_body_doc
 from .problems import TYPE_INCONSISTENT, RequestProblem, status_of
+from .schemas.common import compiled_dump
 
 #: The answer of one loaded item: (variant, item) or, for answers that report problems
 #: themselves, (variant, item, the item's JSON pointer: "" or "/3").
@@ -62,14 +64,15 @@ def answer_items(variant: str, items: list[dict[str, Any]], answer: Answer,
     return out
 
 
-def dumped(results: list[Any], schema: ma.Schema) -> Response:
-    """A batch's answer: each result dumped by `schema` (one item's) and written as JSON, in
-    turns, joined as one JSON list: the bytes `@blp.response` with the schema `many=True`
-    writes (orjson writes a list as its items joined by commas), without a write of the
-    whole list at once (some 5 ms for a thousand hands, in one piece)."""
+def dumped(results: list[Any], dump: Callable[[Any], Any]) -> Response:
+    """A batch's answer: each result dumped by `dump` (one item's schema compiled, as the
+    scoring fast path dumps a single answer: `schemas.common.compiled_dump`) and written as
+    JSON, in turns, joined as one JSON list: the bytes `@blp.response` with the schema
+    `many=True` writes (orjson writes a list as its items joined by commas), without a write
+    of the whole list at once (some 5 ms for a thousand hands, in one piece)."""
     out = []
     for result in results:
-        out.append(orjson.dumps(schema.dump(result)))
+        out.append(orjson.dumps(dump(result)))
         take_turn()
     return Response(b"[" + b",".join(out) + b"]", mimetype=JSON)
 
@@ -98,11 +101,11 @@ def add_batch_operation(blp: Blueprint, rule: str, operation_id: str,
     schema.BATCH_LIMIT = limit_key  # type: ignore[attr-defined]  # parser.check_form
     name = request.__name__.removesuffix("Schema")
 
-    item_schema = response()
+    item_dump = compiled_dump(response)
 
     class BatchOperation(MethodView):
         def post(self, items: list[dict[str, Any]], variant: str) -> Response:
-            return dumped(answer_items(variant, items, answer, with_base), item_schema)
+            return dumped(answer_items(variant, items, answer, with_base), item_dump)
 
     BatchOperation.post.__doc__ = docs[0]
     BatchOperation.__name__ = BatchOperation.__qualname__ = f"{operation_id[0].upper()}" \

@@ -156,6 +156,38 @@ def test_fast_path_answers_as_flask_does(app, request_parts):
         fast.enabled = True
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(scoring_requests(), min_size=1, max_size=3))
+def test_a_batch_answers_each_item_as_its_single_request_does(app, requests):
+    """A batch's items are dumped by the answer schema compiled (`batch.dumped`), the single
+    request's by marshmallow's dump through Flask (the fast path off): an item of a batch is
+    the single request's answer, byte for byte, but for its problems' pointers, which name
+    the item (`/1/boxes/ones`)."""
+    client = app.test_client()
+    fast = fast_path_of(app)
+    fast.enabled = False
+    try:
+        for path, raw, _ in requests:
+            try:
+                item = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            single = client.post(path, json=item)
+            if type(item) is not dict or single.status_code != 200:
+                continue
+            batch = client.post(path + "/batch", json=[item, item])
+            assert batch.status_code == 200
+            expected = []
+            for i in range(2):
+                answer = orjson.loads(single.get_data())
+                for problem in answer.get("problems", ()):
+                    problem["pointer"] = f"/{i}{problem['pointer']}"
+                expected.append(answer)
+            assert batch.get_data() == orjson.dumps(expected)
+    finally:
+        fast.enabled = True
+
+
 def test_fast_path_answers_the_common_case_without_flask(app):
     fast = fast_path_of(app)
     flask_app, calls = fast.wsgi_app, []
