@@ -268,30 +268,13 @@ class MemoryMeter:
         now = self.clock()
         cells = self.cells
         if len(charges) == 1:  # the common case (a quota of one limit), without the lists
-            # every request's: `_Lock`, `_base`'s hint and `_check` written out here (a
-            # fifth of the charge's time was their calls)
-            c, seconds, lock = charges[0], charges[0].seconds, self.lock
-            lock.thread_lock.acquire()
-            try:
-                fcntl.lockf(lock.fd, fcntl.LOCK_EX)
-                try:
-                    hint = self._hints.get(c.key)
-                    if hint is None or cells[hint[0]] != hint[1] or \
-                            cells[hint[0] + 1] != seconds:
-                        base = self._base(c.key, seconds, now)
-                    else:
-                        base = hint[0]
-                    start = int(now // seconds) * seconds  # window_start
-                    if cells[base + 2] != start:
-                        self._roll(base, seconds, now)
-                    current, previous = cells[base + 3], cells[base + 4]
-                    allowed = fits(previous, current, (now - start) / seconds, c.amount, c.cost)
-                    if allowed:
-                        current = cells[base + 3] = current + c.cost
-                finally:
-                    fcntl.lockf(lock.fd, fcntl.LOCK_UN)
-            finally:
-                lock.thread_lock.release()
+            c = charges[0]
+            with self.lock:
+                base = self._base(c.key, c.seconds, now)
+                start, allowed = self._check(base, c, now)
+                if allowed:
+                    cells[base + 3] += c.cost
+                current, previous = cells[base + 3], cells[base + 4]
             return Verdict(allowed, -1 if allowed else 0, (current,), (previous,), (start,),
                            now)
         starts: list[int] = []
