@@ -149,6 +149,14 @@ def test_log_line_outside_a_request_has_no_request_id(capsys):
     assert "request_id" not in doc and doc["level"] == "WARNING"
 
 
+def test_records_do_not_collect_what_no_line_shows():
+    make_app()
+    record = logging.getLogger("service.test").makeRecord(
+        "service.test", logging.INFO, "", 0, "a line", None, None)
+    assert (record.process, record.processName, record.thread, record.threadName) == (
+        None, None, None, None)
+
+
 def test_text_lines_carry_the_request_id_only_inside_a_request(capsys):
     app = make_app(log_format="text")
     app.test_client().get("/v1/things/7", headers={"X-Request-ID": "trace-8"})
