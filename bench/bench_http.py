@@ -10,8 +10,12 @@ workers, their number from the CPU count, JSON access log) on loopback:
   parses it with orjson and answers the service's own answer to the benchmark request;
 - `flask`: a bare Flask app answering the same bytes (`bare_app.create_app`);
 - `service, off`: the service with AUTH=off (the default);
-- `service, keys`: the service with AUTH=keys, every request with its tenant's key, quotas
-  in memory and high enough never to refuse.
+- `service, keys`: the service with AUTH=keys, every request with its tenant's key, its
+  quotas counted in memory (metered, as `off` meters the anonymous client's) and high enough
+  never to refuse;
+- `unmetered`: the service with AUTH=off and the anonymous scoring quota unlimited, so no
+  quota is counted and no RateLimit header sent: not a setup to judge the service by, but
+  what the quotas' exact pod-wide count costs, measured in the same rounds.
 
 wrk (Debian package `wrk`; a Python load generator when wrk is missing) drives each endpoint,
 the setups in turn for --rounds rounds (each round starting with the next setup), keeping the
@@ -222,13 +226,15 @@ def pyload(url: str, body: dict | list, seconds: int, connections: int,
 
 
 def tenants_file() -> tuple[str, str]:
-    """(a key, the tenants JSON naming it), with quotas no run reaches."""
+    """(a key, the tenants JSON naming it), with quotas counted that no run reaches
+    ("unlimited" would count nothing)."""
     sys.path.insert(0, str(ROOT))
     from service.web.auth import hash_key, new_key
 
     key_id, key = new_key()
     tenants = {"tenants": [{"name": "bench", "keys": [{"id": key_id, "hash": hash_key(key)}],
-                            "quotas": {"scoring": "unlimited", "advice": "unlimited"}}]}
+                            "quotas": {"scoring": "1000000000/minute",
+                                       "advice": "1000000000/minute"}}]}
     return key, json.dumps(tenants)
 
 
@@ -346,6 +352,8 @@ def main() -> None:
         servers["service, keys"] = start("service.web.app:create_app()", "all", {
             "AUTH": "keys", "API_KEYS": tenants, "RATE_LIMIT_STORAGE": "memory://"},
             ready_path="/readyz")
+        servers["unmetered"] = start("service.web.app:create_app()", "none",
+                                     {"QUOTA_SCORING": "unlimited"})
         names = list(servers)
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             steal = host_steal()
@@ -361,10 +369,12 @@ def main() -> None:
             print(f"  bare Flask (its dispatch, no body parsed): throughput "
                   f"{flask[0] / raw[0]:.2f} of raw WSGI (CPU ratio {raw[2] / flask[2]:.2f}), "
                   f"what the scoring fast path saves by answering before Flask")
-            for setup in ("service, off", "service, keys"):
+            for setup in ("service, off", "service, keys", "unmetered"):
                 rps, _, cpu = med[setup]
                 paired = rounds.paired(setup, "flask")
-                print(f"  {setup}: throughput {rps / raw[0]:.2f} of raw WSGI (target >= 0.8; "
+                what = ("target >= 0.8" if setup != "unmetered"
+                        else "no quota counted: what the count costs")
+                print(f"  {setup}: throughput {rps / raw[0]:.2f} of raw WSGI ({what}; "
                       f"CPU ratio {raw[2] / cpu:.2f}), {rps / flask[0]:.2f} of bare Flask "
                       f"(CPU ratio {flask[2] / cpu:.2f}; round by round "
                       f"{statistics.median(paired):.2f}, least {paired[0]:.2f})")
