@@ -18,12 +18,12 @@ holds both to a plain Python model (tests/web/test_meter.py).
 
 - `MemoryMeter`: a table of counters in shared memory (an anonymous file mapped by every
   process forked from the one that made it: gunicorn's workers, made after the app is
-  loaded), each check-and-charge under one lock: a POSIX record lock (released by the kernel
-  when a process dies, so a killed worker leaves nothing locked) and a thread lock (record
-  locks do not exclude threads of one process). So a pod's quota is the pod's, whatever
-  worker answers. It holds `SLOTS` counters; a counter not charged for two of its windows
-  is free for another, and when the slots a key may use are all live, the one that frees
-  soonest is taken (its count starts again).
+  loaded), each check-and-charge under one lock across the pod's processes and threads
+  (`shared.pod_lock`: a robust mutex in shared memory, which a killed worker leaves
+  unlocked). So a pod's quota is the pod's, whatever worker answers. It holds `SLOTS`
+  counters; a counter not charged for two of its windows is free for another, and when the
+  slots a key may use are all live, the one that frees soonest is taken (its count starts
+  again).
 - `RedisMeter`: the same in Redis, one atomic script a call (`CHARGE_SCRIPT`), the calls that
   arrive together sent as one pipeline (`RedisMeter.charge`), each bounded by a timeout.
 
@@ -33,17 +33,15 @@ same in memory and in Redis, and the tests step it.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import math
-import mmap
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from gevent import monkey
+from .shared import pod_lock, shared_cells
 
 #: Counters the pod's memory holds (each 40 bytes: 2.6 MB).
 SLOTS = 1 << 16
@@ -140,46 +138,6 @@ def key_hash(key: str) -> int:
     return (h >> 1) or 1
 
 
-def shared_cells(count: int, name: str) -> tuple[int, Any, memoryview]:
-    """`count` 64-bit cells of memory shared with every process forked after this (an
-    anonymous file, mapped shared), all zero: its descriptor, map and cells."""
-    size = count * 8
-    if hasattr(os, "memfd_create"):
-        fd = os.memfd_create(name, os.MFD_CLOEXEC)
-    else:  # pragma: no cover - not Linux
-        import tempfile
-
-        fd, path = tempfile.mkstemp(prefix=name)
-        os.unlink(path)
-    os.ftruncate(fd, size)
-    mapped = mmap.mmap(fd, size)
-    return fd, mapped, memoryview(mapped).cast("q")
-
-
-class _Lock:
-    """One holder at a time across the pod's processes (a POSIX record lock on the shared
-    file: the kernel releases it when its process dies) and across a process's threads."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        # an OS lock even under gevent: held only around a few operations on memory
-        self.thread_lock = monkey.get_original("_thread", "allocate_lock")()
-
-    def __enter__(self) -> None:
-        self.thread_lock.acquire()
-        try:
-            fcntl.lockf(self.fd, fcntl.LOCK_EX)
-        except BaseException:
-            self.thread_lock.release()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            fcntl.lockf(self.fd, fcntl.LOCK_UN)
-        finally:
-            self.thread_lock.release()
-
-
 class MemoryMeter:
     """Counters in memory shared by the pod's processes (module docstring)."""
 
@@ -187,7 +145,7 @@ class MemoryMeter:
         self.slots, self.clock = slots, clock
         self._fd, self._map, self.cells = shared_cells(STATE_CELLS + slots * _SLOT_CELLS,
                                                         "quota-meter")
-        self.lock = _Lock(self._fd)
+        self.lock = pod_lock("quota-meter-lock")
         self._hashes: dict[str, int] = {}
         self._hints: dict[str, tuple[int, int]] = {}  # key -> (its first cell, its hash)
 
@@ -310,6 +268,7 @@ class MemoryMeter:
 
     def close(self) -> None:
         """Unmap the table (tests)."""
+        self.lock.close()
         self.cells.release()
         self._map.close()
         os.close(self._fd)

@@ -43,7 +43,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from .meter import shared_cells
+from .shared import shared_cells
 
 log = logging.getLogger(__name__)
 
