@@ -18,19 +18,20 @@ workers, their number from the CPU count, JSON access log) on loopback:
   what the quotas' exact pod-wide count costs, measured in the same rounds.
 
 wrk (Debian package `wrk`; a Python load generator when wrk is missing) drives each endpoint,
-the setups in turn for --rounds rounds (each round starting with the next setup), keeping the
-median. Prints requests/s, p99 latency and the server CPU time a request cost (all of
-gunicorn's processes, from /proc: unlike requests/s it does not move with the rest of the
-machine's load) of `hands/score` and `scorecards/score`, and the service's throughput ratios
-to the raw app (target >= 0.8, with keys off and on) and to the bare Flask app, and the bare
-Flask app's own ratio to the raw app (Flask's dispatch alone, which the scoring fast path
-skips: `service/web/fast.py`). Beside the ratio to bare Flask of the medians, the ratio
-round by round (the two ran back to back: their median and least, the least >= 1.0 when the
-service was ahead in every round), and the share of this machine's CPU time its hypervisor
-took meanwhile (/proc/stat's steal: a quiet machine loses almost none). Then the batch
-form's items per second, moves/suggest per second (target >= 1,000/s), and the memory of the
-whole service (master, workers and the table build process, all built-in advisor tables
-loaded).
+the setups in turn for --rounds rounds (each round starting with the next setup; with --fresh,
+each run after the first on servers started anew: a process's own layout in memory moves its
+speed by a few percent for its whole life), keeping the median. Prints requests/s, p99 latency
+and the server CPU time a request cost (all of gunicorn's processes, from /proc: unlike
+requests/s it does not move with the rest of the machine's load) of `hands/score` and
+`scorecards/score`, and the service's throughput ratios to the raw app (target >= 0.8, with
+keys off and on) and to the bare Flask app, and the bare Flask app's own ratio to the raw app
+(Flask's dispatch alone, which the scoring fast path skips: `service/web/fast.py`). Beside the
+ratio to bare Flask of the medians, the ratio round by round (the two ran back to back: their
+median and least, the least >= 1.0 when the service was ahead in every round), and the share of
+this machine's CPU time its hypervisor took meanwhile (/proc/stat's steal: a quiet machine
+loses almost none). Then the batch form's items per second, moves/suggest per second (target >=
+1,000/s), and the memory of the whole service (master, workers and the table build process, all
+built-in advisor tables loaded).
 
     python bench/bench_http.py --layers [--seconds 5] [--rounds 5]
 
@@ -269,21 +270,50 @@ def steal_share(before: tuple[int, int], after: tuple[int, int]) -> str:
     return f"{(after[0] - before[0]) / total:.1%}" if total > 0 else "unknown"
 
 
-def rotated(servers: dict[str, tuple[subprocess.Popen, int]], load: Any, url: str,
-            body: dict | list, args: argparse.Namespace,
+class Servers(dict):
+    """The setups' servers, {name: (process, port)}, each started by its own function, so a
+    round can start them anew (`rotated`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starters: dict[str, Any] = {}
+
+    def add(self, name: str, *how: Any, **options: Any) -> None:
+        """Start the setup `name` (`start`'s arguments) and remember how."""
+        self.starters[name] = lambda: start(*how, **options)
+        self[name] = self.starters[name]()
+
+    def restart(self, name: str) -> tuple[subprocess.Popen, int]:
+        """Setup `name` on a server started anew."""
+        stop(self[name][0])
+        self[name] = self.starters[name]()
+        return self[name]
+
+
+def rotated(servers: Servers, load: Any, url: str, body: dict | list,
+            args: argparse.Namespace,
             headers: dict[str, dict[str, str]] | None = None) -> Rounds:
     """Each setup's runs over args.rounds rounds, the setups taken in turn, each round
     starting with the next one; a warm-up run first, which also checks that every answer
-    is 2xx."""
+    is 2xx. With args.fresh, each run after the first is on a server started anew (and
+    warmed up): a process's own layout in memory (addresses, hash seeds) moves its speed by
+    a few percent for its whole life, which rounds on one server never average out."""
     names = list(servers)
     headers = headers or {}
-    for setup, (_, port) in servers.items():
+
+    def warm(setup: str, port: int) -> None:
         load(f"http://127.0.0.1:{port}{url}", body, 1, args.connections, headers.get(setup),
              strict=True)
+
+    for setup, (_, port) in servers.items():
+        warm(setup, port)
     runs = Rounds({n: [] for n in names})
     for r in range(args.rounds):
         for setup in names[r % len(names):] + names[:r % len(names)]:
             proc, port = servers[setup]
+            if args.fresh and r > 0:
+                proc, port = servers.restart(setup)
+                warm(setup, port)
             cpu0 = cpu_seconds(proc)
             rps, p99 = load(f"http://127.0.0.1:{port}{url}", body, args.seconds,
                             args.connections, headers.get(setup), strict=True)
@@ -295,7 +325,7 @@ def rotated(servers: dict[str, tuple[subprocess.Popen, int]], load: Any, url: st
 def layers(load: Any, args: argparse.Namespace) -> None:
     """`--layers`: the service taken apart (`layered_app`), hands/score, keys off."""
     answers = service_answers()
-    servers: dict[str, tuple[subprocess.Popen, int]] = {}
+    servers = Servers()
     setups = {
         "raw": ("bare_app:create_raw_app()", {"BARE_BODIES": answers}),
         "service": ("service.web.app:create_app()", {}),
@@ -306,7 +336,7 @@ def layers(load: Any, args: argparse.Namespace) -> None:
     }
     try:
         for name, (app, env) in setups.items():
-            servers[name] = start(app, "none", env)
+            servers.add(name, app, "none", env)
         rounds = rotated(servers, load, "/v1/variants/yahtzee/hands/score", HAND, args)
         med = {name: rounds.median(name) for name in rounds}
         raw = med["raw"]
@@ -330,30 +360,34 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--connections", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--fresh", action="store_true",
+                    help="each run after the first on servers started anew (a process's "
+                         "own layout then weighs on one run, not on every round)")
     ap.add_argument("--layers", action="store_true",
                     help="what each layer of the service costs (hands/score)")
     args = ap.parse_args()
     load = wrk if shutil.which("wrk") else pyload
     print(f"load generator: {'wrk' if load is wrk else 'python'}; gunicorn.conf.py defaults; "
-          f"{args.connections} connections, {args.seconds}s per run, median of {args.rounds}")
+          f"{args.connections} connections, {args.seconds}s per run, median of {args.rounds}"
+          f"{', each run on servers started anew' if args.fresh else ''}")
     if args.layers:
         layers(load, args)
         return
 
     answers = service_answers()
     key, tenants = tenants_file()
-    servers: dict[str, tuple[subprocess.Popen, int]] = {}
+    servers = Servers()
     headers = {"service, keys": {"Authorization": f"Bearer {key}"}}
     try:
-        servers["raw"] = start("bare_app:create_raw_app()", "none", {"BARE_BODIES": answers})
-        servers["flask"] = start("bare_app:create_app()", "none", {"BARE_BODIES": answers})
-        servers["service, off"] = start("service.web.app:create_app()", "all",
-                                        ready_path="/readyz")
-        servers["service, keys"] = start("service.web.app:create_app()", "all", {
+        servers.add("raw", "bare_app:create_raw_app()", "none", {"BARE_BODIES": answers})
+        servers.add("flask", "bare_app:create_app()", "none", {"BARE_BODIES": answers})
+        servers.add("service, off", "service.web.app:create_app()", "all",
+                    ready_path="/readyz")
+        servers.add("service, keys", "service.web.app:create_app()", "all", {
             "AUTH": "keys", "API_KEYS": tenants, "RATE_LIMIT_STORAGE": "memory://"},
             ready_path="/readyz")
-        servers["unmetered"] = start("service.web.app:create_app()", "none",
-                                     {"QUOTA_SCORING": "unlimited"})
+        servers.add("unmetered", "service.web.app:create_app()", "none",
+                    {"QUOTA_SCORING": "unlimited"})
         names = list(servers)
         for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
             steal = host_steal()
