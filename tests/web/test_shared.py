@@ -23,6 +23,16 @@ def _record_lock() -> RecordLock:
     return RecordLock(fd, mapped)
 
 
+def _add_under(lock, cells, times: int) -> None:
+    """Add 1 to `cells[0]` `times` times, each a read, a pause (another may run there if it
+    can) and a write, under `lock`: with a lock that excludes, none is lost."""
+    for _ in range(times):
+        with lock:
+            seen = cells[0]
+            time.sleep(0)
+            cells[0] = seen + 1
+
+
 LOCKS = {"pod_lock": lambda: pod_lock("test-pod-lock"), "record lock": _record_lock}
 
 
@@ -44,14 +54,7 @@ def test_processes_take_it_one_at_a_time(make):
     try:
         ctx = multiprocessing.get_context("fork")
 
-        def add() -> None:
-            for _ in range(200):
-                with lock:
-                    seen = cells[0]
-                    time.sleep(0)  # let another process run here if it can
-                    cells[0] = seen + 1
-
-        procs = [ctx.Process(target=add) for _ in range(4)]
+        procs = [ctx.Process(target=_add_under, args=(lock, cells, 200)) for _ in range(4)]
         for p in procs:
             p.start()
         for p in procs:
@@ -69,14 +72,8 @@ def test_processes_take_it_one_at_a_time(make):
 def test_threads_of_a_process_take_it_one_at_a_time(make):
     lock, counts = make(), [0]
     try:
-        def add() -> None:
-            for _ in range(500):
-                with lock:
-                    seen = counts[0]
-                    time.sleep(0)
-                    counts[0] = seen + 1
-
-        threads = [threading.Thread(target=add) for _ in range(4)]
+        threads = [threading.Thread(target=_add_under, args=(lock, counts, 500))
+                   for _ in range(4)]
         for t in threads:
             t.start()
         for t in threads:
