@@ -81,6 +81,50 @@ def test_turns_are_taken_by_the_worker_s_work_not_by_the_call():
     assert work / got["every"] / 2 <= got["passes"] <= got["items"] / 4
 
 
+LOOKS = r"""
+from gevent import monkey
+monkey.patch_all()
+
+import json, time
+from service.web import fairshare
+
+reads = [0]
+thread_time = time.thread_time
+wait = monkey.get_original("time", "sleep")  # the thread waits: wall clock, no CPU time
+
+
+class Clocks:  # the module's clocks, the CPU time's reads counted
+    perf_counter = staticmethod(time.perf_counter)
+
+    @staticmethod
+    def thread_time():
+        reads[0] += 1
+        return thread_time()
+
+
+fairshare.time = Clocks
+fairshare.take_turn()  # the first is due at once
+reads[0] = 0
+for _ in range(200):  # as a worker waiting for a core between its requests
+    wait(0.00005)
+    fairshare.take_turn()
+print(json.dumps({"calls": 200, "reads": reads[0], "every": fairshare.TURN_SECONDS}))
+"""
+
+
+def test_the_cpu_clock_is_read_only_when_a_turn_may_be_due():
+    """The CPU time is a system call: `take_turn` reads it only once the wall clock has gone
+    as far as the next turn might be due, not at every call once a turn's time of wall clock
+    has passed (a worker that waits for a core between its requests: by its CPU time, the
+    turns are not due for a while)."""
+    out = subprocess.run([sys.executable, "-c", LOOKS], check=True, capture_output=True,
+                         text=True, timeout=60).stdout
+    got = json.loads(out.splitlines()[-1])
+    # 200 calls, 50 us of wall clock and some microseconds of CPU apart: some 70 reads,
+    # where a read at every call once a turn's time of wall clock had passed made 170
+    assert got["reads"] <= got["calls"] / 2
+
+
 HAND_OVER = r"""
 from gevent import monkey
 monkey.patch_all()
