@@ -11,6 +11,8 @@ import sys
 
 import pytest
 from flask import Flask, abort
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
 from service.config import Settings
@@ -225,6 +227,68 @@ def test_access_lines_made_of_the_logger_s_atoms_are_gunicorn_s(request_id, tena
     doc = json.loads(lines[1][0])
     assert (doc["status"], doc["duration_ms"], doc["bytes"]) == (int(status[:3]), 1012, 345)
     assert doc.get("request_id") == request_id and doc.get("tenant") == tenant
+
+
+@given(st.one_of(st.floats(min_value=-1e9, max_value=4e9, allow_nan=False),
+                 st.integers(0, 4_000_000).map(lambda ms: 1_765_000_000 + ms / 1000),
+                 st.integers(0, 10_000).map(lambda k: 1_765_000_000.9995 + k * 1e-7)))
+def test_a_line_s_time_is_datetime_s_to_the_millisecond(created):
+    """A line's time (the second's text made once a second) is what datetime writes, its
+    rounding of the microseconds (half to even, up into the next second) included."""
+    from datetime import UTC, datetime
+
+    from service.logs import _iso_time
+
+    assert _iso_time(created) == datetime.fromtimestamp(created, UTC).isoformat(
+        timespec="milliseconds")
+
+
+def test_the_logger_s_access_line_is_gunicorn_s_own(tmp_path):
+    """`AccessAtomsLogger.access` hands the access logger's handlers the record gunicorn's
+    `access` would (made at once, without logging's search of the stack): the same JSON
+    line, gunicorn's access format as its message; none while the access logger is off."""
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from gunicorn import glogging
+    from gunicorn.config import Config
+
+    from service.logs import AccessAtomsLogger
+
+    cfg = Config()
+    cfg.set("accesslog", str(tmp_path / "access.log"))
+    theirs, ours = glogging.Logger(cfg), AccessAtomsLogger(cfg)
+    environ = {"REQUEST_METHOD": "GET", "RAW_URI": "/v1/x?a=1", "PATH_INFO": "/v1/x",
+               "QUERY_STRING": "a=1", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "10.0.0.9",
+               "HTTP_USER_AGENT": "curl/8", "service.tenant": "acme"}
+    resp = SimpleNamespace(status="200 OK", sent=12,
+                           headers=[("Content-Type", "text/plain"), ("X-Request-ID", "r-1")])
+    req = SimpleNamespace(headers=[("HOST", "x")])
+    took = timedelta(microseconds=2_500)
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    access, keep = logging.getLogger("gunicorn.access"), Keep()
+    access.addHandler(keep)
+    level = access.level
+    try:
+        theirs.access(resp, req, environ, took)
+        ours.access(resp, req, environ, took)
+        access.setLevel(logging.WARNING)
+        ours.access(resp, req, environ, took)
+    finally:
+        access.removeHandler(keep)
+        access.setLevel(level)
+    assert len(records) == 2
+    docs = [json.loads(JsonFormatter().format(record)) for record in records]
+    for doc in docs:
+        del doc["time"]
+    assert docs[0] == docs[1]
+    assert docs[1]["request_id"] == "r-1" and docs[1]["tenant"] == "acme"
+    assert records[1].msg == cfg.access_log_format and records[1].levelno == logging.INFO
 
 
 def test_exception_is_logged_in_the_json_line():
