@@ -24,9 +24,7 @@ from service.web.ops import OpsMiddleware
 
 
 def _layers(app: Flask) -> tuple[OpsMiddleware, FrontDoor, ScoringFastPath]:
-    ops = app.wsgi_app
-    door = ops.wsgi_app  # type: ignore[attr-defined]
-    fast = door.wsgi_app
+    ops, door, fast = app.extensions["pipeline"]
     if not (isinstance(ops, OpsMiddleware) and isinstance(door, FrontDoor)
             and isinstance(fast, ScoringFastPath)):
         raise RuntimeError("create_app's WSGI layers changed: update bench/layered_app.py")
@@ -36,14 +34,14 @@ def _layers(app: Flask) -> tuple[OpsMiddleware, FrontDoor, ScoringFastPath]:
 def scoring_only() -> Flask:
     """The scoring fast path over Flask, no ops layer and no front door."""
     app = create_app()
-    app.wsgi_app = _layers(app)[2]  # type: ignore[method-assign]
+    app.wsgi_app = _layers(app)[2].__call__  # type: ignore[method-assign]
     return app
 
 
 def no_ops() -> Flask:
     """The front door and the scoring fast path over Flask, no ops layer."""
     app = create_app()
-    app.wsgi_app = _layers(app)[1]  # type: ignore[method-assign]
+    app.wsgi_app = _layers(app)[1].__call__  # type: ignore[method-assign]
     return app
 
 

@@ -100,3 +100,22 @@ def test_no_view_reads_a_body_by_hand(app):
             if isinstance(node, ast.Name):
                 assert node.id not in {"read_json", "read_body", "load_items"}, \
                     f"{path.name} calls {node.id}"
+
+
+def test_the_pipeline_calls_each_layer_through_its_bound_call(app):
+    """The layers in the order a request meets them, each calling the next through its bound
+    `__call__` (`app.pipeline` says why: no loop of the interpreter nested on the C stack,
+    which each greenlet switch would copy), the last Flask's own dispatch."""
+    from flask import Flask
+
+    from service.web.fast import ScoringFastPath
+    from service.web.frontdoor import FrontDoor
+    from service.web.ops import OpsMiddleware
+
+    layers = app.extensions["pipeline"]
+    assert [type(layer) for layer in layers] == [OpsMiddleware, FrontDoor, ScoringFastPath]
+    outer = app.wsgi_app
+    for layer in layers:
+        assert outer == layer.__call__ and outer.__self__ is layer
+        outer = layer.wsgi_app
+    assert outer.__func__ is Flask.wsgi_app and outer.__self__ is app

@@ -50,7 +50,7 @@ def _app(auth: str = "off") -> Flask:
     settings = Settings(auth=auth, api_keys=json.dumps({"tenants": []}) if auth == "keys"
                         else None)
     router = Router(app)
-    app.wsgi_app = pipeline(  # type: ignore[method-assign]
+    app.wsgi_app, _ = pipeline(  # type: ignore[method-assign]
         lambda inner: FrontDoor(inner, router, Authenticator(settings), Quotas(settings),
                                 FairShare(settings.in_flight_per_worker,
                                           settings.tenant_in_flight_wait)),

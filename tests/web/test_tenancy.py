@@ -551,7 +551,7 @@ def test_too_many_in_flight_is_a_documented_429(tmp_path):
                     tenant_in_flight_wait=0.05)
     from service.web.frontdoor import FrontDoor
 
-    door = app.wsgi_app.wsgi_app  # ops -> front door
+    _ops, door, _fast = app.extensions["pipeline"]
     assert isinstance(door, FrontDoor)
     door.fair.admit("zeta", "zeta")  # zeta's one place, held
     try:
@@ -568,7 +568,7 @@ def test_a_request_refused_by_its_fair_share_is_charged_nothing(tmp_path):
     3/hour answers 3, whatever was refused in between."""
     app = metered_app(tmp_path, PAYING, tenant_in_flight=1, web_concurrency=1,
                       tenant_in_flight_wait=0.05)
-    door = app.wsgi_app.wsgi_app
+    _ops, door, _fast = app.extensions["pipeline"]
     c = app.test_client()
     door.fair.admit("pay", "pay")  # pay's one place, held
     try:
