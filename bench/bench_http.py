@@ -40,6 +40,19 @@ raw app, the service, the scoring fast path alone, the front door over it, and t
 stack with free scoring (each answer's bytes remembered), with metrics on and off. Prints
 each setup's server CPU time a request and throughput against the raw app: how far each
 layer keeps the service from the raw app.
+
+    python bench/bench_http.py --instructions [--requests 1600]
+
+instead counts the instructions a request costs the gunicorn worker (valgrind's cachegrind,
+Debian package `valgrind`; one worker, `hands/score` and `scorecards/score` from 8 keep-alive
+connections): the raw app, bare Flask and the service with AUTH=off, each run twice (with
+--requests more requests the second time) so that what the start costs drops out. The
+count moves far less with the machine's pace than time does, but it moves with its load: a
+worker whose clients are slowed polls the loop more often a request, and its idle ticks
+(`ServiceWorker.run`) count too. Run it on an idle machine, nothing else running. Under
+cachegrind a request takes some fifty times its CPU, so the service takes a turn of its
+fair share (`fairshare.TURN_SECONDS` of CPU) before nearly every request instead of one in
+three: its count includes about three times the turns it takes at full speed.
 """
 
 from __future__ import annotations
@@ -351,6 +364,107 @@ def layers(load: Any, args: argparse.Namespace) -> None:
         os.unlink(answers)
 
 
+def send(port: int, path: str, body: dict, count: int, connections: int = 8) -> None:
+    """`count` POSTs of `body` to `path`, over `connections` keep-alive connections."""
+    import http.client
+
+    data = json.dumps(body).encode()
+    failed: list[int] = []
+
+    def run() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        for _ in range(count // connections):
+            conn.request("POST", path, data, {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            if response.status != 200:
+                failed.append(response.status)
+        conn.close()
+
+    threads = [threading.Thread(target=run) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise RuntimeError(f"{path}: answers with status {sorted(set(failed))}")
+
+
+def worker_instructions(app: str, env: dict[str, str], requests: int) -> dict[str, int]:
+    """The instructions gunicorn's one worker ran (cachegrind), serving 96 requests of each
+    endpoint to warm up, then `requests` more of each: {endpoint: total}, each total from
+    a server started for it."""
+    totals = {}
+    for name, body in (("hands/score", HAND), ("scorecards/score", CARD)):
+        port = free_port()
+        out = tempfile.mkdtemp(prefix="cachegrind-")
+        log = open(Path(out, "log"), "w+")  # noqa: SIM115 - read, then closed, below
+        proc = subprocess.Popen(
+            ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+             f"--cachegrind-out-file={out}/%p", sys.executable, "-m", "gunicorn",
+             "--config", "gunicorn.conf.py", app],
+            cwd=ROOT, start_new_session=True, stdout=log, stderr=subprocess.DEVNULL,
+            env={**os.environ, **env, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}",
+                 "PORT": str(port), "WEB_CONCURRENCY": "1", "ADVISOR_WARM": "none",
+                 "GUNICORN_DRAIN_SECONDS": "0", "PYTHONHASHSEED": "0"})
+        try:
+            for _ in range(3000):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            path = f"/v1/variants/yahtzee/{name}"
+            send(port, path, body, 96)
+            send(port, path, body, requests)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=300)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            # the build process, whose parent has gone (nothing of it is counted)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        log.seek(0)
+        worker = re.search(r"Booting worker with pid: (\d+)", log.read())
+        log.close()
+        if worker is None:
+            raise RuntimeError(f"{app}: no worker started")
+        summary = Path(out, worker.group(1)).read_text().rsplit("summary:", 1)[1]
+        totals[name] = int(summary.split()[0])
+        shutil.rmtree(out, ignore_errors=True)
+    return totals
+
+
+def instructions(args: argparse.Namespace) -> None:
+    """`--instructions`: a request's instructions in the worker, by setup and endpoint."""
+    if not shutil.which("valgrind"):
+        raise SystemExit("--instructions needs valgrind (Debian package valgrind)")
+    answers = service_answers()
+    setups = {"raw": ("bare_app:create_raw_app()", {"BARE_BODIES": answers}),
+              "flask": ("bare_app:create_app()", {"BARE_BODIES": answers}),
+              "service, off": ("service.web.app:create_app()", {})}
+    per_request: dict[str, dict[str, float]] = {}
+    try:
+        for setup, (app, env) in setups.items():
+            few = worker_instructions(app, env, 96)
+            many = worker_instructions(app, env, 96 + args.requests)
+            per_request[setup] = {name: (many[name] - few[name]) / args.requests
+                                  for name in few}
+    finally:
+        os.unlink(answers)
+    print(f"instructions a request costs the worker (cachegrind, {args.requests} requests "
+          f"counted per endpoint, 8 keep-alive connections, one worker):")
+    for name in ("hands/score", "scorecards/score"):
+        raw, flask = per_request["raw"][name], per_request["flask"][name]
+        service = per_request["service, off"][name]
+        print(f"  {name}: raw {raw:,.0f}, bare Flask {flask:,.0f}, service {service:,.0f} "
+              f"(bare Flask's over the service's: {flask / service:.3f}; raw's: "
+              f"{raw / service:.3f}, bare Flask's: {raw / flask:.3f})")
+
+
 SUGGEST = {"dice": [2, 3, 3, 5, 6], "throw": 1,
            "scorecard": {"boxes": {"ones": 3, "full_house": 25, "chance": 21}}}
 
@@ -365,11 +479,18 @@ def main() -> None:
                          "own layout then weighs on one run, not on every round)")
     ap.add_argument("--layers", action="store_true",
                     help="what each layer of the service costs (hands/score)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instructions a request costs a worker, under cachegrind")
+    ap.add_argument("--requests", type=int, default=1600,
+                    help="--instructions: requests counted, per endpoint")
     args = ap.parse_args()
     load = wrk if shutil.which("wrk") else pyload
     print(f"load generator: {'wrk' if load is wrk else 'python'}; gunicorn.conf.py defaults; "
           f"{args.connections} connections, {args.seconds}s per run, median of {args.rounds}"
           f"{', each run on servers started anew' if args.fresh else ''}")
+    if args.instructions:
+        instructions(args)
+        return
     if args.layers:
         layers(load, args)
         return
